@@ -1,0 +1,238 @@
+"""User input -> aligned per-partition (X, y, w) blocks, described as a raw Dask graph.
+
+Dask DataFrames, dask Arrays, pandas DataFrames/Series and numpy arrays are accepted.
+Nothing here computes anything: a ``PartitionedInput`` holds a task graph and, for each
+partition, the keys of its X block, its label block and its weight block.  The graph's
+tasks are run later by the first pass over the data (``partition.scan_partition``),
+which converts each block with the helpers at the bottom of this module.
+
+In-memory input (numpy, pandas) is cut into row blocks of ``ROWS_PER_BLOCK`` rows, so it
+is processed like a dask collection, in parallel and without copies.
+
+Validation that needs only metadata (types, dtypes, column names, partition counts and
+divisions, lengths of in-memory input) happens here, before any work.  Validation that
+needs the values (labels finite, weights non-negative, partition lengths matching when
+divisions are unknown) happens in the first pass, before training starts.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+ROWS_PER_BLOCK = 2 ** 17
+
+
+@dataclass
+class PartitionedInput:
+    """Per-partition keys of X, y and sample weights in one raw task graph."""
+
+    graph: dict
+    x_keys: list
+    y_keys: list = None
+    w_keys: list = None
+    feature_names: list = None      # list of str, or None when X has no string column names
+    n_features: int = 0
+    in_memory: bool = False
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n_partitions(self):
+        return len(self.x_keys)
+
+
+def _is_dask_dataframe(obj):
+    import dask.dataframe as dd
+    return isinstance(obj, (dd.DataFrame, dd.Series))
+
+
+def _is_dask_array(obj):
+    import dask.array as da
+    return isinstance(obj, da.Array)
+
+
+def is_dask_collection(obj):
+    return _is_dask_dataframe(obj) or _is_dask_array(obj)
+
+
+def _check_dtype(name, dtype):
+    """Raise TypeError unless ``dtype`` is numeric or boolean (nullable ones included)."""
+    ok = (pd.api.types.is_bool_dtype(dtype)
+          or (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)))
+    if not ok:
+        raise TypeError(
+            f"feature {name} has dtype {dtype}; only numeric and boolean features are supported "
+            "(encode strings/categories as numbers first)"
+        )
+
+
+def describe_features(X):
+    """Return ``(feature_names, n_features)`` of X after checking its type and dtypes."""
+    if isinstance(X, pd.DataFrame) or _is_dask_dataframe(X):
+        if getattr(X, "ndim", 2) != 2:
+            raise TypeError("X must be two-dimensional (a DataFrame, not a Series)")
+        for column, dtype in X.dtypes.items():
+            _check_dtype(f"column {column!r}", dtype)
+        columns = list(X.columns)
+        names = [str(c) for c in columns] if all(isinstance(c, str) for c in columns) else None
+        return names, len(columns)
+    if isinstance(X, np.ndarray) or _is_dask_array(X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be a 2-D array; got an array with ndim={X.ndim}")
+        _check_dtype("array", X.dtype)
+        return None, int(X.shape[1])
+    raise TypeError(
+        "X must be a dask DataFrame, dask Array, pandas DataFrame or numpy array; "
+        f"got {type(X).__name__}"
+    )
+
+
+def _row_slices(n_rows):
+    n_blocks = max(1, math.ceil(n_rows / ROWS_PER_BLOCK))
+    bounds = np.linspace(0, n_rows, n_blocks + 1).astype(np.int64)
+    return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _in_memory_blocks(obj, slices):
+    if isinstance(obj, (pd.DataFrame, pd.Series)):
+        return [obj.iloc[s] for s in slices]
+    return [obj[s] for s in slices]
+
+
+def _dask_blocks(obj, name):
+    """(graph, keys) of the partitions of a dask DataFrame/Series/Array (single column block)."""
+    if _is_dask_array(obj):
+        if obj.ndim == 2 and len(obj.chunks[1]) > 1:
+            obj = obj.rechunk({1: -1})
+        parts = obj.to_delayed(optimize_graph=True)
+        parts = parts[:, 0] if parts.ndim == 2 else parts
+        parts = list(parts)
+    else:
+        parts = obj.to_delayed(optimize_graph=True)
+    graph = {}
+    for part in parts:
+        graph.update(part.__dask_graph__())
+    return graph, [part.key for part in parts]
+
+
+def _as_1d_in_memory(name, values):
+    if isinstance(values, pd.DataFrame):
+        if values.shape[1] != 1:
+            raise ValueError(f"{name} must be one-dimensional; got a DataFrame with {values.shape[1]} columns")
+        values = values.iloc[:, 0]
+    if isinstance(values, (list, tuple)):
+        values = np.asarray(values)
+    if isinstance(values, np.ndarray):
+        if values.ndim == 2 and values.shape[1] == 1:
+            values = values[:, 0]
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be one-dimensional; got shape {values.shape}")
+    elif not isinstance(values, pd.Series):
+        raise TypeError(f"{name} must be array-like; got {type(values).__name__}")
+    return values
+
+
+def _check_dask_alignment(X, other, name):
+    """Raise ValueError unless ``other`` is partitioned exactly like X."""
+    if not is_dask_collection(other):
+        raise TypeError(
+            f"X is a dask collection, so {name} must be one too (a dask Series or Array "
+            f"partitioned like X); got {type(other).__name__}"
+        )
+    if getattr(other, "ndim", 1) != 1:
+        raise ValueError(f"{name} must be one-dimensional; got ndim={other.ndim}")
+    n_x, n_o = _n_blocks(X), _n_blocks(other)
+    if n_x != n_o:
+        raise ValueError(
+            f"X and {name} must have the same partitions; X has {n_x} partitions, {name} has {n_o}"
+        )
+    if _is_dask_dataframe(X) and _is_dask_dataframe(other):
+        if X.known_divisions and other.known_divisions and tuple(X.divisions) != tuple(other.divisions):
+            raise ValueError(f"X and {name} have different divisions (index ranges per partition)")
+    if _is_dask_array(X) and _is_dask_array(other) and not any(
+            math.isnan(c) for c in X.chunks[0] + other.chunks[0]):
+        if tuple(X.chunks[0]) != tuple(other.chunks[0]):
+            raise ValueError(
+                f"X and {name} must have the same row chunks; X has {X.chunks[0]}, "
+                f"{name} has {other.chunks[0]}"
+            )
+
+
+def _n_blocks(obj):
+    return obj.npartitions if _is_dask_dataframe(obj) else obj.numblocks[0]
+
+
+def partition_input(X, y=None, sample_weight=None):
+    """Describe X (and y, weights) as aligned partitions of one raw graph.
+
+    Raises TypeError/ValueError for input whose problems show in metadata alone.
+    """
+    feature_names, n_features = describe_features(X)
+    if n_features == 0:
+        raise ValueError("X has no feature columns")
+    named = {"y": y, "sample_weight": sample_weight}
+    if is_dask_collection(X):
+        graph, x_keys = _dask_blocks(X, "X")
+        keys = {}
+        for name, values in named.items():
+            if values is None:
+                keys[name] = None
+                continue
+            _check_dask_alignment(X, values, name)
+            g, keys[name] = _dask_blocks(values, name)
+            graph.update(g)
+        return PartitionedInput(graph, x_keys, keys["y"], keys["sample_weight"],
+                                feature_names, n_features)
+
+    n_rows = X.shape[0]
+    if n_rows == 0:
+        raise ValueError("X has 0 rows; training needs at least one row")
+    slices = _row_slices(n_rows)
+    token = f"daskboost-input-{id(X):x}"
+    graph, all_keys = {}, {}
+    for name, values in [("X", X)] + list(named.items()):
+        if values is None:
+            all_keys[name] = None
+            continue
+        if name != "X":
+            if is_dask_collection(values):
+                raise TypeError(f"X is in memory, so {name} must be too; got a dask {type(values).__name__}")
+            values = _as_1d_in_memory(name, values)
+            if len(values) != n_rows:
+                raise ValueError(f"X has {n_rows} rows but {name} has {len(values)}")
+        keys = [(f"{token}-{name}", i) for i in range(len(slices))]
+        for key, block in zip(keys, _in_memory_blocks(values, slices)):
+            graph[key] = block
+        all_keys[name] = keys
+    return PartitionedInput(graph, all_keys["X"], all_keys["y"], all_keys["sample_weight"],
+                            feature_names, n_features, in_memory=True)
+
+
+# ---- block conversion (run inside tasks) -----------------------------------------------
+
+def feature_block(block):
+    """One partition of X as a float64 2-D array; NaN / pd.NA / None become NaN."""
+    if isinstance(block, pd.DataFrame):
+        return block.to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.asarray(block, dtype=np.float64)
+
+
+def label_block(block):
+    """One partition of y as a 1-D numpy array (dtype kept: labels may be strings)."""
+    if isinstance(block, pd.DataFrame):
+        block = block.iloc[:, 0]
+    if isinstance(block, pd.Series):
+        if block.isna().any():
+            raise ValueError("y contains missing values (NaN / NA / None)")
+        if isinstance(block.dtype, pd.api.extensions.ExtensionDtype):
+            return block.to_numpy(dtype=None if block.dtype.kind == "O" else block.dtype.numpy_dtype)
+        return block.to_numpy()
+    return np.asarray(block).reshape(-1)
+
+
+def weight_block(block):
+    """One partition of sample weights as a float64 1-D array."""
+    if isinstance(block, (pd.Series, pd.DataFrame)):
+        return np.asarray(block.to_numpy(dtype=np.float64, na_value=np.nan)).reshape(-1)
+    return np.asarray(block, dtype=np.float64).reshape(-1)

@@ -1,0 +1,156 @@
+"""Growing one tree level by level on the client (depthwise policy).
+
+The grower never sees rows.  Each level it receives the reduced histograms of the nodes
+it asked for, derives the sibling histograms by subtraction (parent - built child),
+finds the best split of every node of the level, and answers with
+
+- the splits to apply (the partitions move their rows to the children next pass), and
+- the nodes whose histograms to build next: of each pair of children, the one with the
+  smaller hessian sum (the other is derived by subtraction, LightGBM's trick).
+
+Node ids grow in creation order, so a child's id is always larger than its parent's.
+"""
+
+import numpy as np
+
+from .splitting import find_splits, leaf_weight
+from .tree import Tree
+
+
+class TreeGrower:
+    """Client-side state of the tree being grown.
+
+    Parameters
+    ----------
+    mapper : binning.BinMapper of the training data.
+    params : dict with reg_lambda, gamma, min_child_weight, max_depth, learning_rate.
+    """
+
+    def __init__(self, mapper, params):
+        self.mapper = mapper
+        self.params = params
+        self.depth = [0]
+        self.sums = [None]           # (G, H) of each node
+        self.feature = [-1]
+        self.bin = [-1]
+        self.default_left = [False]
+        self.left = [-1]
+        self.right = [-1]
+        self.gain = [0.0]
+        self._hists = {}             # node -> histogram, for nodes of the current level
+        self._to_build = [0]         # nodes whose histograms the next pass builds
+        self._to_derive = []         # (node, parent, built sibling)
+        self.finished = False
+
+    @property
+    def n_nodes(self):
+        return len(self.depth)
+
+    def build_request(self):
+        """``(node_to_slot, n_slots)`` for the next pass."""
+        node_to_slot = np.full(self.n_nodes, -1, dtype=np.int32)
+        for slot, node in enumerate(self._to_build):
+            node_to_slot[node] = slot
+        return node_to_slot, len(self._to_build)
+
+    def receive(self, hist):
+        """Take the reduced histograms of the requested nodes; split the level.
+
+        Returns the splits decided at this level as arrays over node ids
+        (``split_feature == -1`` where a node is not split), or None if nothing split.
+        After this call ``finished`` tells whether the tree needs another pass.
+        """
+        level_nodes = list(self._to_build)
+        for slot, node in enumerate(self._to_build):
+            self._hists[node] = hist[slot]
+            if self.sums[node] is None:  # the root: its sums come from its histogram
+                totals = hist[slot, 0].sum(axis=0)
+                self.sums[node] = (float(totals[0]), float(totals[1]))
+        for node, parent, sibling in self._to_derive:
+            self._hists[node] = self._hists[parent] - self._hists[sibling]
+            level_nodes.append(node)
+        for _, parent, _ in self._to_derive:
+            self._hists.pop(parent, None)
+        level_nodes.sort()
+        self._to_build, self._to_derive = [], []
+        splittable = [n for n in level_nodes if self.depth[n] < self.params["max_depth"]]
+        split_nodes = self._split(splittable) if splittable else []
+        for node in level_nodes:
+            if node not in split_nodes:
+                self._hists.pop(node, None)
+        self.finished = not self._to_build
+        if not split_nodes:
+            return None
+        return self._split_arrays(split_nodes)
+
+    def _split(self, nodes):
+        p = self.params
+        hists = np.stack([self._hists[n] for n in nodes])
+        sums = np.array([self.sums[n] for n in nodes], dtype=np.float64)
+        gain, feature, bin_, default_left, left_sums = find_splits(
+            hists, sums, self.mapper.n_bins, self.mapper.missing_code,
+            p["reg_lambda"], p["min_child_weight"], p["gamma"])
+        split_nodes = []
+        for i, node in enumerate(nodes):
+            if feature[i] < 0:
+                continue
+            split_nodes.append(node)
+            self.feature[node] = int(feature[i])
+            self.bin[node] = int(bin_[i])
+            self.default_left[node] = bool(default_left[i])
+            self.gain[node] = float(gain[i])
+            left_sum = (float(left_sums[i, 0]), float(left_sums[i, 1]))
+            right_sum = (sums[i, 0] - left_sum[0], sums[i, 1] - left_sum[1])
+            left = self._add_node(node, left_sum)
+            right = self._add_node(node, right_sum)
+            self.left[node], self.right[node] = left, right
+            if self.depth[left] < p["max_depth"]:
+                small, large = (left, right) if left_sum[1] <= right_sum[1] else (right, left)
+                self._to_build.append(small)
+                self._to_derive.append((large, node, small))
+        return split_nodes
+
+    def _add_node(self, parent, sums):
+        self.depth.append(self.depth[parent] + 1)
+        self.sums.append((float(sums[0]), float(sums[1])))
+        for lst, v in ((self.feature, -1), (self.bin, -1), (self.default_left, False),
+                       (self.left, -1), (self.right, -1), (self.gain, 0.0)):
+            lst.append(v)
+        return len(self.depth) - 1
+
+    def _split_arrays(self, split_nodes):
+        n = self.n_nodes
+        feature = np.full(n, -1, dtype=np.int32)
+        bin_ = np.full(n, -1, dtype=np.int32)
+        default_left = np.zeros(n, dtype=np.bool_)
+        left = np.full(n, -1, dtype=np.int32)
+        right = np.full(n, -1, dtype=np.int32)
+        for node in split_nodes:
+            feature[node] = self.feature[node]
+            bin_[node] = self.bin[node]
+            default_left[node] = self.default_left[node]
+            left[node] = self.left[node]
+            right[node] = self.right[node]
+        return feature, bin_, default_left, left, right
+
+    def leaf_values(self):
+        """Output of every node (learning rate applied), indexed by node id."""
+        lam, eta = self.params["reg_lambda"], self.params["learning_rate"]
+        return np.array([eta * leaf_weight(g, h, lam) for g, h in self.sums], dtype=np.float64)
+
+    def to_tree(self):
+        """The finished tree with raw-value thresholds."""
+        feature = np.array(self.feature, dtype=np.int32)
+        threshold = np.array(
+            [self.mapper.threshold(f, b) if f >= 0 else 0.0 for f, b in zip(self.feature, self.bin)],
+            dtype=np.float64)
+        return Tree(
+            feature=feature,
+            threshold=threshold,
+            default_left=np.array(self.default_left, dtype=np.bool_),
+            left=np.array(self.left, dtype=np.int32),
+            right=np.array(self.right, dtype=np.int32),
+            value=self.leaf_values(),
+            gain=np.array(self.gain, dtype=np.float64),
+            cover=np.array([h for _, h in self.sums], dtype=np.float64),
+        )

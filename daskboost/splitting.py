@@ -1,0 +1,137 @@
+"""Split finding from a reduced histogram, and leaf weights.
+
+For a node with gradient sums G, H and a candidate split into (G_L, H_L), (G_R, H_R)
+the gain is XGBoost's eq. 7 without the constant factor (as xgboost computes it):
+
+    gain = G_L^2 / (H_L + lambda) + G_R^2 / (H_R + lambda) - G^2 / (H + lambda)
+
+and the optimal leaf weight is eq. 5, ``w* = -G / (H + lambda)``.  A split is kept only
+when its gain exceeds a tiny epsilon and is at least ``gamma`` (xgboost's
+``min_split_loss``), and both children carry at least ``min_child_weight`` hessian.
+
+Missing values (Algorithm 3, sparsity-aware split finding): each feature's histogram
+has a bin of its own for rows whose value is missing.  Bins are scanned left to right
+with the missing rows on the right, then right to left with them on the left; the
+better direction becomes the node's default.  The second scan is skipped when the node
+has no missing rows for that feature (the default then stays "right").  A split whose
+left side is every present value and whose right side is the missing rows is allowed
+(bin = last value bin); its mirror image (missing left, every present value right) is
+the same partition and is not enumerated again.
+
+Ties are broken like xgboost: lower feature index first, then the first candidate met
+in the scan order above.
+"""
+
+import numba
+import numpy as np
+
+# Minimum gain for a split to count (xgboost's kRtEps).
+MIN_SPLIT_GAIN = 1e-6
+
+
+@numba.njit(nogil=True, cache=True)
+def leaf_weight(g, h, reg_lambda):
+    """XGBoost eq. 5: w* = -G / (H + lambda)."""
+    return -g / (h + reg_lambda)
+
+
+@numba.njit(nogil=True, cache=True)
+def _score(g, h, reg_lambda):
+    return g * g / (h + reg_lambda)
+
+
+@numba.njit(nogil=True, cache=True)
+def find_node_split(hist, n_bins, missing_code, node_g, node_h,
+                    reg_lambda, min_child_weight, gamma):
+    """Best split of one node.
+
+    Parameters
+    ----------
+    hist : (n_features, n_codes, 2) float64 histogram of the node.
+    n_bins : (n_features,) int, number of value bins of each feature (codes 0..n_bins-1).
+    missing_code : int, the code of missing values (same for every feature).
+    node_g, node_h : float, the node's gradient and hessian sums.
+
+    Returns
+    -------
+    (gain, feature, bin, default_left, left_g, left_h); feature == -1 when no split
+    satisfies the constraints.  Rows with code <= bin go left; missing rows go left
+    iff default_left.
+    """
+    parent = _score(node_g, node_h, reg_lambda)
+    best_gain = 0.0
+    best_feature = -1
+    best_bin = -1
+    best_default_left = False
+    best_lg = 0.0
+    best_lh = 0.0
+    for f in range(hist.shape[0]):
+        k = n_bins[f]
+        miss_g = hist[f, missing_code, 0]
+        miss_h = hist[f, missing_code, 1]
+        # scan 1: missing rows go right; left = bins 0..b
+        lg = 0.0
+        lh = 0.0
+        for b in range(k):
+            lg += hist[f, b, 0]
+            lh += hist[f, b, 1]
+            rg = node_g - lg
+            rh = node_h - lh
+            if lh < min_child_weight or rh < min_child_weight or lh <= 0.0 or rh <= 0.0:
+                continue
+            gain = _score(lg, lh, reg_lambda) + _score(rg, rh, reg_lambda) - parent
+            if gain > best_gain:
+                best_gain, best_feature, best_bin = gain, f, b
+                best_default_left, best_lg, best_lh = False, lg, lh
+        if miss_h <= 0.0:
+            continue
+        # scan 2: missing rows go left; right = bins b+1..k-1, scanned from the top
+        rg = 0.0
+        rh = 0.0
+        for b in range(k - 2, -1, -1):
+            rg += hist[f, b + 1, 0]
+            rh += hist[f, b + 1, 1]
+            lg = node_g - rg
+            lh = node_h - rh
+            if lh < min_child_weight or rh < min_child_weight or lh <= 0.0 or rh <= 0.0:
+                continue
+            gain = _score(lg, lh, reg_lambda) + _score(rg, rh, reg_lambda) - parent
+            if gain > best_gain:
+                best_gain, best_feature, best_bin = gain, f, b
+                best_default_left, best_lg, best_lh = True, lg, lh
+    if best_feature >= 0 and (best_gain <= MIN_SPLIT_GAIN or best_gain < gamma):
+        best_feature = -1
+    return best_gain, best_feature, best_bin, best_default_left, best_lg, best_lh
+
+
+@numba.njit(nogil=True, cache=True)
+def find_splits(hists, node_sums, n_bins, missing_code, reg_lambda, min_child_weight, gamma):
+    """Best split of each node: ``find_node_split`` over ``hists[i]``.
+
+    Parameters
+    ----------
+    hists : (n_nodes, n_features, n_codes, 2) float64.
+    node_sums : (n_nodes, 2) float64 gradient and hessian sums of each node.
+
+    Returns
+    -------
+    gain (float64), feature (int32), bin (int32), default_left (bool),
+    left_sums ((n_nodes, 2) float64), one entry per node.
+    """
+    n_nodes = hists.shape[0]
+    gain = np.zeros(n_nodes, dtype=np.float64)
+    feature = np.full(n_nodes, -1, dtype=np.int32)
+    bin_ = np.full(n_nodes, -1, dtype=np.int32)
+    default_left = np.zeros(n_nodes, dtype=np.bool_)
+    left_sums = np.zeros((n_nodes, 2), dtype=np.float64)
+    for i in range(n_nodes):
+        g, f, b, dl, lg, lh = find_node_split(
+            hists[i], n_bins, missing_code, node_sums[i, 0], node_sums[i, 1],
+            reg_lambda, min_child_weight, gamma)
+        gain[i] = g
+        feature[i] = f
+        bin_[i] = b
+        default_left[i] = dl
+        left_sums[i, 0] = lg
+        left_sums[i, 1] = lh
+    return gain, feature, bin_, default_left, left_sums

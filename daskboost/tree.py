@@ -1,0 +1,118 @@
+"""A fitted tree as flat arrays, the prediction kernel, and (de)serialisation.
+
+Node ``i`` of a tree is described by ``feature[i]`` (-1 for a leaf), ``threshold[i]``
+(rows with ``x[feature] <= threshold`` go left), ``default_left[i]`` (where missing
+values go), ``left[i]``/``right[i]`` (child ids) and ``value[i]`` (the leaf's output,
+learning rate included).  ``gain[i]`` and ``cover[i]`` (hessian sum) are kept for
+inspection.  Thresholds are raw feature values, so prediction never needs the bins:
+training sends a row left when its bin code is ``<= bin``, and the threshold is the
+upper edge of that bin (``+inf`` when the left side is every present value).
+"""
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+NODE_FIELDS = ("feature", "threshold", "default_left", "left", "right", "value", "gain", "cover")
+_DTYPES = {
+    "feature": np.int32,
+    "threshold": np.float64,
+    "default_left": np.bool_,
+    "left": np.int32,
+    "right": np.int32,
+    "value": np.float64,
+    "gain": np.float64,
+    "cover": np.float64,
+}
+
+
+@dataclass
+class Tree:
+    feature: np.ndarray
+    threshold: np.ndarray
+    default_left: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    gain: np.ndarray
+    cover: np.ndarray
+
+    @property
+    def n_nodes(self):
+        return self.feature.shape[0]
+
+    @property
+    def n_leaves(self):
+        return int(np.count_nonzero(self.feature < 0))
+
+    def depth(self):
+        """Length of the longest root-to-leaf path."""
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        for i in range(self.n_nodes):  # children always have larger ids than parents
+            if self.feature[i] >= 0:
+                depth[self.left[i]] = depth[self.right[i]] = depth[i] + 1
+        return int(depth.max())
+
+    def to_dict(self):
+        out = {name: getattr(self, name).tolist() for name in NODE_FIELDS}
+        out["default_left"] = [int(v) for v in self.default_left]
+        out["threshold"] = [_encode_float(v) for v in self.threshold]
+        return out
+
+    @classmethod
+    def from_dict(cls, data):
+        arrays = {}
+        for name in NODE_FIELDS:
+            values = data[name]
+            if name == "threshold":
+                values = [_decode_float(v) for v in values]
+            arrays[name] = np.asarray(values, dtype=_DTYPES[name])
+        return cls(**arrays)
+
+
+def _encode_float(v):
+    # JSON has no infinity: write it as a string so the file stays standard JSON.
+    return float(v) if np.isfinite(v) else str(float(v))
+
+
+def _decode_float(v):
+    return float(v)
+
+
+class PackedForest:
+    """All trees' node arrays concatenated, with per-tree offsets, for the kernel."""
+
+    def __init__(self, trees):
+        offsets = np.zeros(len(trees) + 1, dtype=np.int64)
+        for t, tree in enumerate(trees):
+            offsets[t + 1] = offsets[t] + tree.n_nodes
+        self.offsets = offsets
+        for name in ("feature", "threshold", "default_left", "left", "right", "value"):
+            parts = [getattr(tree, name) for tree in trees]
+            setattr(self, name, np.concatenate(parts) if parts else np.empty(0, _DTYPES[name]))
+
+    def add_margin(self, X, margin):
+        """``margin += sum of tree outputs`` for the rows of ``X`` (float64, NaN = missing)."""
+        _predict_kernel(X, self.feature, self.threshold, self.default_left, self.left,
+                        self.right, self.value, self.offsets, margin)
+
+
+@numba.njit(nogil=True, cache=True)
+def _predict_kernel(X, feature, threshold, default_left, left, right, value, offsets, margin):
+    n_trees = offsets.shape[0] - 1
+    for i in range(X.shape[0]):
+        total = 0.0
+        for t in range(n_trees):
+            base = offsets[t]
+            node = 0
+            while feature[base + node] >= 0:
+                k = base + node
+                v = X[i, feature[k]]
+                if np.isnan(v):
+                    go_left = default_left[k]
+                else:
+                    go_left = v <= threshold[k]
+                node = left[k] if go_left else right[k]
+            total += value[base + node]
+        margin[i] += total
