@@ -5,9 +5,12 @@ of the rows' gradients and hessians: ``hist[slot, feature, code] = (sum g, sum h
 (XGBoost paper §3.3: split finding only needs these bucket sums).  Sums are float64 so
 adding partitions in any fixed order loses nothing that matters.
 
-Rows are visited once, row-major: each row's codes are contiguous and the row's node
+Rows are visited once, row-major: each row's codes are contiguous; the same pass first
+moves the row to its child under the previous level's splits, then the row's node
 decides which histogram slot it feeds (``node_to_slot[node] == -1``: not built this
-level, e.g. the larger sibling that is derived by subtraction).
+level, e.g. the larger sibling that is derived by subtraction).  Streaming every row
+once per level measured faster on this hardware than gathering each node's rows
+through an index list (random row fetches) or than one pass per group of nodes.
 """
 
 import numba
@@ -15,25 +18,46 @@ import numpy as np
 
 
 @numba.njit(nogil=True, cache=True)
-def build_histograms(codes, grad, hess, positions, node_to_slot, n_slots, n_codes):
-    """Sum (g, h) per (node slot, feature, bin code) over one partition's rows.
+def build_histograms(codes, grad, hess, positions, split_feature, split_bin, default_left,
+                     left_child, right_child, missing_code, node_to_slot, n_slots, n_codes):
+    """Apply the last level's splits and sum (g, h) per (node slot, feature, bin code).
+
+    One pass over the rows: a row's codes are read once, for moving it to its child and
+    for adding it to its node's histogram.
 
     Parameters
     ----------
     codes : (n_rows, n_features) uint8 or uint16 array of bin codes.
     grad, hess : (n_rows,) float32 arrays.
-    positions : (n_rows,) int32 node id of every row.
+    positions : (n_rows,) int32 node id of every row before the splits.
+    split_feature, split_bin, default_left, left_child, right_child : arrays over node ids
+        describing the splits to apply (``split_feature == -1``: node not split).
+    missing_code : int, the code of missing values.
     node_to_slot : (n_nodes,) int32, the histogram slot of each node, -1 to skip it.
     n_slots, n_codes : histogram shape.
 
     Returns
     -------
+    new_positions : (n_rows,) int32.
     hist : (n_slots, n_features, n_codes, 2) float64.
     """
     n_rows, n_features = codes.shape
+    new_positions = np.empty_like(positions)
     hist = np.zeros((n_slots, n_features, n_codes, 2), dtype=np.float64)
     for i in range(n_rows):
-        slot = node_to_slot[positions[i]]
+        # move the row to its child (the split test is written out here, not called:
+        # a function call in this loop measured twice as slow)
+        node = positions[i]
+        f_split = split_feature[node]
+        if f_split >= 0:
+            code = codes[i, f_split]
+            if code == missing_code:
+                go_left = default_left[node]
+            else:
+                go_left = code <= split_bin[node]
+            node = left_child[node] if go_left else right_child[node]
+        new_positions[i] = node
+        slot = node_to_slot[node]
         if slot < 0:
             continue
         g = np.float64(grad[i])
@@ -43,7 +67,17 @@ def build_histograms(codes, grad, hess, positions, node_to_slot, n_slots, n_code
             b = codes[i, f]
             row_hist[f, b, 0] += g
             row_hist[f, b, 1] += h
-    return hist
+    return new_positions, hist
+
+
+def apply_splits(codes, positions, split_feature, split_bin, default_left, left_child,
+                 right_child, missing_code):
+    """New node positions after the given splits, building no histogram."""
+    no_slots = np.full(split_feature.shape[0], -1, dtype=np.int32)
+    new_positions, _ = build_histograms(codes, np.empty(0, np.float32), np.empty(0, np.float32),
+                                        positions, split_feature, split_bin, default_left,
+                                        left_child, right_child, missing_code, no_slots, 0, 0)
+    return new_positions
 
 
 def add_histograms(a, b):

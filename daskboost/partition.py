@@ -16,11 +16,10 @@ Three kinds of task touch rows, and only these:
 
 from dataclasses import dataclass, replace
 
-import numba
 import numpy as np
 
 from .data import feature_block, label_block, weight_block
-from .histogram import build_histograms
+from .histogram import apply_splits, build_histograms
 from .sketch import merge_blocks, summarize_block
 
 
@@ -173,40 +172,35 @@ class LevelStep:
     n_slots: int = 0
     n_codes: int = 0
 
+    def split_arrays(self):
+        if self.split_feature is None:
+            return NO_SPLITS
+        return (self.split_feature, self.split_bin, self.default_left, self.left_child,
+                self.right_child)
 
-@numba.njit(nogil=True, cache=True)
-def apply_splits(codes, positions, split_feature, split_bin, default_left,
-                 left_child, right_child, missing_code):
-    """Move every row of a node split at the last level into its child."""
-    out = positions.copy()
-    for i in range(positions.shape[0]):
-        node = positions[i]
-        f = split_feature[node]
-        if f < 0:
-            continue
-        code = codes[i, f]
-        if code == missing_code:
-            go_left = default_left[node]
-        else:
-            go_left = code <= split_bin[node]
-        out[i] = left_child[node] if go_left else right_child[node]
-    return out
+
+# "no node is split": what the root level of the first tree applies
+NO_SPLITS = (np.full(1, -1, dtype=np.int32), np.zeros(1, dtype=np.int32),
+             np.zeros(1, dtype=np.bool_), np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int32))
 
 
 def partition_step(state, step):
-    """One level on one partition: update positions (and margin/gradients), build histograms."""
-    positions = state.positions
-    if step.split_feature is not None:
-        positions = apply_splits(state.codes, positions, step.split_feature, step.split_bin,
-                                 step.default_left, step.left_child, step.right_child,
-                                 step.missing_code)
-    margin, grad, hess = state.margin, state.grad, state.hess
+    """One level on one partition: move rows to their children, build histograms.
+
+    At the first level of a tree, the previous tree's last splits are applied first,
+    its leaf values added to the margin and the gradients recomputed; every row then
+    starts at the root.
+    """
+    positions, margin, grad, hess = state.positions, state.margin, state.grad, state.hess
+    splits = step.split_arrays()
     if step.new_tree:
         if step.leaf_values is not None:
-            margin = margin + step.leaf_values[positions]
+            leaves = apply_splits(state.codes, positions, *splits, step.missing_code)
+            margin = margin + step.leaf_values[leaves]
         grad, hess = step.objective.gradients(margin, state.label, state.weight)
         positions = np.zeros(state.codes.shape[0], dtype=np.int32)
-    new_state = replace(state, margin=margin, grad=grad, hess=hess, positions=positions)
-    hist = build_histograms(state.codes, grad, hess, positions, step.node_to_slot,
-                            step.n_slots, step.n_codes)
-    return new_state, hist
+        splits = NO_SPLITS
+    positions, hist = build_histograms(state.codes, grad, hess, positions, *splits,
+                                       step.missing_code, step.node_to_slot, step.n_slots,
+                                       step.n_codes)
+    return replace(state, margin=margin, grad=grad, hess=hess, positions=positions), hist

@@ -69,20 +69,33 @@ class Runtime:
         """
         name = self.new_name(func.__name__)
         graph = {}
-        state_keys, result_keys = [], []
+        out_keys = []
         for i, handle in enumerate(handles):
-            out = (f"{name}-out", i)
-            graph[out] = (func, handle, arg)
-            state_keys.append((f"{name}-state", i))
-            result_keys.append((f"{name}-result", i))
-            graph[state_keys[-1]] = (operator.getitem, out, 0)
-            graph[result_keys[-1]] = (operator.getitem, out, 1)
-        total = add_tree_reduction(graph, result_keys, combine, name)
+            out_keys.append((f"{name}-out", i))
+            graph[out_keys[-1]] = (func, handle, arg)
         if self.client is None:
-            values = self._get(graph, state_keys + [total])
-            return list(values[:-1]), values[-1]
+            # In-process: the reduction reads the results straight out of the (state,
+            # result) pairs; no per-partition getitem tasks.
+            total = add_tree_reduction(graph, out_keys, _combine_results, name, combine)
+            values = self._get(graph, out_keys + [total])
+            return [pair[0] for pair in values[:-1]], _result_of(values[-1])
+        # distributed: split the pairs on the workers so that states never travel
+        state_keys = [(f"{name}-state", i) for i in range(len(out_keys))]
+        result_keys = [(f"{name}-result", i) for i in range(len(out_keys))]
+        for out, state, result in zip(out_keys, state_keys, result_keys):
+            graph[state] = (operator.getitem, out, 0)
+            graph[result] = (operator.getitem, out, 1)
+        total = add_tree_reduction(graph, result_keys, combine, name)
         futures = self.client.get(graph, state_keys + [total], sync=False)
         return list(futures[:-1]), futures[-1].result()
+
+
+def _result_of(value):
+    return value[1] if isinstance(value, tuple) else value
+
+
+def _combine_results(a, b, combine):
+    return combine(_result_of(a), _result_of(b))
 
 
 def _distributed_client(get):
