@@ -39,10 +39,13 @@ with the equivalent per-entry form of lemma A.1) when both
 (2) ``rmax(x_{i+1}) - wmin(x_{i+1}) - rmin(x_i) - wmin(x_i) <= eps * W``
     for every pair of consecutive entries.
 
-Note that (2) is twice as strong as the Greenwald-Khanna style condition
-``... <= 2 * eps * W``; it is the form the paper states, and it means the
-rank of every value (stored or not) is known to within ``eps * W``.  The
-operations keep the paper's bookkeeping:
+Definition A.2 asks ``r~+(y) - r~-(y) - w~(y) <= eps * W`` for every ``y``,
+where a value ``y`` strictly between ``x_i`` and ``x_{i+1}`` gets
+``r~-(y) = rmin(x_i) + wmin(x_i)``, ``r~+(y) = rmax(x_{i+1}) - wmin(x_{i+1})``
+and ``w~(y) = 0``; (1) and (2) are that requirement for stored and for
+unstored ``y``.  So the rank of every value, stored or not, is known to within
+``eps * W``.  (2) is twice as strong as the Greenwald-Khanna style condition
+``... <= 2 * eps * W``.  The operations keep the paper's bookkeeping:
 
 * an exact summary is 0-approximate;
 * :func:`merge` of an ``eps_a``- and an ``eps_b``-approximate summary is
@@ -61,6 +64,8 @@ uses it at ``d = j * W / max_bin``.
 
 The numeric kernels are ``numba.njit(cache=True, nogil=True)`` functions over
 plain arrays, so several partitions can be summarised in parallel threads.
+Results are deterministic: the weights of equal values are added in row order
+(independent of how the sort arranged ties) and ``-0.0`` is stored as ``0.0``.
 """
 
 from __future__ import annotations
@@ -238,8 +243,11 @@ def _query_indices(rmin, rmax, wmin, targets):
       ``2d < rmin[i] + wmin[i] + rmax[i+1] - wmin[i+1]``, else ``i + 1``.
 
     For an eps-approximate summary the selected ``x`` satisfies
-    ``rmax(x) - wmin(x) - eps*W/2 <= d <= rmin(x) + wmin(x) + eps*W/2``
-    (and hence the bounds on the true ranks stated in the module docstring).
+    ``rmax(x) - wmin(x) - eps*W/2 <= d`` unless it is the first entry, and
+    ``d <= rmin(x) + wmin(x) + eps*W/2`` unless it is the last entry.  As the
+    true ranks obey ``r-(x) <= rmax(x) - wmin(x)``, ``r+(x) >= rmin(x) +
+    wmin(x)``, ``r-(x_1) = 0`` and ``r+(x_k) = W``, in every case
+    ``r-(x) - eps*W/2 <= d <= r+(x) + eps*W/2`` for ``0 <= d <= W``.
     Targets are processed with one forward sweep, so the result is
     non-decreasing in ``d``.  Requires at least one entry.
     """
