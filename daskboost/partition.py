@@ -174,14 +174,20 @@ class LevelStep:
 
     def split_arrays(self):
         if self.split_feature is None:
-            return NO_SPLITS
+            return no_splits(1)
         return (self.split_feature, self.split_bin, self.default_left, self.left_child,
                 self.right_child)
 
 
-# "no node is split": what the root level of the first tree applies
-NO_SPLITS = (np.full(1, -1, dtype=np.int32), np.zeros(1, dtype=np.int32),
-             np.zeros(1, dtype=np.bool_), np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int32))
+def no_splits(n_nodes):
+    """Split arrays saying that none of ``n_nodes`` nodes is split.
+
+    The kernels index these arrays by node id without bounds checks, so they must cover
+    every node id present in the positions.
+    """
+    return (np.full(n_nodes, -1, dtype=np.int32), np.zeros(n_nodes, dtype=np.int32),
+            np.zeros(n_nodes, dtype=np.bool_), np.zeros(n_nodes, dtype=np.int32),
+            np.zeros(n_nodes, dtype=np.int32))
 
 
 def partition_step(state, step):
@@ -199,7 +205,7 @@ def partition_step(state, step):
             margin = margin + step.leaf_values[leaves]
         grad, hess = step.objective.gradients(margin, state.label, state.weight)
         positions = np.zeros(state.codes.shape[0], dtype=np.int32)
-        splits = NO_SPLITS
+        splits = no_splits(1)  # every row is at the root
     positions, hist = build_histograms(state.codes, grad, hess, positions, *splits,
                                        step.missing_code, step.node_to_slot, step.n_slots,
                                        step.n_codes)

@@ -1,0 +1,75 @@
+"""BinMapper: code semantics, missing values, infinities, code width."""
+
+import numpy as np
+import pytest
+
+from daskboost.binning import BinMapper
+from daskboost.sketch import summarize_block
+
+
+def mapper_for(X, max_bin, size=4096):
+    return BinMapper.from_summaries(summarize_block(X, None, size), max_bin)
+
+
+def test_codes_count_the_cuts_below_the_value():
+    mapper = BinMapper([np.array([1.0, 2.0, 5.0])])
+    X = np.array([[-np.inf], [0.0], [1.0], [1.5], [2.0], [4.9], [5.0], [7.0], [np.inf], [np.nan]])
+    codes = mapper.transform(X)[:, 0]
+    np.testing.assert_array_equal(codes, [0, 0, 0, 1, 1, 2, 2, 3, 3, mapper.missing_code])
+    assert mapper.missing_code == 4
+
+
+def test_split_thresholds_agree_with_codes():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 3))
+    mapper = mapper_for(X, max_bin=16)
+    codes = mapper.transform(X)
+    for f in range(3):
+        for b in range(mapper.n_bins[f]):
+            np.testing.assert_array_equal(codes[:, f] <= b, X[:, f] <= mapper.threshold(f, b))
+
+
+def test_every_distinct_value_gets_a_bin_up_to_max_bin():
+    rng = np.random.default_rng(1)
+    values = np.sort(rng.choice(np.linspace(-3, 3, 1000), size=40, replace=False))
+    X = rng.choice(values, size=(3000, 1))
+    mapper = mapper_for(X, max_bin=40)
+    present = np.unique(X)
+    assert mapper.n_bins[0] == len(present)
+    codes = mapper.transform(present[:, None])[:, 0]
+    np.testing.assert_array_equal(codes, np.arange(len(present)))
+
+
+def test_code_width_follows_the_number_of_codes():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(20000, 2))
+    assert mapper_for(X, max_bin=255).dtype == np.uint8
+    assert mapper_for(X, max_bin=256).dtype == np.uint16   # 256 value bins + missing
+    wide = mapper_for(X, max_bin=1000)
+    assert wide.dtype == np.uint16 and wide.n_bins.max() == 1000
+    assert wide.transform(X).max() < 1000
+
+
+def test_exact_greedy_with_many_distinct_values():
+    # more than 255 distinct values: uint16 codes, still one bin per value
+    X = np.arange(3000, dtype=np.float64)[:, None] % 700
+    mapper = mapper_for(X, max_bin=700, size=2048)
+    assert mapper.n_bins[0] == 700 and mapper.dtype == np.uint16
+    np.testing.assert_array_equal(mapper.transform(X)[:, 0], X[:, 0].astype(int))
+
+
+def test_constant_and_all_missing_features():
+    X = np.column_stack([np.full(100, 3.0), np.full(100, np.nan)])
+    mapper = mapper_for(X, max_bin=256)
+    np.testing.assert_array_equal(mapper.n_bins, [1, 1])
+    codes = mapper.transform(X)
+    assert (codes[:, 0] == 0).all() and (codes[:, 1] == mapper.missing_code).all()
+    assert mapper.threshold(0, 0) == np.inf
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_transform_accepts_any_memory_order(order):
+    rng = np.random.default_rng(3)
+    X = np.asarray(rng.normal(size=(100, 4)), order=order)
+    mapper = mapper_for(X, max_bin=8)
+    np.testing.assert_array_equal(mapper.transform(X), mapper.transform(np.ascontiguousarray(X)))

@@ -1,0 +1,94 @@
+"""Histogram kernel: against a naive reference, and the invariants the grower relies on."""
+
+import numpy as np
+import pytest
+
+from daskboost.histogram import apply_splits, build_histograms
+from daskboost.partition import no_splits
+
+
+def naive_histograms(codes, grad, hess, positions, node_to_slot, n_slots, n_codes):
+    hist = np.zeros((n_slots, codes.shape[1], n_codes, 2))
+    for i in range(codes.shape[0]):
+        slot = node_to_slot[positions[i]]
+        if slot < 0:
+            continue
+        for f in range(codes.shape[1]):
+            hist[slot, f, codes[i, f], 0] += grad[i]
+            hist[slot, f, codes[i, f], 1] += hess[i]
+    return hist
+
+
+def random_block(rng, n_rows=3000, n_features=5, n_codes=9, dtype=np.uint8):
+    codes = rng.integers(0, n_codes, size=(n_rows, n_features)).astype(dtype)
+    grad = rng.normal(size=n_rows).astype(np.float32)
+    hess = rng.uniform(0.1, 1.0, size=n_rows).astype(np.float32)
+    return codes, grad, hess
+
+
+@pytest.mark.parametrize("dtype,n_codes", [(np.uint8, 9), (np.uint8, 256), (np.uint16, 300)])
+def test_build_matches_naive_reference(dtype, n_codes):
+    rng = np.random.default_rng(0)
+    codes, grad, hess = random_block(rng, n_codes=n_codes, dtype=dtype)
+    positions = rng.integers(0, 4, size=codes.shape[0]).astype(np.int32)
+    node_to_slot = np.array([1, -1, 0, 2], dtype=np.int32)
+    _, hist = build_histograms(codes, grad, hess, positions, *no_splits(4), n_codes - 1,
+                               node_to_slot, 3, n_codes)
+    expected = naive_histograms(codes, grad, hess, positions, node_to_slot, 3, n_codes)
+    np.testing.assert_allclose(hist, expected, rtol=1e-12, atol=1e-9)
+
+
+def test_every_feature_sums_to_the_node_totals():
+    rng = np.random.default_rng(1)
+    codes, grad, hess = random_block(rng)
+    positions = np.zeros(codes.shape[0], dtype=np.int32)
+    _, hist = build_histograms(codes, grad, hess, positions, *no_splits(3), 8,
+                               np.zeros(1, np.int32), 1, 9)
+    totals = hist[0].sum(axis=1)  # (n_features, 2)
+    np.testing.assert_allclose(totals[:, 0], grad.astype(np.float64).sum(), rtol=1e-12)
+    np.testing.assert_allclose(totals[:, 1], hess.astype(np.float64).sum(), rtol=1e-12)
+
+
+def test_subtraction_equals_building_the_sibling():
+    rng = np.random.default_rng(2)
+    codes, grad, hess = random_block(rng)
+    parent = np.zeros(codes.shape[0], dtype=np.int32)
+    _, parent_hist = build_histograms(codes, grad, hess, parent, *no_splits(3), 8,
+                                      np.zeros(1, np.int32), 1, 9)
+    # split node 0 on feature 3 at bin 4 into nodes 1 (left) and 2 (right)
+    splits = (np.array([3, -1, -1], np.int32), np.array([4, 0, 0], np.int32),
+              np.array([True, False, False]), np.array([1, -1, -1], np.int32),
+              np.array([2, -1, -1], np.int32))
+    positions, left = build_histograms(codes, grad, hess, parent, *splits, 8,
+                                       np.array([-1, 0, -1], np.int32), 1, 9)
+    _, right = build_histograms(codes, grad, hess, positions, *no_splits(3), 8,
+                                np.array([-1, -1, 0], np.int32), 1, 9)
+    np.testing.assert_allclose(parent_hist - left, right, rtol=1e-9, atol=1e-9)
+
+
+def test_apply_splits_partitions_the_parent():
+    rng = np.random.default_rng(3)
+    codes, _, _ = random_block(rng, n_codes=9)
+    missing_code = 8
+    positions = rng.integers(0, 2, size=codes.shape[0]).astype(np.int32)
+    # node 0 splits on feature 1 at bin 3 (missing left) into 2/3; node 1 is a leaf
+    splits = (np.array([1, -1, -1, -1], np.int32), np.array([3, 0, 0, 0], np.int32),
+              np.array([True, False, False, False]), np.array([2, -1, -1, -1], np.int32),
+              np.array([3, -1, -1, -1], np.int32))
+    new = apply_splits(codes, positions, *splits, missing_code)
+    in_parent = positions == 0
+    assert set(np.unique(new[in_parent])) <= {2, 3}
+    np.testing.assert_array_equal(new[~in_parent], positions[~in_parent])
+    code = codes[in_parent, 1]
+    expected_left = (code <= 3) | (code == missing_code)
+    np.testing.assert_array_equal(new[in_parent] == 2, expected_left)
+    assert np.count_nonzero(new == 2) + np.count_nonzero(new == 3) == np.count_nonzero(in_parent)
+
+
+def test_empty_partition_gives_zero_histograms():
+    codes = np.empty((0, 4), dtype=np.uint8)
+    empty = np.empty(0, np.float32)
+    positions, hist = build_histograms(codes, empty, empty, np.empty(0, np.int32), *no_splits(3),
+                                       5, np.zeros(1, np.int32), 1, 6)
+    assert positions.shape == (0,)
+    assert hist.shape == (1, 4, 6, 2) and not hist.any()

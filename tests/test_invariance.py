@@ -1,0 +1,75 @@
+"""The model depends on the data, not on how it is partitioned or scheduled."""
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+
+from daskboost import DaskBoostClassifier, DaskBoostRegressor
+
+
+def discrete_frame(seed=0, n=5000):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 15, size=(n, 5)).astype(np.float64)
+    y = np.sin(X[:, 0]) + 0.2 * X[:, 1] * (X[:, 2] > 7) + rng.normal(0, 0.2, n)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
+    return frame, pd.Series(y, name="y")
+
+
+def fit_partitioned(make, n_partitions):
+    X, y = discrete_frame()
+    model = make()
+    if isinstance(model, DaskBoostClassifier):
+        y = (y > y.median()).astype(int)
+    X_parts = dd.from_pandas(X, npartitions=n_partitions)
+    assert X_parts.npartitions == n_partitions
+    return model.fit(X_parts, dd.from_pandas(y, npartitions=n_partitions))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: DaskBoostRegressor(n_estimators=10, max_depth=5),
+    lambda: DaskBoostClassifier(n_estimators=10, max_depth=5),
+])
+def test_one_versus_seven_partitions_give_the_same_trees(make):
+    trees_one = fit_partitioned(make, 1).get_booster().trees
+    trees_seven = fit_partitioned(make, 7).get_booster().trees
+    assert len(trees_one) == len(trees_seven) == 10
+    for a, b in zip(trees_one, trees_seven):
+        for name in ("feature", "threshold", "default_left", "left", "right"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+        # only the order in which float64 sums are added differs
+        np.testing.assert_allclose(a.value, b.value, rtol=1e-9, atol=1e-12)
+
+
+def saved_model(tmp_path, name, **fit_kwargs):
+    X, y = discrete_frame(3)
+    model = DaskBoostRegressor(n_estimators=8, max_depth=4).fit(
+        dd.from_pandas(X, npartitions=4), dd.from_pandas(y, npartitions=4))
+    path = tmp_path / f"{name}.json"
+    model.save_model(path)
+    return path.read_bytes()
+
+
+def test_threaded_and_synchronous_schedulers_give_byte_identical_models(tmp_path):
+    with dask.config.set(scheduler="threads"):
+        threaded = saved_model(tmp_path, "threads")
+    with dask.config.set(scheduler="synchronous"):
+        synchronous = saved_model(tmp_path, "sync")
+    assert threaded == synchronous
+
+
+def test_distributed_cluster_gives_a_byte_identical_model(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with dask.config.set(scheduler="threads"):
+        threaded = saved_model(tmp_path, "threads")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        on_cluster = saved_model(tmp_path, "cluster")
+    assert on_cluster == threaded
+
+
+def test_repeated_fits_are_byte_identical(tmp_path):
+    assert saved_model(tmp_path, "a") == saved_model(tmp_path, "b")

@@ -1,0 +1,135 @@
+"""Split finding: hand-computed answers and a brute-force reference."""
+
+import numpy as np
+import pytest
+
+from daskboost.splitting import MIN_SPLIT_GAIN, find_node_split, find_splits, leaf_weight
+
+
+def score(g, h, lam):
+    return g * g / (h + lam)
+
+
+def brute_force(hist, n_bins, missing_code, lam, mcw, gamma):
+    """Every (feature, bin, direction) candidate evaluated from scratch."""
+    G, H = hist[0].sum(axis=0)
+    best = (0.0, -1, -1, False)
+    for f in range(hist.shape[0]):
+        miss = hist[f, missing_code]
+        for default_left in (False, True):
+            if default_left and miss[1] <= 0:
+                continue
+            last = n_bins[f] - (1 if default_left else 0)
+            for b in range(last):
+                left = hist[f, :b + 1].sum(axis=0) + (miss if default_left else 0.0)
+                right = np.array([G, H]) - left
+                if min(left[1], right[1]) < mcw or min(left[1], right[1]) <= 0:
+                    continue
+                gain = score(*left, lam) + score(*right, lam) - score(G, H, lam)
+                if gain > best[0] + 1e-12:
+                    best = (gain, f, b, default_left)
+    if best[1] >= 0 and (best[0] <= MIN_SPLIT_GAIN or best[0] < gamma):
+        return (0.0, -1, -1, False)
+    return best
+
+
+def random_hist(rng, n_features=4, n_bins=6, missing=True):
+    n_codes = n_bins + 1
+    hist = np.zeros((n_features, n_codes, 2))
+    hist[:, :n_bins, 0] = rng.normal(size=(n_features, n_bins)) * 5
+    hist[:, :n_bins, 1] = rng.uniform(0.5, 3, size=(n_features, n_bins))
+    if missing:
+        hist[:, n_bins, 0] = rng.normal(size=n_features) * 5
+        hist[:, n_bins, 1] = rng.uniform(0.5, 3, size=n_features)
+    # every feature must see the same node totals: put the difference in bin 0
+    totals = hist[0].sum(axis=0)
+    for f in range(1, n_features):
+        hist[f, 0] += totals - hist[f].sum(axis=0)
+        hist[f, 0, 1] = max(hist[f, 0, 1], 0.1)
+    totals = hist[0].sum(axis=0)
+    for f in range(n_features):
+        hist[f, 0] += totals - hist[f].sum(axis=0)
+    return hist
+
+
+def test_hand_computed_split():
+    # one feature, 3 bins, no missing: g = [-4, -4, 6], h = [2, 2, 2], lambda = 1
+    hist = np.zeros((1, 4, 2))
+    hist[0, :3, 0] = [-4, -4, 6]
+    hist[0, :3, 1] = [2, 2, 2]
+    gain, f, b, dl, lg, lh = find_node_split(hist, np.array([3]), 3, -2.0, 6.0, 1.0, 0.0, 0.0)
+    # best: {0,1} | {2}: 64/5 + 36/3 - 4/7
+    assert (f, b, dl) == (0, 1, False)
+    assert gain == pytest.approx(64 / 5 + 36 / 3 - 4 / 7, rel=1e-12)
+    assert (lg, lh) == (-8.0, 4.0)
+
+
+def test_missing_values_learn_their_direction():
+    # missing rows look like bin 0 (negative gradients): they should go left with it
+    hist = np.zeros((1, 4, 2))
+    hist[0, :3, 0] = [-5, 5, 5]
+    hist[0, :3, 1] = [1, 1, 1]
+    hist[0, 3] = [-5, 1]
+    G, H = hist[0].sum(axis=0)
+    gain, f, b, dl, lg, lh = find_node_split(hist, np.array([3]), 3, G, H, 1.0, 0.0, 0.0)
+    assert (f, b, dl) == (0, 0, True)
+    assert (lg, lh) == (-10.0, 2.0)
+
+
+def test_missing_only_split_is_possible():
+    # one value bin; the only possible split separates present from missing rows
+    hist = np.zeros((1, 2, 2))
+    hist[0, 0] = [10, 3]
+    hist[0, 1] = [-10, 3]
+    gain, f, b, dl, lg, lh = find_node_split(hist, np.array([1]), 1, 0.0, 6.0, 1.0, 0.0, 0.0)
+    assert (f, b, dl) == (0, 0, False)
+    assert gain == pytest.approx(2 * 100 / 4, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("lam,mcw,gamma", [(1.0, 1.0, 0.0), (0.0, 0.0, 0.0), (5.0, 3.0, 2.0)])
+def test_matches_brute_force(seed, lam, mcw, gamma):
+    rng = np.random.default_rng(seed)
+    hist = random_hist(rng, missing=seed % 2 == 0)
+    n_bins = np.full(hist.shape[0], hist.shape[1] - 1, dtype=np.int32)
+    G, H = hist[0].sum(axis=0)
+    got = find_node_split(hist, n_bins, hist.shape[1] - 1, G, H, lam, mcw, gamma)
+    want = brute_force(hist, n_bins, hist.shape[1] - 1, lam, mcw, gamma)
+    assert got[1:4] == want[1:4]
+    assert got[0] == pytest.approx(want[0], rel=1e-9, abs=1e-12)
+
+
+def test_constraints_forbid_splits():
+    hist = np.zeros((1, 3, 2))
+    hist[0, :2, 0] = [-3, 3]
+    hist[0, :2, 1] = [1, 1]
+    args = (np.array([2]), 2, 0.0, 2.0)
+    assert find_node_split(hist, *args, 1.0, 0.0, 0.0)[1] == 0
+    assert find_node_split(hist, *args, 1.0, 1.5, 0.0)[1] == -1  # min_child_weight
+    gain = find_node_split(hist, *args, 1.0, 0.0, 0.0)[0]
+    assert find_node_split(hist, *args, 1.0, 0.0, gain + 1e-9)[1] == -1  # gamma above gain
+    assert find_node_split(hist, *args, 1.0, 0.0, gain - 1e-9)[1] == 0   # gamma below gain
+
+
+def test_ties_prefer_the_lower_feature():
+    hist = np.zeros((2, 3, 2))
+    for f in range(2):
+        hist[f, :2, 0] = [-3, 3]
+        hist[f, :2, 1] = [1, 1]
+    assert find_node_split(hist, np.array([2, 2]), 2, 0.0, 2.0, 1.0, 0.0, 0.0)[1] == 0
+
+
+def test_find_splits_batches_nodes():
+    rng = np.random.default_rng(7)
+    hists = np.stack([random_hist(rng) for _ in range(5)])
+    sums = hists[:, 0].sum(axis=1)
+    n_bins = np.full(4, 6, np.int32)
+    gain, feature, bin_, dl, left = find_splits(hists, sums, n_bins, 6, 1.0, 1.0, 0.0)
+    for i in range(5):
+        one = find_node_split(hists[i], n_bins, 6, sums[i, 0], sums[i, 1], 1.0, 1.0, 0.0)
+        assert (gain[i], feature[i], bin_[i], dl[i], left[i, 0], left[i, 1]) == one
+
+
+def test_leaf_weight_is_newton_step():
+    assert leaf_weight(-6.0, 2.0, 1.0) == pytest.approx(2.0)
+    assert leaf_weight(4.0, 3.0, 0.0) == pytest.approx(-4 / 3)
