@@ -100,7 +100,7 @@ def _in_memory_blocks(obj, slices):
     return [obj[s] for s in slices]
 
 
-def _dask_blocks(obj, name):
+def _dask_blocks(obj):
     """(graph, keys) of the partitions of a dask DataFrame/Series/Array (single column block)."""
     if _is_dask_array(obj):
         if obj.ndim == 2 and len(obj.chunks[1]) > 1:
@@ -163,6 +163,10 @@ def _n_blocks(obj):
     return obj.npartitions if _is_dask_dataframe(obj) else obj.numblocks[0]
 
 
+LABEL_COLUMN = "__daskboost_label__"
+WEIGHT_COLUMN = "__daskboost_weight__"
+
+
 def partition_input(X, y=None, sample_weight=None):
     """Describe X (and y, weights) as aligned partitions of one raw graph.
 
@@ -173,18 +177,84 @@ def partition_input(X, y=None, sample_weight=None):
         raise ValueError("X has no feature columns")
     named = {"y": y, "sample_weight": sample_weight}
     if is_dask_collection(X):
-        graph, x_keys = _dask_blocks(X, "X")
+        for name, values in named.items():
+            if values is not None:
+                _check_dask_alignment(X, values, name)
+        if _is_dask_dataframe(X):
+            return _partition_dask_frame(X, named, feature_names, n_features)
+        graph, x_keys = _dask_blocks(X)
         keys = {}
         for name, values in named.items():
-            if values is None:
-                keys[name] = None
-                continue
-            _check_dask_alignment(X, values, name)
-            g, keys[name] = _dask_blocks(values, name)
-            graph.update(g)
+            keys[name] = None
+            if values is not None:
+                g, keys[name] = _dask_blocks(values)
+                graph.update(g)
         return PartitionedInput(graph, x_keys, keys["y"], keys["sample_weight"],
                                 feature_names, n_features)
+    return _partition_in_memory(X, named, feature_names, n_features)
 
+
+def _partition_dask_frame(X, named, feature_names, n_features):
+    """X, y and weights as ONE dask DataFrame, combined partition by partition.
+
+    Combining them matters: optimised separately, collections that come from the same
+    parquet lake may be read with different partitionings (dask fuses small files when
+    fewer columns are read); combined, every partition is read once, with just the
+    columns needed.
+    """
+    import dask.dataframe as dd
+
+    columns = {LABEL_COLUMN: named["y"], WEIGHT_COLUMN: named["sample_weight"]}
+    columns = {name: _as_dask_series(v) for name, v in columns.items() if v is not None}
+    meta = X._meta.copy()
+    for name, series in columns.items():
+        meta[name] = series._meta.to_numpy()
+    combined = dd.map_partitions(_combine_partition, X, *columns.values(),
+                                 names=list(columns), align_dataframes=False, meta=meta,
+                                 enforce_metadata=False)
+    graph, combined_keys = _dask_blocks(combined)
+    token = combined_keys[0][0]
+    x_columns = list(X.columns)
+    x_keys, keys = [], {name: [] for name in columns}
+    for i, key in enumerate(combined_keys):
+        x_keys.append((f"{token}-X", i))
+        graph[x_keys[-1]] = (_select_columns, key, x_columns)
+        for name in columns:
+            keys[name].append((f"{token}-{name}", i))
+            graph[keys[name][-1]] = (_select_column, key, name)
+    return PartitionedInput(graph, x_keys, keys.get(LABEL_COLUMN), keys.get(WEIGHT_COLUMN),
+                            feature_names, n_features)
+
+
+def _as_dask_series(values):
+    import dask.dataframe as dd
+    if _is_dask_array(values):
+        return dd.from_dask_array(values)
+    if isinstance(values, dd.DataFrame):
+        return values[values.columns[0]]
+    return values
+
+
+def _combine_partition(x, *others, names, partition_info=None):
+    where = "" if partition_info is None else f" (partition {partition_info['number']})"
+    out = x.copy(deep=False)
+    for name, other in zip(names, others):
+        what = "y" if name == LABEL_COLUMN else "sample_weight"
+        if len(other) != len(x):
+            raise ValueError(f"X has {len(x)} rows but {what} has {len(other)}{where}")
+        out[name] = other.array  # positional: the index of y is not used
+    return out
+
+
+def _select_columns(frame, columns):
+    return frame[columns]
+
+
+def _select_column(frame, column):
+    return frame[column]
+
+
+def _partition_in_memory(X, named, feature_names, n_features):
     n_rows = X.shape[0]
     if n_rows == 0:
         raise ValueError("X has 0 rows; training needs at least one row")
