@@ -298,7 +298,10 @@ def label_block(block):
         if isinstance(block.dtype, pd.api.extensions.ExtensionDtype):
             return block.to_numpy(dtype=None if block.dtype.kind == "O" else block.dtype.numpy_dtype)
         return block.to_numpy()
-    return np.asarray(block).reshape(-1)
+    labels = np.asarray(block).reshape(-1)
+    if labels.dtype.kind in "fO" and pd.isna(labels).any():
+        raise ValueError("y contains missing values (NaN / NA / None)")
+    return labels
 
 
 def weight_block(block):

@@ -67,8 +67,6 @@ def scan_partition(x, y, w, index, sketch_size, collect_classes):
     """First pass: sketch summaries and label statistics of one partition."""
     X, labels, weights = read_partition(x, y, w, index)
     n = X.shape[0]
-    if labels.dtype.kind == "f" and np.isnan(labels).any():
-        raise ValueError(f"y contains missing values (NaN/NA){_where(index)}")
     numeric = labels.dtype.kind in "biuf"
     if numeric and labels.dtype.kind == "f" and not np.isfinite(labels).all():
         raise ValueError(f"y contains inf{_where(index)}")

@@ -104,9 +104,6 @@ class _DaskBoostModel:
         self._check_fitted()
         names, n_features = describe_features(X)
         booster = self._booster
-        if n_features != booster.n_features:
-            raise ValueError(f"X has {n_features} features, but the model was trained with "
-                             f"{booster.n_features}")
         if names is not None and booster.feature_names is not None and names != booster.feature_names:
             missing = [c for c in booster.feature_names if c not in names]
             extra = [c for c in names if c not in booster.feature_names]
@@ -114,6 +111,9 @@ class _DaskBoostModel:
                       else "same columns in a different order")
             raise ValueError(f"X's columns do not match the training columns ({detail}); "
                              f"expected {booster.feature_names}")
+        if n_features != booster.n_features:
+            raise ValueError(f"X has {n_features} features, but the model was trained with "
+                             f"{booster.n_features}")
 
     def _predict_values(self, X, output_margin):
         """Margins or transformed predictions; dask in -> dask out, in-memory -> numpy."""
@@ -127,11 +127,15 @@ class _DaskBoostModel:
                                     meta=pd.Series(dtype=np.float64))
         if len(X.chunks[1]) > 1:
             X = X.rechunk({1: -1})
-        return X.map_blocks(predict_block, booster, output_margin, dtype=np.float64, drop_axis=1)
+        return X.map_blocks(_predict_array_block, booster, output_margin, dtype=np.float64,
+                            drop_axis=1)
 
     # ---- persistence --------------------------------------------------------------------
     def _model_extras(self):
         return {}
+
+    def _check_extras(self, extras):
+        pass
 
     def _load_extras(self, extras):
         pass
@@ -139,7 +143,9 @@ class _DaskBoostModel:
     def save_model(self, path):
         """Write the fitted model as versioned JSON (atomically: no half-written file)."""
         payload = self.get_booster().to_dict()
-        payload[_ESTIMATOR_KEY] = {"class": type(self).__name__, "params": self.get_params(),
+        params = {k: v.item() if isinstance(v, np.generic) else v
+                  for k, v in self.get_params().items()}
+        payload[_ESTIMATOR_KEY] = {"class": type(self).__name__, "params": params,
                                    **self._model_extras()}
         write_json_atomically(path, payload)
 
@@ -149,6 +155,7 @@ class _DaskBoostModel:
             payload = json.load(f)
         booster = Booster.from_dict(payload)
         extras = payload.get(_ESTIMATOR_KEY, {})
+        self._check_extras(extras)
         if "params" in extras:
             self.set_params(**{k: v for k, v in extras["params"].items() if k in self._param_names()})
         self._load_extras(extras)
@@ -230,9 +237,11 @@ class DaskBoostClassifier(_DaskBoostModel):
     def _model_extras(self):
         return {"classes": self.classes_.tolist()}
 
-    def _load_extras(self, extras):
+    def _check_extras(self, extras):
         if "classes" not in extras:
             raise ValueError("the model file has no classes; was it saved by a DaskBoostClassifier?")
+
+    def _load_extras(self, extras):
         self.classes_ = np.array(extras["classes"])
         self.n_classes_ = len(self.classes_)
 
@@ -249,6 +258,10 @@ def _two_columns(frame, columns):
 def _is_dask_series(obj):
     import dask.dataframe as dd
     return isinstance(obj, dd.Series)
+
+
+def _predict_array_block(block, booster, output_margin):
+    return predict_block(booster, block, output_margin)
 
 
 def _predict_series(part, booster, output_margin):

@@ -345,8 +345,6 @@ def test_classifier_predictions_on_dask_dataframe(clf_xy, fast):
     assert pred.tolist() == model.predict(df).tolist()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: predict on a dask Array calls predict_block with "
-                                       "the block and the booster swapped (map_blocks passes the block first)")
 def test_predict_dask_array_returns_dask_array_with_same_row_chunks(reg_xy, fast):
     X, y = reg_xy
     chunks = (500, 200, 500)
@@ -358,8 +356,6 @@ def test_predict_dask_array_returns_dask_array_with_same_row_chunks(reg_xy, fast
     np.testing.assert_array_equal(pred.compute(), model.predict(X))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: predict/predict_proba on a dask Array fail "
-                                       "(map_blocks passes the block as predict_block's first argument)")
 def test_classifier_predict_on_dask_array(clf_xy, fast):
     X, y = clf_xy
     chunks = (600, 600)

@@ -400,9 +400,6 @@ def test_failed_save_keeps_old_file_and_leaves_no_temp_file(tmp_path, reg_xy, fa
     assert os.listdir(tmp_path) == ["m.json"]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: save_model fails (TypeError: Object of type int64 is not "
-                                       "JSON serializable) when hyperparameters are numpy scalars, "
-                                       "which fit accepts and GridSearchCV produces")
 def test_save_load_with_numpy_scalar_params(tmp_path, reg_xy):
     X, y = reg_xy
     est = DaskBoostRegressor(n_estimators=np.int64(4), max_depth=np.int32(3),

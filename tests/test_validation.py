@@ -87,9 +87,6 @@ def test_missing_string_label_in_series(df_y, fast):
     assert_fit_fails(DaskBoostClassifier(**fast), df, labels, ValueError, r"\by\b.*missing")
 
 
-@pytest.mark.xfail(strict=True, reason="bug: missing labels (None / pd.NA) in an object array or list "
-                                       "are not detected; the classifier fails inside np.unique "
-                                       "with an unrelated TypeError")
 @pytest.mark.parametrize("labels", [
     ["no", "yes", None],
     np.array(["no", "yes", None], dtype=object),
@@ -457,8 +454,6 @@ def test_predict_renamed_column(fitted_on_frame):
         model.predict(df.rename(columns={"c": "z"}))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a missing/extra column at predict time is reported only "
-                                       "as a feature count; the column is not named")
 @pytest.mark.parametrize("change, named", [
     (lambda df: df.drop(columns=["c"]), "'c'"),
     (lambda df: df.assign(extra=1.0), "'extra'"),
@@ -474,7 +469,7 @@ def test_predict_missing_or_extra_column_is_named(fitted_on_frame, change, named
     lambda df: df.assign(extra=1.0),
 ], ids=["missing", "extra"])
 def test_predict_missing_or_extra_column_fails(fitted_on_frame, change):
-    # (the message is checked loosely here; naming the column is the xfail test above)
+    # (the message is checked loosely here; naming the column is tested above)
     model, df = fitted_on_frame
     with pytest.raises(ValueError, match=r"(?i)features|columns"):
         model.predict(change(df))
