@@ -22,7 +22,7 @@ import numpy as np
 from .binning import BinMapper
 from .data import feature_block, partition_input
 from .grower import TreeGrower
-from .histogram import add_histograms
+from .histogram import add_histograms, add_histograms_into
 from .objectives import get_objective
 from .partition import LevelStep, bin_partition, merge_scans, partition_step, scan_partition
 from .runtime import Runtime, add_tree_reduction
@@ -178,7 +178,11 @@ def train(params, X, y, sample_weight=None, classifier=False):
     """
     objective = get_objective(params["objective"])
     data = partition_input(X, y, sample_weight)
-    runtime = Runtime()
+    with Runtime() as runtime:
+        return _boost(runtime, params, data, objective, classifier)
+
+
+def _boost(runtime, params, data, objective, classifier):
     prepared, base_margin = prepare(runtime, data, params, objective, classifier)
     mapper = prepared.mapper
     states = prepared.states
@@ -194,7 +198,8 @@ def train(params, X, y, sample_weight=None, classifier=False):
             if new_tree:
                 step.new_tree, step.leaf_values, step.objective = True, leaf_values, objective
                 new_tree = False
-            states, hist = runtime.map_reduce(partition_step, states, step, add_histograms)
+            states, hist = runtime.map_reduce(partition_step, states, step, add_histograms,
+                                              add_histograms_into)
             pending = grower.receive(hist)
             if grower.finished:
                 break

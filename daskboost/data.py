@@ -282,10 +282,16 @@ def _partition_in_memory(X, named, feature_names, n_features):
 # ---- block conversion (run inside tasks) -----------------------------------------------
 
 def feature_block(block):
-    """One partition of X as a float64 2-D array; NaN / pd.NA / None become NaN."""
+    """One partition of X as a float 2-D array; NaN / pd.NA / None become NaN.
+
+    float32 data stays float32 (no copy to float64: every float32 value is exactly a
+    float64, so cuts and comparisons come out the same); anything else becomes float64.
+    """
     if isinstance(block, pd.DataFrame):
-        return block.to_numpy(dtype=np.float64, na_value=np.nan)
-    return np.asarray(block, dtype=np.float64)
+        dtype = np.float32 if all(dt == np.float32 for dt in block.dtypes) else np.float64
+        return block.to_numpy(dtype=dtype, na_value=np.nan)
+    block = np.asarray(block)
+    return block if block.dtype in (np.float32, np.float64) else block.astype(np.float64)
 
 
 def label_block(block):

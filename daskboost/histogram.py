@@ -70,16 +70,38 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
     return new_positions, hist
 
 
-def apply_splits(codes, positions, split_feature, split_bin, default_left, left_child,
-                 right_child, missing_code):
-    """New node positions after the given splits, building no histogram."""
-    no_slots = np.full(split_feature.shape[0], -1, dtype=np.int32)
-    new_positions, _ = build_histograms(codes, np.empty(0, np.float32), np.empty(0, np.float32),
-                                        positions, split_feature, split_bin, default_left,
-                                        left_child, right_child, missing_code, no_slots, 0, 0)
-    return new_positions
-
-
 def add_histograms(a, b):
     """Reduction step for the tree-reduce over partitions (fixed order: a then b)."""
     return a + b
+
+
+def add_histograms_into(a, b):
+    """``add_histograms`` reusing ``a``'s memory (same sums, same order).
+
+    Only for in-process schedulers, where each partial sum is used exactly once; a
+    retried task on ``distributed`` could otherwise see an input it already mutated.
+    """
+    return np.add(a, b, out=a)
+
+
+@numba.njit(nogil=True, cache=True)
+def add_leaf_values(codes, positions, split_feature, split_bin, default_left, left_child,
+                    right_child, missing_code, leaf_values, margin):
+    """``margin + leaf_values[leaf of each row]`` after applying the last splits (new array).
+
+    One pass that finishes a tree on a partition: the rows move to their leaves and the
+    leaves' outputs (learning rate included) are added to the margins.
+    """
+    out = np.empty_like(margin)
+    for i in range(positions.shape[0]):
+        node = positions[i]
+        f_split = split_feature[node]
+        if f_split >= 0:
+            code = codes[i, f_split]
+            if code == missing_code:
+                go_left = default_left[node]
+            else:
+                go_left = code <= split_bin[node]
+            node = left_child[node] if go_left else right_child[node]
+        out[i] = margin[i] + leaf_values[node]
+    return out

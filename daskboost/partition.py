@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .data import feature_block, label_block, weight_block
-from .histogram import apply_splits, build_histograms
+from .histogram import add_leaf_values, build_histograms
 from .sketch import merge_blocks, summarize_block
 
 
@@ -199,8 +199,8 @@ def partition_step(state, step):
     splits = step.split_arrays()
     if step.new_tree:
         if step.leaf_values is not None:
-            leaves = apply_splits(state.codes, positions, *splits, step.missing_code)
-            margin = margin + step.leaf_values[leaves]
+            margin = add_leaf_values(state.codes, positions, *splits, step.missing_code,
+                                     step.leaf_values, margin)
         grad, hess = step.objective.gradients(margin, state.label, state.weight)
         positions = np.zeros(state.codes.shape[0], dtype=np.int32)
         splits = no_splits(1)  # every row is at the root

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from daskboost.histogram import apply_splits, build_histograms
+from daskboost.histogram import add_histograms, add_histograms_into, add_leaf_values, build_histograms
 from daskboost.partition import no_splits
 
 
@@ -75,7 +75,10 @@ def test_apply_splits_partitions_the_parent():
     splits = (np.array([1, -1, -1, -1], np.int32), np.array([3, 0, 0, 0], np.int32),
               np.array([True, False, False, False]), np.array([2, -1, -1, -1], np.int32),
               np.array([3, -1, -1, -1], np.int32))
-    new = apply_splits(codes, positions, *splits, missing_code)
+    no_slots = np.full(4, -1, np.int32)
+    new, hist = build_histograms(codes, np.zeros(len(codes), np.float32), np.zeros(len(codes), np.float32),
+                                 positions, *splits, missing_code, no_slots, 0, 9)
+    assert hist.shape[0] == 0
     in_parent = positions == 0
     assert set(np.unique(new[in_parent])) <= {2, 3}
     np.testing.assert_array_equal(new[~in_parent], positions[~in_parent])
@@ -92,3 +95,27 @@ def test_empty_partition_gives_zero_histograms():
                                        5, np.zeros(1, np.int32), 1, 6)
     assert positions.shape == (0,)
     assert hist.shape == (1, 4, 6, 2) and not hist.any()
+
+
+def test_add_leaf_values_moves_rows_to_leaves_then_adds():
+    rng = np.random.default_rng(4)
+    codes, _, _ = random_block(rng, n_codes=9)
+    positions = rng.integers(0, 2, size=codes.shape[0]).astype(np.int32)
+    # node 0 is split on feature 2 at bin 5 (missing right) into 2/3; node 1 is a leaf
+    splits = (np.array([2, -1, -1, -1], np.int32), np.array([5, 0, 0, 0], np.int32),
+              np.array([False] * 4), np.array([2, -1, -1, -1], np.int32),
+              np.array([3, -1, -1, -1], np.int32))
+    leaf_values = np.array([0.0, 0.5, -1.0, 2.0])
+    margin = rng.normal(size=codes.shape[0])
+    out = add_leaf_values(codes, positions, *splits, 8, leaf_values, margin)
+    code = codes[:, 2]
+    leaf = np.where(positions == 1, 1, np.where((code <= 5) & (code != 8), 2, 3))
+    np.testing.assert_array_equal(out, margin + leaf_values[leaf])
+
+
+def test_in_place_reduction_equals_the_allocating_one():
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=(2, 3, 4, 5, 2))
+    expected = add_histograms(a, b)
+    result = add_histograms_into(a.copy(), b)
+    np.testing.assert_array_equal(result, expected)
