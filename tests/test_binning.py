@@ -73,3 +73,16 @@ def test_transform_accepts_any_memory_order(order):
     X = np.asarray(rng.normal(size=(100, 4)), order=order)
     mapper = mapper_for(X, max_bin=8)
     np.testing.assert_array_equal(mapper.transform(X), mapper.transform(np.ascontiguousarray(X)))
+
+
+@pytest.mark.parametrize("n_cuts", [0, 1, 2, 3, 4, 7, 8, 9, 255, 256, 1000])
+def test_search_equals_searchsorted_for_every_table_size(n_cuts):
+    rng = np.random.default_rng(n_cuts)
+    cuts = np.unique(rng.normal(size=n_cuts * 2 + 5))[:n_cuts]
+    probes = np.concatenate([cuts, np.nextafter(cuts, np.inf), np.nextafter(cuts, -np.inf),
+                             rng.normal(size=500) * 3, [-np.inf, np.inf, np.nan]])
+    mapper = BinMapper([cuts])
+    codes = mapper.transform(probes[:, None])[:, 0].astype(np.int64)
+    expected = np.searchsorted(cuts, probes, side="left")
+    expected[np.isnan(probes)] = mapper.missing_code
+    np.testing.assert_array_equal(codes, expected)
