@@ -45,8 +45,9 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
     new_positions = np.empty_like(positions)
     hist = np.zeros((n_slots, n_features, n_codes, 2), dtype=np.float64)
     for i in range(n_rows):
-        # move the row to its child (the split test is written out here, not called:
-        # a function call in this loop measured twice as slow)
+        # move the row to its child (the split test is written out here and in
+        # add_leaf_values, not called: a function call in this loop, even numba-inlined,
+        # measured 1.3-2.7x slower)
         node = positions[i]
         f_split = split_feature[node]
         if f_split >= 0:
@@ -94,6 +95,7 @@ def add_leaf_values(codes, positions, split_feature, split_bin, default_left, le
     """
     out = np.empty_like(margin)
     for i in range(positions.shape[0]):
+        # the split test of build_histograms, written out (see there)
         node = positions[i]
         f_split = split_feature[node]
         if f_split >= 0:

@@ -144,6 +144,13 @@ class FeatureSummary:
 
 
 @numba.njit(cache=True, nogil=True)
+def _empty_entries(n):
+    """Uninitialised (values, rmin, rmax, wmin) arrays for ``n`` summary entries."""
+    return (np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.float64),
+            np.empty(n, np.float64))
+
+
+@numba.njit(cache=True, nogil=True)
 def _exact_from_sorted(sorted_values):
     """Exact unit-weight summary of an ascending array (NaNs last)."""
     n = sorted_values.shape[0]
@@ -159,10 +166,7 @@ def _exact_from_sorted(sorted_values):
         i += 1
         while i < n and sorted_values[i] == x:
             i += 1
-    values = np.empty(k, np.float64)
-    rmin = np.empty(k, np.float64)
-    rmax = np.empty(k, np.float64)
-    wmin = np.empty(k, np.float64)
+    values, rmin, rmax, wmin = _empty_entries(k)
     cum = 0.0
     i = 0
     for e in range(k):
@@ -192,10 +196,7 @@ def _exact_from_order(column, weights, order):
     depend on how an unstable sort arranged ties.
     """
     n = order.shape[0]
-    values = np.empty(n, np.float64)
-    rmin = np.empty(n, np.float64)
-    rmax = np.empty(n, np.float64)
-    wmin = np.empty(n, np.float64)
+    values, rmin, rmax, wmin = _empty_entries(n)
     k = 0
     cum = 0.0
     i = 0
@@ -320,10 +321,7 @@ def _merge(va, rmina, rmaxa, wmina, wa, vb, rminb, rmaxb, wminb, wb):
     na = va.shape[0]
     nb = vb.shape[0]
     n = na + nb
-    values = np.empty(n, np.float64)
-    rmin = np.empty(n, np.float64)
-    rmax = np.empty(n, np.float64)
-    wmin = np.empty(n, np.float64)
+    values, rmin, rmax, wmin = _empty_entries(n)
     i = 0
     j = 0
     k = 0

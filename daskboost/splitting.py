@@ -41,6 +41,14 @@ def _score(g, h, reg_lambda):
 
 
 @numba.njit(nogil=True, cache=True)
+def _valid_gain(lg, lh, rg, rh, parent, reg_lambda, min_child_weight):
+    """Gain of a candidate (eq. 7), or -1 when a child is too light to exist."""
+    if lh < min_child_weight or rh < min_child_weight or lh <= 0.0 or rh <= 0.0:
+        return -1.0
+    return _score(lg, lh, reg_lambda) + _score(rg, rh, reg_lambda) - parent
+
+
+@numba.njit(nogil=True, cache=True)
 def find_node_split(hist, n_bins, missing_code, node_g, node_h,
                     reg_lambda, min_child_weight, gamma):
     """Best split of one node.
@@ -67,7 +75,6 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h,
     best_lh = 0.0
     for f in range(hist.shape[0]):
         k = n_bins[f]
-        miss_g = hist[f, missing_code, 0]
         miss_h = hist[f, missing_code, 1]
         # scan 1: missing rows go right; left = bins 0..b
         lg = 0.0
@@ -75,11 +82,8 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h,
         for b in range(k):
             lg += hist[f, b, 0]
             lh += hist[f, b, 1]
-            rg = node_g - lg
-            rh = node_h - lh
-            if lh < min_child_weight or rh < min_child_weight or lh <= 0.0 or rh <= 0.0:
-                continue
-            gain = _score(lg, lh, reg_lambda) + _score(rg, rh, reg_lambda) - parent
+            gain = _valid_gain(lg, lh, node_g - lg, node_h - lh, parent, reg_lambda,
+                               min_child_weight)
             if gain > best_gain:
                 best_gain, best_feature, best_bin = gain, f, b
                 best_default_left, best_lg, best_lh = False, lg, lh
@@ -93,9 +97,7 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h,
             rh += hist[f, b + 1, 1]
             lg = node_g - rg
             lh = node_h - rh
-            if lh < min_child_weight or rh < min_child_weight or lh <= 0.0 or rh <= 0.0:
-                continue
-            gain = _score(lg, lh, reg_lambda) + _score(rg, rh, reg_lambda) - parent
+            gain = _valid_gain(lg, lh, rg, rh, parent, reg_lambda, min_child_weight)
             if gain > best_gain:
                 best_gain, best_feature, best_bin = gain, f, b
                 best_default_left, best_lg, best_lh = True, lg, lh
