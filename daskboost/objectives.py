@@ -1,133 +1,1017 @@
 """Loss functions: per-row gradients and hessians, the constant start, the output link.
 
 Every objective provides, in XGBoost's second-order formulation (Chen & Guestrin 2016,
-eq. 3): ``g_i = dl(y_i, m)/dm`` and ``h_i = d^2 l(y_i, m)/dm^2`` at the current margin
-``m``, multiplied by the row's sample weight.  The gradient kernels are numba functions
-that write into preallocated float32 arrays, one partition at a time.
+eq. 3, ``L~ = sum_i [g_i f(x_i) + h_i f(x_i)^2 / 2] + Omega(f)``):
+``g_i = dl(y_i, m)/dm`` and ``h_i = d^2 l(y_i, m)/dm^2`` at the current margin ``m``,
+multiplied by the row's sample weight.
 
-The start of boosting is Friedman's step 1, ``F0 = argmin_c sum_i w_i l(y_i, c)``: the
-weighted mean for squared error and the log-odds of the weighted mean for the logistic
-loss.  It is computed from per-partition sums ``(sum w*y, sum w)`` that are reduced on
-the client, so no rows are gathered.
+Shapes
+------
+Margins are ``(K, n_rows)`` float64 arrays, ``K = n_outputs()`` (the number of classes
+for ``multi:*``, 1 otherwise); gradients and hessians are ``(K, n_rows)`` float32.  The
+gradient kernels are numba functions that write into preallocated arrays, one partition
+at a time, and release the GIL.
+
+The constant start
+------------------
+Boosting starts from Friedman's step 1 (Friedman 2001, Algorithm 1, line 1),
+``F0 = argmin_c sum_i w_i l(y_i, c)``, computed from :class:`LabelStats`, facts about the
+labels that the caller reduces over the partitions, so no rows are gathered: the weighted
+mean (squared error; through the link for the logistic and log-link losses), a weighted
+quantile of the label sketch (absolute and quantile error), the centred log class priors
+(softmax).  ``base_score`` is, as in xgboost, given in output space (a probability, a
+mean) and mapped to a margin through the inverse link.
+
+References
+----------
+T. Chen, C. Guestrin, "XGBoost: A Scalable Tree Boosting System", KDD 2016.
+J. H. Friedman, "Greedy function approximation: a gradient boosting machine",
+Ann. Statist. 29(5), 2001.
 """
 
+from __future__ import annotations
+
 import math
+import operator
+from dataclasses import dataclass
 
 import numba
 import numpy as np
 
-# XGBoost clamps the logistic hessian away from zero so leaf weights stay finite.
+from . import sketch
+
+__all__ = ["LabelStats", "Objective", "OBJECTIVES", "get_objective"]
+
+# XGBoost clamps the logistic and softmax hessians away from zero so that leaf weights
+# (Chen & Guestrin eq. 5, w* = -G / (H + lambda)) stay finite with lambda = 0.
 _MIN_HESSIAN = 1e-16
+# XGBoost clamps a probability to [1e-6, 1 - 1e-6] before taking its logit or its log
+# (intercept of binary:logistic, class priors of multi:*); we do the same.
+_PROBABILITY_CLIP = 1e-6
+# Floor of the mean for the log-link start, so that all-zero counts give a finite F0
+# (the exact argmin is -inf there; xgboost 3.2 starts from -inf and predicts NaN).
+_MEAN_FLOOR = 1e-6
 
 
-@numba.njit(nogil=True, cache=True)
-def _squared_error_gradients(margin, y, weight, grad, hess):
-    # l = (y - m)^2 / 2 -> g = m - y, h = 1
-    for i in range(margin.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else weight[i]
-        grad[i] = (margin[i] - y[i]) * w
-        hess[i] = w
+# ---------------------------------------------------------------------------
+# label statistics
+# ---------------------------------------------------------------------------
 
 
-@numba.njit(nogil=True, cache=True)
-def _logistic_gradients(margin, y, weight, grad, hess):
-    # l = -y log p - (1-y) log(1-p), p = sigmoid(m) -> g = p - y, h = p (1 - p)
-    for i in range(margin.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else weight[i]
-        p = 1.0 / (1.0 + math.exp(-margin[i]))
-        grad[i] = (p - y[i]) * w
-        hess[i] = max(p * (1.0 - p), _MIN_HESSIAN) * w
+@dataclass
+class LabelStats:
+    """Facts about the training labels, reduced over the partitions by the caller.
 
+    Attributes
+    ----------
+    n_rows : int
+        Number of rows.
+    weight_sum : float
+        Sum of the sample weights (``n_rows`` when unweighted).
+    weighted_label_sum : float
+        ``sum_i w_i y_i`` (0 for classifiers with non-numeric labels).
+    label_min, label_max : float
+        Smallest and largest label (of the encoded labels for classifiers).
+    all_integer : bool
+        Every label is an integer value.
+    label_summary : sketch.FeatureSummary or None
+        Weighted quantile sketch of the labels; needed by the objectives whose
+        ``needs_label_summary`` is True.
+    class_weights : dict or None
+        ``{class index 0..K-1: weight sum}`` for classifiers (labels already encoded),
+        else None; needed by the objectives whose ``needs_class_weights`` is True.
+    """
 
-def _sigmoid(margin):
-    return 1.0 / (1.0 + np.exp(-np.asarray(margin, dtype=np.float64)))
+    n_rows: int
+    weight_sum: float
+    weighted_label_sum: float
+    label_min: float
+    label_max: float
+    all_integer: bool
+    label_summary: "sketch.FeatureSummary | None" = None
+    class_weights: "dict | None" = None
 
+    @classmethod
+    def from_labels(cls, y, weight=None, summary_size=None, classifier=False):
+        """Statistics of one block of labels (a partition, or all of them).
 
-class Objective:
-    """A loss with its gradient kernel, its constant start and its output transform."""
+        Parameters
+        ----------
+        y : array_like
+            1-D numeric labels (encoded class indices for a classifier).
+        weight : array_like or None
+            Sample weights, or None for unit weights.
+        summary_size : int or None
+            If given, also build ``label_summary`` with at most this many entries
+            (:func:`sketch.summarize_column`).
+        classifier : bool
+            If True, fill ``class_weights`` (the labels must be integer valued).
 
-    name = None
-
-    def gradients(self, margin, y, weight):
-        """Return float32 ``(grad, hess)`` for one partition.
-
-        ``weight`` is a float array of the partition's sample weights, or ``None``.
+        Returns
+        -------
+        LabelStats
         """
-        n = margin.shape[0]
-        grad = np.empty(n, dtype=np.float32)
-        hess = np.empty(n, dtype=np.float32)
-        w = _EMPTY_WEIGHT if weight is None else weight
-        self._kernel(margin, y, w, grad, hess)
-        return grad, hess
+        y = np.asarray(y, dtype=np.float64).ravel()
+        w = None if weight is None else np.asarray(weight, dtype=np.float64).ravel()
+        n = y.shape[0]
+        if w is not None and w.shape[0] != n:
+            raise ValueError(f"weight has {w.shape[0]} entries, labels have {n}")
+        ww = np.ones(n) if w is None else w
+        class_weights = None
+        if classifier:
+            if n and not (np.all(y == np.floor(y)) and y.min() >= 0):
+                raise ValueError("classifier labels must be encoded as class indices 0, 1, ...")
+            sums = np.bincount(y.astype(np.int64), weights=ww) if n else np.zeros(0)
+            class_weights = {k: float(s) for k, s in enumerate(sums)}
+        summary = None
+        if summary_size is not None:
+            summary = sketch.summarize_column(y, w, summary_size)
+        return cls(
+            n_rows=int(n),
+            weight_sum=float(ww.sum()),
+            weighted_label_sum=float(ww @ y),
+            label_min=float(y.min()) if n else math.inf,
+            label_max=float(y.max()) if n else -math.inf,
+            all_integer=bool(np.all(y == np.floor(y))),
+            label_summary=summary,
+            class_weights=class_weights,
+        )
 
-    def check_labels(self, y_min, y_max):
-        """Raise ValueError when labels lie outside the loss's domain."""
+    def merge(self, other, summary_size=256):
+        """Statistics of the union of two disjoint blocks (for the tree reduction).
 
-    def base_margin(self, weighted_label_sum, weight_sum):
-        """Friedman's F0 as a margin, from the reduced ``(sum w*y, sum w)``."""
-        raise NotImplementedError
+        ``summary_size`` bounds the merged ``label_summary`` (see :func:`sketch.merge`).
+        """
+        if (self.label_summary is None) != (other.label_summary is None):
+            raise ValueError("cannot merge label statistics with and without label_summary")
+        if (self.class_weights is None) != (other.class_weights is None):
+            raise ValueError("cannot merge label statistics with and without class_weights")
+        summary = None
+        if self.label_summary is not None:
+            summary = sketch.merge(self.label_summary, other.label_summary, summary_size)
+        class_weights = None
+        if self.class_weights is not None:
+            class_weights = dict(self.class_weights)
+            for k, s in other.class_weights.items():
+                class_weights[k] = class_weights.get(k, 0.0) + s
+        return LabelStats(
+            n_rows=self.n_rows + other.n_rows,
+            weight_sum=self.weight_sum + other.weight_sum,
+            weighted_label_sum=self.weighted_label_sum + other.weighted_label_sum,
+            label_min=min(self.label_min, other.label_min),
+            label_max=max(self.label_max, other.label_max),
+            all_integer=self.all_integer and other.all_integer,
+            label_summary=summary,
+            class_weights=class_weights,
+        )
 
-    def margin_from_base_score(self, base_score):
-        """Turn a user-given ``base_score`` (in output space, as in xgboost) into a margin."""
-        raise NotImplementedError
 
-    def transform(self, margin):
-        """Map margins to predictions (identity, or the sigmoid)."""
-        raise NotImplementedError
+# ---------------------------------------------------------------------------
+# numba gradient kernels: margin (K, n) float64, y (n,), weight (n,) or (0,) for unit
+# weights, grad/hess (K, n) float32 written in place.
+# ---------------------------------------------------------------------------
 
 
-class SquaredError(Objective):
-    name = "reg:squarederror"
-    _kernel = staticmethod(_squared_error_gradients)
-
-    def base_margin(self, weighted_label_sum, weight_sum):
-        return weighted_label_sum / weight_sum
-
-    def margin_from_base_score(self, base_score):
-        return float(base_score)
-
-    def transform(self, margin):
-        return np.asarray(margin, dtype=np.float64)
+@numba.njit(nogil=True, cache=True)
+def _squared_error_kernel(margin, y, weight, grad, hess):
+    # l = (y - m)^2 / 2 -> g = m - y, h = 1
+    for i in range(y.shape[0]):
+        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        grad[0, i] = (margin[0, i] - y[i]) * w
+        hess[0, i] = w
 
 
-class Logistic(Objective):
-    name = "binary:logistic"
-    _kernel = staticmethod(_logistic_gradients)
-    # keep the start finite when every label is 0 or every label is 1
-    _PROBABILITY_CLIP = 1e-7
+@numba.njit(nogil=True, cache=True)
+def _absolute_error_kernel(margin, y, weight, grad, hess):
+    # l = |y - m| -> g = sign(m - y) (0 at the kink); h = 1 as in xgboost (the true
+    # second derivative is 0 a.e.; the leaf values are re-estimated as medians anyway)
+    for i in range(y.shape[0]):
+        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        d = margin[0, i] - y[i]
+        s = 1.0 if d > 0.0 else (-1.0 if d < 0.0 else 0.0)
+        grad[0, i] = s * w
+        hess[0, i] = w
 
-    def check_labels(self, y_min, y_max):
-        if y_min < 0 or y_max > 1:
-            raise ValueError(
-                f"objective='{self.name}' needs labels in [0, 1]; "
-                f"got labels in [{y_min}, {y_max}]"
-            )
 
-    def base_margin(self, weighted_label_sum, weight_sum):
-        p = weighted_label_sum / weight_sum
-        p = min(max(p, self._PROBABILITY_CLIP), 1.0 - self._PROBABILITY_CLIP)
-        return math.log(p / (1.0 - p))
+@numba.njit(nogil=True, cache=True)
+def _pseudo_huber_kernel(margin, y, weight, grad, hess, slope):
+    # l = d^2 (sqrt(1 + (z/d)^2) - 1), z = m - y
+    # -> g = z / sqrt(1 + (z/d)^2), h = (1 + (z/d)^2)^(-3/2)
+    for i in range(y.shape[0]):
+        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        z = margin[0, i] - y[i]
+        r = 1.0 + (z / slope) ** 2
+        s = math.sqrt(r)
+        grad[0, i] = z / s * w
+        hess[0, i] = w / (r * s)
 
-    def margin_from_base_score(self, base_score):
-        if not 0.0 < base_score < 1.0:
-            raise ValueError(
-                f"base_score={base_score} must be in (0, 1) for objective='{self.name}'"
-            )
-        return math.log(base_score / (1.0 - base_score))
 
-    def transform(self, margin):
-        return _sigmoid(margin)
+@numba.njit(nogil=True, cache=True)
+def _quantile_kernel(margin, y, weight, grad, hess, alpha):
+    # pinball loss l = alpha (y - m) for y >= m, (1 - alpha)(m - y) for y < m
+    # -> g = 1 - alpha if m >= y else -alpha (a subgradient at m = y); h = 1 as in xgboost
+    for i in range(y.shape[0]):
+        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        if margin[0, i] >= y[i]:
+            grad[0, i] = (1.0 - alpha) * w
+        else:
+            grad[0, i] = -alpha * w
+        hess[0, i] = w
 
+
+@numba.njit(nogil=True, cache=True)
+def _logistic_kernel(margin, y, weight, grad, hess):
+    # l = -y log p - (1-y) log(1-p), p = sigmoid(m) -> g = p - y, h = max(p (1 - p), 1e-16)
+    for i in range(y.shape[0]):
+        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        m = margin[0, i]
+        if m >= 0.0:
+            p = 1.0 / (1.0 + math.exp(-m))
+        else:
+            e = math.exp(m)
+            p = e / (1.0 + e)
+        grad[0, i] = (p - y[i]) * w
+        hess[0, i] = max(p * (1.0 - p), _MIN_HESSIAN) * w
+
+
+@numba.njit(nogil=True, cache=True)
+def _poisson_kernel(margin, y, weight, grad, hess, max_delta_step):
+    # l = exp(m) - y m (negative log-likelihood up to log y!) -> g = exp(m) - y,
+    # h = exp(m) * exp(max_delta_step): xgboost inflates the hessian by exp(max_delta_step)
+    # (0.7 by default for count:poisson); exact hessian when max_delta_step = 0
+    for i in range(y.shape[0]):
+        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        mu = math.exp(margin[0, i])
+        grad[0, i] = (mu - y[i]) * w
+        hess[0, i] = math.exp(margin[0, i] + max_delta_step) * w
+
+
+@numba.njit(nogil=True, cache=True)
+def _gamma_kernel(margin, y, weight, grad, hess):
+    # l = y exp(-m) + m (gamma deviance with log link, up to terms free of m)
+    # -> g = 1 - y exp(-m), h = y exp(-m)
+    for i in range(y.shape[0]):
+        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        t = y[i] * math.exp(-margin[0, i])
+        grad[0, i] = (1.0 - t) * w
+        hess[0, i] = t * w
+
+
+@numba.njit(nogil=True, cache=True)
+def _tweedie_kernel(margin, y, weight, grad, hess, rho):
+    # l = -y exp((1-rho) m) / (1-rho) + exp((2-rho) m) / (2-rho)
+    # -> g = -y exp((1-rho) m) + exp((2-rho) m)
+    #    h = -(1-rho) y exp((1-rho) m) + (2-rho) exp((2-rho) m)   (> 0 for 1 <= rho < 2)
+    for i in range(y.shape[0]):
+        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        a = math.exp((1.0 - rho) * margin[0, i])
+        b = math.exp((2.0 - rho) * margin[0, i])
+        grad[0, i] = (b - y[i] * a) * w
+        hess[0, i] = ((2.0 - rho) * b - (1.0 - rho) * y[i] * a) * w
+
+
+@numba.njit(nogil=True, cache=True)
+def _softmax_kernel(margin, y, weight, grad, hess):
+    # l = -log p_y, p = softmax(m) -> g_k = p_k - [y == k];
+    # h_k = max(2 p_k (1 - p_k), 1e-16): xgboost's diagonal hessian bound, twice the exact
+    # diagonal p_k (1 - p_k) (the factor 2 is xgboost's and halves the Newton step)
+    K = margin.shape[0]
+    for i in range(y.shape[0]):
+        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        top = margin[0, i]
+        for k in range(1, K):
+            top = max(top, margin[k, i])
+        total = 0.0
+        for k in range(K):
+            total += math.exp(margin[k, i] - top)
+        label = int(y[i])
+        for k in range(K):
+            p = math.exp(margin[k, i] - top) / total
+            g = p - 1.0 if k == label else p
+            grad[k, i] = g * w
+            hess[k, i] = max(2.0 * p * (1.0 - p), _MIN_HESSIAN) * w
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
 
 _EMPTY_WEIGHT = np.empty(0, dtype=np.float32)
 
-OBJECTIVES = {cls.name: cls for cls in (SquaredError, Logistic)}
+
+def _as_float_array(a):
+    a = np.asarray(a)
+    if a.dtype != np.float32 and a.dtype != np.float64:
+        a = a.astype(np.float64)
+    return np.ascontiguousarray(a)
 
 
-def get_objective(name):
-    """Return the objective called ``name`` (xgboost's spelling)."""
+def _sigmoid(margin):
+    margin = np.asarray(margin, dtype=np.float64)
+    e = np.exp(-np.abs(margin))
+    return np.where(margin >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _logit(p):
+    return math.log(p / (1.0 - p))
+
+
+def _weighted_points(summary):
+    """A discrete weighted distribution read off a quantile summary.
+
+    Returns the summary's stored values ``x_i`` and masses ``M_i >= 0`` summing to
+    ``W``.  The cumulative mass ``R_i = M_0 + ... + M_i`` is the midpoint of the
+    summary's bounds on the weight of the data at or below ``x_i`` and strictly below
+    ``x_{i+1}``: ``[rmin_i + wmin_i, rmax_{i+1} - wmin_{i+1}]``, an interval of width at
+    most ``eps * W`` (condition (2) of the sketch module) that holds the true
+    cumulative weight ``G(y)`` for every ``x_i <= y < x_{i+1}``.  Hence the step
+    function of the ``R_i`` is within ``eps * W / 2`` of the true weighted CDF
+    everywhere (a running maximum keeps it non-decreasing without losing that), and it
+    is exact for an exact summary.
+    """
+    values = summary.values
+    W = summary.total_weight
+    lower = summary.rmin[:-1] + summary.wmin[:-1]
+    upper = summary.rmax[1:] - summary.wmin[1:]
+    cum = np.empty(len(values))
+    cum[:-1] = 0.5 * (lower + upper)
+    cum[-1] = W
+    cum = np.maximum.accumulate(np.clip(cum, 0.0, W))
+    return values, np.diff(cum, prepend=0.0)
+
+
+def _require_summary(objective, stats):
+    summary = stats.label_summary
+    if summary is None:
+        raise ValueError(f"objective='{objective.name}' needs stats.label_summary "
+                         "(a weighted quantile sketch of the labels) for its start")
+    if len(summary) == 0:
+        raise ValueError(f"objective='{objective.name}': the label summary is empty "
+                         "(no positively weighted labels)")
+    return summary
+
+
+# ---------------------------------------------------------------------------
+# objectives
+# ---------------------------------------------------------------------------
+
+
+class Objective:
+    """A loss with its gradient kernel, its constant start and its output transform.
+
+    Parameters
+    ----------
+    num_class : int or None
+        Number of classes (``multi:*`` only, an integer >= 2).
+    huber_slope : float
+        ``delta`` of the pseudo-Huber loss (``reg:pseudohubererror`` only), > 0.
+    quantile_alpha : float
+        Target quantile of ``reg:quantileerror``, in (0, 1).
+    tweedie_variance_power : float
+        ``rho`` of ``reg:tweedie``, in [1, 2).
+    max_delta_step : float
+        ``count:poisson`` only: xgboost multiplies the Poisson hessian by
+        ``exp(max_delta_step)`` (and separately clips leaf values to it); pass the
+        booster's ``max_delta_step`` (0.7 by default for Poisson in xgboost) to get the
+        same gradients.  >= 0; 0 gives the exact hessian.
+
+    Each objective keeps and validates only the parameters it uses; the others are
+    ignored.
+
+    Attributes
+    ----------
+    name : str
+        xgboost's spelling.
+    default_metric : str
+        xgboost's default ``eval_metric`` for the objective.
+    leaf_quantile : float or None
+        If not None, each leaf's value is to be re-estimated after growing as this
+        weighted quantile of the residuals ``y - margin`` of its rows (xgboost's
+        adaptive leaves, Friedman 2001 Algorithm 3); the caller does the refit.
+    needs_label_summary : bool
+        :meth:`base_margin` reads ``stats.label_summary``.
+    needs_class_weights : bool
+        :meth:`base_margin` reads ``stats.class_weights``.
+    """
+
+    name = None
+    default_metric = None
+    leaf_quantile = None
+    needs_label_summary = False
+    needs_class_weights = False
+
+    def __init__(self, num_class=None, huber_slope=1.0, quantile_alpha=0.5,
+                 tweedie_variance_power=1.5, max_delta_step=0.0):
+        self._configure(num_class=num_class, huber_slope=huber_slope,
+                        quantile_alpha=quantile_alpha,
+                        tweedie_variance_power=tweedie_variance_power,
+                        max_delta_step=max_delta_step)
+
+    def _configure(self, **params):
+        """Validate and keep the parameters the objective uses (none by default)."""
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+    # -- shapes ---------------------------------------------------------------
+
+    def n_outputs(self):
+        """Number of margins per row, ``K``."""
+        return 1
+
+    def _margin(self, margin):
+        """``margin`` as a C-contiguous float64 ``(K, n)`` array (1-D accepted for K = 1)."""
+        m = np.asarray(margin, dtype=np.float64)
+        K = self.n_outputs()
+        if m.ndim == 1 and K == 1:
+            m = m[None, :]
+        if m.ndim != 2 or m.shape[0] != K:
+            raise ValueError(f"objective='{self.name}' needs margins of shape ({K}, n_rows), "
+                             f"got {np.shape(margin)}")
+        return np.ascontiguousarray(m)
+
+    # -- gradients --------------------------------------------------------------
+
+    def _kernel_args(self):
+        return ()
+
+    def gradients(self, margin, y, weight):
+        """Weighted gradients and hessians of the loss at ``margin``.
+
+        Parameters
+        ----------
+        margin : numpy.ndarray
+            ``(K, n)`` float64 current margins.
+        y : numpy.ndarray
+            ``(n,)`` float32 or float64 labels (encoded class indices for ``multi:*``).
+        weight : numpy.ndarray or None
+            ``(n,)`` sample weights, or None for unit weights.
+
+        Returns
+        -------
+        grad, hess : numpy.ndarray
+            ``(K, n)`` float32, ``w_i * dl/dm`` and ``w_i * d2l/dm2`` (Chen & Guestrin
+            eq. 3), with xgboost's conventions where they differ from the exact
+            derivatives (see each class).
+        """
+        m = self._margin(margin)
+        y = _as_float_array(y)
+        n = m.shape[1]
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"y must have shape ({n},), got {y.shape}")
+        if weight is None:
+            w = _EMPTY_WEIGHT
+        else:
+            w = _as_float_array(weight)
+            if w.ndim != 1 or w.shape[0] != n:
+                raise ValueError(f"weight must have shape ({n},), got {w.shape}")
+        grad = np.empty(m.shape, dtype=np.float32)
+        hess = np.empty(m.shape, dtype=np.float32)
+        self._kernel(m, y, w, grad, hess, *self._kernel_args())
+        return grad, hess
+
+    # -- labels and start ---------------------------------------------------------
+
+    def check_labels(self, stats):
+        """Raise ValueError when the labels lie outside the loss's domain.
+
+        Parameters
+        ----------
+        stats : LabelStats
+            Reduced statistics of the training labels.
+        """
+        if stats.n_rows == 0 or not stats.weight_sum > 0:
+            raise ValueError(f"objective='{self.name}' needs at least one row with positive "
+                             f"weight; got n_rows={stats.n_rows}, weight_sum={stats.weight_sum}")
+        if not (math.isfinite(stats.label_min) and math.isfinite(stats.label_max)):
+            raise ValueError(f"objective='{self.name}' needs finite labels; got labels in "
+                             f"[{stats.label_min}, {stats.label_max}]")
+        self._check_domain(stats)
+
+    def _check_domain(self, stats):
+        pass
+
+    def base_margin(self, stats):
+        """Friedman's ``F0 = argmin_c sum_i w_i l(y_i, c)`` as a margin.
+
+        Parameters
+        ----------
+        stats : LabelStats
+            Reduced statistics of the training labels (:meth:`check_labels` passed).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(K,)`` float64.
+        """
+        if not stats.weight_sum > 0:
+            raise ValueError(f"objective='{self.name}': weight_sum={stats.weight_sum} must be > 0")
+        return np.array([float(self._base_margin(stats))], dtype=np.float64)
+
+    def _weighted_mean(self, stats):
+        return stats.weighted_label_sum / stats.weight_sum
+
+    def margin_from_base_score(self, base_score):
+        """Map a user ``base_score`` (output space, as in xgboost) to a ``(K,)`` margin."""
+        b = self._check_base_score(base_score)
+        return np.full(self.n_outputs(), self._link(b), dtype=np.float64)
+
+    def _check_base_score(self, base_score):
+        try:
+            b = float(base_score)
+        except (TypeError, ValueError):
+            raise ValueError(f"base_score={base_score!r} must be a number") from None
+        if not math.isfinite(b):
+            raise ValueError(f"base_score={base_score!r} must be finite")
+        return b
+
+    def _link(self, b):
+        return b
+
+    # -- output ---------------------------------------------------------------------
+
+    def transform(self, margin):
+        """Predictions from margins ``(K, n)``: ``(n,)`` for ``K == 1``."""
+        return self._inverse_link(self._margin(margin)[0])
+
+    def _inverse_link(self, m):
+        return m.copy()
+
+    def loss(self, y, margin):
+        """Elementwise unweighted loss ``l(y_i, m_i)``, ``(n,)`` float64 (numpy)."""
+        y = np.asarray(y, dtype=np.float64)
+        return self._loss(y, self._margin(margin)[0])
+
+
+# -- identity link --------------------------------------------------------------------
+
+
+class SquaredError(Objective):
+    """``reg:squarederror``: ``l = (y - m)^2 / 2``; ``F0`` = weighted mean."""
+
+    name = "reg:squarederror"
+    default_metric = "rmse"
+    _kernel = staticmethod(_squared_error_kernel)
+
+    def _base_margin(self, stats):
+        return self._weighted_mean(stats)
+
+    def _loss(self, y, m):
+        return 0.5 * (y - m) ** 2
+
+
+class AbsoluteError(Objective):
+    """``reg:absoluteerror``: ``l = |y - m|``; ``F0`` = weighted median.
+
+    ``g = sign(m - y)``, ``h = 1`` (xgboost's convention; the true second derivative is 0
+    almost everywhere).  Leaves are re-estimated as weighted medians of the residuals
+    (``leaf_quantile = 0.5``; Friedman 2001, Algorithm 3, LAD_TreeBoost).  ``F0`` is read
+    from ``stats.label_summary`` with :func:`sketch.weighted_quantile`, so its weighted
+    rank is within ``eps * W / 2`` of ``W / 2`` (exact for an exact summary).
+    """
+
+    name = "reg:absoluteerror"
+    default_metric = "mae"
+    leaf_quantile = 0.5
+    needs_label_summary = True
+    _kernel = staticmethod(_absolute_error_kernel)
+
+    def _base_margin(self, stats):
+        return sketch.weighted_quantile(_require_summary(self, stats), self.leaf_quantile)
+
+    def _loss(self, y, m):
+        return np.abs(y - m)
+
+
+class QuantileError(Objective):
+    """``reg:quantileerror``: pinball loss (Koenker & Bassett 1978).
+
+    ``l = alpha (y - m)`` for ``y >= m``, ``(1 - alpha)(m - y)`` for ``y < m``;
+    ``g = 1 - alpha`` if ``m >= y`` else ``-alpha``, ``h = 1`` (xgboost's convention).
+    ``F0`` = weighted ``alpha``-quantile of the label sketch (rank within ``eps * W / 2``
+    of ``alpha * W``); leaves are re-estimated at the same quantile of the residuals
+    (``leaf_quantile = alpha``).  One ``alpha`` only (xgboost also accepts a list).
+    """
+
+    name = "reg:quantileerror"
+    default_metric = "quantile"
+    needs_label_summary = True
+    _kernel = staticmethod(_quantile_kernel)
+
+    def _configure(self, *, quantile_alpha, **_):
+        a = _check_real(quantile_alpha, "quantile_alpha")
+        if not 0.0 < a < 1.0:
+            raise ValueError(f"quantile_alpha={quantile_alpha!r} must be in (0, 1)")
+        self.quantile_alpha = a
+        self.leaf_quantile = a
+
+    def __repr__(self):
+        return f"QuantileError(quantile_alpha={self.quantile_alpha!r})"
+
+    def _kernel_args(self):
+        return (self.quantile_alpha,)
+
+    def _base_margin(self, stats):
+        return sketch.weighted_quantile(_require_summary(self, stats), self.quantile_alpha)
+
+    def _loss(self, y, m):
+        d = y - m
+        return np.maximum(self.quantile_alpha * d, (self.quantile_alpha - 1.0) * d)
+
+
+class PseudoHuberError(Objective):
+    """``reg:pseudohubererror``: ``l = delta^2 (sqrt(1 + ((m - y)/delta)^2) - 1)``.
+
+    ``g = z / sqrt(1 + (z/delta)^2)``, ``h = (1 + (z/delta)^2)^(-3/2)``, ``z = m - y``
+    (exact derivatives, as xgboost; Charbonnier et al. 1997, Hartley & Zisserman 2003,
+    A6.8).
+
+    ``F0`` is the argmin of the pseudo-Huber loss over a constant for the discrete
+    distribution read off ``stats.label_summary`` (:func:`_weighted_points`), found by
+    safeguarded Newton steps from the weighted median.  For an exact summary this is
+    the exact argmin.  For an ``eps``-approximate summary the sketch's CDF is within
+    ``eps * W / 2`` of the true one and ``psi(z) = dl/dm`` has total variation
+    ``2 delta``, so the true derivative ``sum_i w_i psi(F0 - y_i)`` at ``F0`` is at most
+    ``eps * W * delta`` in magnitude.
+
+    xgboost 3.2 instead takes a single Newton step from margin 0,
+    ``-sum g(0) / sum h(0)``, which overshoots badly when the labels are far from 0
+    compared with ``delta`` (labels near 10 give an intercept near 938).
+    """
+
+    name = "reg:pseudohubererror"
+    default_metric = "mphe"
+    needs_label_summary = True
+    _kernel = staticmethod(_pseudo_huber_kernel)
+
+    def _configure(self, *, huber_slope, **_):
+        s = _check_real(huber_slope, "huber_slope")
+        if not (s > 0.0 and math.isfinite(s)):
+            raise ValueError(f"huber_slope={huber_slope!r} must be a finite number > 0")
+        self.huber_slope = s
+
+    def __repr__(self):
+        return f"PseudoHuberError(huber_slope={self.huber_slope!r})"
+
+    def _kernel_args(self):
+        return (self.huber_slope,)
+
+    def _base_margin(self, stats):
+        summary = _require_summary(self, stats)
+        x, mass = _weighted_points(summary)
+        d = self.huber_slope
+        lo, hi = float(x[0]), float(x[-1])
+        c = sketch.weighted_quantile(summary, 0.5)
+        tol = 1e-12 * max(1.0, abs(lo), abs(hi))
+        for _ in range(200):
+            z = (c - x) / d
+            r = 1.0 + z * z
+            g = float(mass @ (d * z / np.sqrt(r)))
+            h = float(mass @ (1.0 / (r * np.sqrt(r))))
+            if g == 0.0:
+                break
+            if g > 0.0:
+                hi = c
+            else:
+                lo = c
+            step = c - g / h if h > 0.0 else math.nan
+            nxt = step if lo < step < hi else 0.5 * (lo + hi)
+            if abs(nxt - c) <= tol or hi - lo <= tol:
+                c = nxt
+                break
+            c = nxt
+        return c
+
+    def _loss(self, y, m):
+        d = self.huber_slope
+        return d * d * (np.sqrt(1.0 + ((m - y) / d) ** 2) - 1.0)
+
+
+# -- logistic ---------------------------------------------------------------------------
+
+
+class _LogisticBase(Objective):
+    """Cross-entropy with the sigmoid link: ``p = 1 / (1 + exp(-m))``,
+    ``l = -y log p - (1 - y) log(1 - p)`` -> ``g = p - y``,
+    ``h = max(p (1 - p), 1e-16)`` (xgboost's clamp).  Labels in [0, 1].
+
+    ``F0 = logit(ybar)``, ``ybar`` the weighted label mean (``class_weights[1] / W`` when
+    ``class_weights`` is given), clipped to ``[1e-6, 1 - 1e-6]`` like xgboost so that a
+    single-class data set gives a finite start.
+    """
+
+    _kernel = staticmethod(_logistic_kernel)
+
+    def _check_domain(self, stats):
+        if stats.label_min < 0.0 or stats.label_max > 1.0:
+            bad = stats.label_min if stats.label_min < 0.0 else stats.label_max
+            raise ValueError(f"objective='{self.name}' needs labels in [0, 1]; got label {bad} "
+                             f"(labels in [{stats.label_min}, {stats.label_max}])")
+        if stats.class_weights is not None:
+            bad = [k for k in stats.class_weights if k not in (0, 1)]
+            if bad:
+                raise ValueError(f"objective='{self.name}' needs class indices 0 and 1; "
+                                 f"got class {bad[0]}")
+
+    def _base_margin(self, stats):
+        if stats.class_weights is not None:
+            p = stats.class_weights.get(1, 0.0) / stats.weight_sum
+        else:
+            p = self._weighted_mean(stats)
+        return _logit(min(max(p, _PROBABILITY_CLIP), 1.0 - _PROBABILITY_CLIP))
+
+    def _link(self, b):
+        if not 0.0 < b < 1.0:
+            raise ValueError(f"base_score={b!r} must be in (0, 1) for objective='{self.name}' "
+                             "(it is a probability)")
+        return _logit(b)
+
+    def _inverse_link(self, m):
+        return _sigmoid(m)
+
+    def _loss(self, y, m):
+        return np.logaddexp(0.0, m) - y * m
+
+
+class RegLogistic(_LogisticBase):
+    __doc__ = "``reg:logistic``. " + _LogisticBase.__doc__
+    name = "reg:logistic"
+    default_metric = "rmse"
+
+
+class BinaryLogistic(_LogisticBase):
+    __doc__ = "``binary:logistic``. " + _LogisticBase.__doc__
+    name = "binary:logistic"
+    default_metric = "logloss"
+
+
+class BinaryLogitRaw(_LogisticBase):
+    """``binary:logitraw``: the gradients of ``binary:logistic``, output = raw margin.
+
+    ``F0 = logit(ybar)`` (the argmin).  xgboost 3.2 differs: it starts from the margin
+    ``ybar`` itself (the label mean used as a margin).  ``base_score`` is in output
+    space, i.e. it is the margin (identity, any finite value), as in xgboost.
+    """
+
+    name = "binary:logitraw"
+    default_metric = "logloss"
+
+    def _link(self, b):
+        return b
+
+    def _inverse_link(self, m):
+        return m.copy()
+
+
+# -- log link ---------------------------------------------------------------------------
+
+
+class _LogLink(Objective):
+    """Log link: prediction ``exp(m)``; ``F0 = log(ybar)`` (floored at 1e-6);
+    ``base_score`` must be > 0 and maps to ``log(base_score)``."""
+
+    def _base_margin(self, stats):
+        return math.log(max(self._weighted_mean(stats), _MEAN_FLOOR))
+
+    def _link(self, b):
+        if not b > 0.0:
+            raise ValueError(f"base_score={b!r} must be > 0 for objective='{self.name}' "
+                             "(log link)")
+        return math.log(b)
+
+    def _inverse_link(self, m):
+        return np.exp(m)
+
+    def _check_domain(self, stats):
+        if stats.label_min < 0.0:
+            raise ValueError(f"objective='{self.name}' needs non-negative labels; "
+                             f"got label {stats.label_min}")
+
+
+class Poisson(_LogLink):
+    """``count:poisson``: ``l = exp(m) - y m``, ``g = exp(m) - y``,
+    ``h = exp(m + max_delta_step)``.  Labels >= 0.  ``F0 = log(ybar)``.
+
+    xgboost sets ``max_delta_step = 0.7`` by default for this objective and uses it
+    twice: leaf values are clipped to ``[-0.7, 0.7]`` (the tree grower's job) and the
+    hessian is multiplied by ``exp(0.7)`` (here, through the ``max_delta_step``
+    parameter, 0 by default = the exact hessian).  The caller must default
+    ``max_delta_step`` to 0.7 for Poisson and pass it both to the grower and to
+    :func:`get_objective` to reproduce xgboost.
+    """
+
+    name = "count:poisson"
+    default_metric = "poisson-nloglik"
+    _kernel = staticmethod(_poisson_kernel)
+
+    def _configure(self, *, max_delta_step, **_):
+        s = _check_real(max_delta_step, "max_delta_step")
+        if not (s >= 0.0 and math.isfinite(s)):
+            raise ValueError(f"max_delta_step={max_delta_step!r} must be a finite number >= 0")
+        self.max_delta_step = s
+
+    def __repr__(self):
+        return f"Poisson(max_delta_step={self.max_delta_step!r})"
+
+    def _kernel_args(self):
+        return (self.max_delta_step,)
+
+    def _loss(self, y, m):
+        return np.exp(m) - y * m
+
+
+class Gamma(_LogLink):
+    """``reg:gamma``: gamma deviance with log link, ``l = y exp(-m) + m``;
+    ``g = 1 - y exp(-m)``, ``h = y exp(-m)``.  Labels > 0.  ``F0 = log(ybar)``.
+    (McCullagh & Nelder 1989, ch. 8.)"""
+
+    name = "reg:gamma"
+    default_metric = "gamma-deviance"
+    _kernel = staticmethod(_gamma_kernel)
+
+    def _check_domain(self, stats):
+        if not stats.label_min > 0.0:
+            raise ValueError(f"objective='{self.name}' needs positive labels; "
+                             f"got label {stats.label_min}")
+
+    def _loss(self, y, m):
+        return y * np.exp(-m) + m
+
+
+class Tweedie(_LogLink):
+    """``reg:tweedie``: Tweedie negative log-likelihood with log link, power ``rho``.
+
+    ``l = -y (exp((1-rho) m) - 1) / (1-rho) + exp((2-rho) m) / (2-rho)`` (continuous at
+    ``rho = 1``, where it is the Poisson loss); ``g = exp((2-rho) m) - y exp((1-rho) m)``,
+    ``h = (2-rho) exp((2-rho) m) - (1-rho) y exp((1-rho) m)`` (Yang, Qian & Zou 2018,
+    eq. 9).  Labels >= 0, ``rho`` in [1, 2).  ``F0 = log(ybar)``.
+    """
+
+    name = "reg:tweedie"
+    _kernel = staticmethod(_tweedie_kernel)
+
+    def _configure(self, *, tweedie_variance_power, **_):
+        rho = _check_real(tweedie_variance_power, "tweedie_variance_power")
+        if not 1.0 <= rho < 2.0:
+            raise ValueError(f"tweedie_variance_power={tweedie_variance_power!r} "
+                             "must be in [1, 2)")
+        self.tweedie_variance_power = rho
+
+    def __repr__(self):
+        return f"Tweedie(tweedie_variance_power={self.tweedie_variance_power!r})"
+
+    @property
+    def default_metric(self):
+        return f"tweedie-nloglik@{self.tweedie_variance_power:g}"
+
+    def _kernel_args(self):
+        return (self.tweedie_variance_power,)
+
+    def _loss(self, y, m):
+        a = 1.0 - self.tweedie_variance_power
+        b = 2.0 - self.tweedie_variance_power
+        first = y * m if a == 0.0 else y * np.expm1(a * m) / a
+        return -first + np.exp(b * m) / b
+
+
+# -- softmax ----------------------------------------------------------------------------
+
+
+class _Softmax(Objective):
+    """Softmax cross-entropy over ``K = num_class`` margins (Friedman 2001, sec. 4.6).
+
+    ``p = softmax(m)``, ``l = -log p_y``; ``g_k = p_k - [y == k]``,
+    ``h_k = max(2 p_k (1 - p_k), 1e-16)``: xgboost's diagonal hessian, twice the exact
+    diagonal ``p_k (1 - p_k)``.  Labels are integers in ``[0, num_class)``.
+
+    ``F0_k = log(pi_k) - mean_j log(pi_j)``, ``pi_k`` the weighted class priors from
+    ``stats.class_weights``, clipped below at 1e-6 like xgboost 3.2 (which estimates the
+    same vector intercept).  A user ``base_score`` is used as the margin of every class,
+    untransformed, as xgboost does.
+    """
+
+    needs_class_weights = True
+    default_metric = "mlogloss"
+    _kernel = staticmethod(_softmax_kernel)
+
+    def _configure(self, *, num_class, **_):
+        try:
+            k = operator.index(num_class)
+        except TypeError:
+            k = None
+        if k is None or k < 2:
+            raise ValueError(f"num_class={num_class!r} must be an integer >= 2 for "
+                             f"objective='{self.name}'")
+        self.num_class = k
+
+    def __repr__(self):
+        return f"{type(self).__name__}(num_class={self.num_class})"
+
+    def n_outputs(self):
+        return self.num_class
+
+    def _check_domain(self, stats):
+        K = self.num_class
+        if not stats.all_integer:
+            raise ValueError(f"objective='{self.name}' needs integer class labels in "
+                             f"[0, {K}); got non-integer labels "
+                             f"(labels in [{stats.label_min}, {stats.label_max}])")
+        if stats.label_min < 0 or stats.label_max >= K:
+            bad = stats.label_min if stats.label_min < 0 else stats.label_max
+            raise ValueError(f"objective='{self.name}' needs class labels in [0, {K}) "
+                             f"(num_class={K}); got label {bad}")
+        if stats.class_weights is not None:
+            bad = [k for k in stats.class_weights if not 0 <= k < K]
+            if bad:
+                raise ValueError(f"objective='{self.name}' needs class indices in [0, {K}) "
+                                 f"(num_class={K}); got class {bad[0]}")
+
+    def base_margin(self, stats):
+        if not stats.weight_sum > 0:
+            raise ValueError(f"objective='{self.name}': weight_sum={stats.weight_sum} must be > 0")
+        if stats.class_weights is None:
+            raise ValueError(f"objective='{self.name}' needs stats.class_weights "
+                             "(weight sum per class) for its start")
+        total = sum(stats.class_weights.values())
+        if not total > 0:
+            raise ValueError(f"objective='{self.name}': class weights sum to {total}")
+        prior = np.array([stats.class_weights.get(k, 0.0) for k in range(self.num_class)],
+                         dtype=np.float64) / total
+        log_prior = np.log(np.maximum(prior, _PROBABILITY_CLIP))
+        return log_prior - log_prior.mean()
+
+    def _probabilities(self, m):
+        z = m - m.max(axis=0, keepdims=True)
+        e = np.exp(z)
+        return (e / e.sum(axis=0, keepdims=True)).T
+
+    def loss(self, y, margin):
+        m = self._margin(margin)
+        y = np.asarray(y).astype(np.int64)
+        top = m.max(axis=0)
+        lse = top + np.log(np.exp(m - top).sum(axis=0))
+        return lse - m[y, np.arange(m.shape[1])]
+
+
+class SoftProb(_Softmax):
+    __doc__ = ("``multi:softprob``: predictions are ``(n, K)`` probabilities. "
+               + _Softmax.__doc__)
+    name = "multi:softprob"
+
+    def transform(self, margin):
+        return self._probabilities(self._margin(margin))
+
+
+class SoftMax(_Softmax):
+    __doc__ = ("``multi:softmax``: predictions are the ``(n,)`` argmax class index "
+               "(float64). " + _Softmax.__doc__)
+    name = "multi:softmax"
+
+    def transform(self, margin):
+        return self._margin(margin).argmax(axis=0).astype(np.float64)
+
+
+def _check_real(value, name):
+    if isinstance(value, bool):
+        raise ValueError(f"{name}={value!r} must be a number")
     try:
-        return OBJECTIVES[name]()
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}={value!r} must be a number") from None
+    if math.isnan(v):
+        raise ValueError(f"{name}={value!r} must be a number")
+    return v
+
+
+OBJECTIVES = {cls.name: cls for cls in (
+    SquaredError, AbsoluteError, PseudoHuberError, QuantileError,
+    RegLogistic, BinaryLogistic, BinaryLogitRaw,
+    Poisson, Gamma, Tweedie,
+    SoftProb, SoftMax,
+)}
+
+
+def get_objective(name, **params):
+    """Return the objective called ``name`` (xgboost's spelling), configured by ``params``.
+
+    Parameters
+    ----------
+    name : str
+        One of ``OBJECTIVES``.
+    **params
+        ``num_class``, ``huber_slope``, ``quantile_alpha``, ``tweedie_variance_power``,
+        ``max_delta_step`` (see :class:`Objective`); an objective ignores those it does
+        not use.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the valid ones) or an invalid parameter.
+    """
+    try:
+        cls = OBJECTIVES[name]
     except (KeyError, TypeError):
         valid = ", ".join(repr(n) for n in OBJECTIVES)
-        raise ValueError(f"objective={name!r} is not supported; valid objectives: {valid}") from None
+        raise ValueError(
+            f"objective={name!r} is not supported; valid objectives: {valid}") from None
+    return cls(**params)

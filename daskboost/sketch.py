@@ -614,3 +614,55 @@ def cut_points(summary: FeatureSummary, max_bin: int) -> np.ndarray:
     picked = np.unique(picked)  # sorted; the sweep is monotone anyway
     picked = picked[picked < k - 1]
     return summary.values[picked]
+
+
+def weighted_quantile(summary: FeatureSummary, q: float) -> float:
+    """The weighted ``q``-quantile of the summarised data, read off a summary.
+
+    Returns the stored value the query function of appendix A (the one
+    :func:`cut_points` uses) selects for the target rank ``d = q * W``,
+    ``W = summary.total_weight``: roughly the value whose rank interval
+    ``[rmin, rmax]`` contains ``d``.
+
+    Error bound: the returned ``x`` satisfies
+    ``W(< x) - eps*W/2 <= q*W <= W(<= x) + eps*W/2``, with ``W(< x)`` and
+    ``W(<= x)`` the true weights of the data below / at or below ``x``: its
+    weighted rank is within ``eps * W / 2`` of ``q * W``.  For an exact
+    summary (``eps = 0``) ``x`` is an exact weighted ``q``-quantile, the
+    data value at which the weighted CDF reaches ``q * W`` (for a target that
+    falls exactly on the boundary between two values, the upper one); it
+    minimises the pinball loss ``sum_i w_i rho_q(y_i - x)``.  ``q = 0`` gives
+    the smallest and ``q = 1`` the largest value.  No interpolation: the
+    result is always one of the summarised values.
+
+    Parameters
+    ----------
+    summary : FeatureSummary
+        Summary of the data (e.g. a weighted sketch of the labels).
+    q : float
+        Quantile in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is not in ``[0, 1]`` or the summary is empty.
+    """
+    try:
+        qf = float(q)
+    except (TypeError, ValueError):
+        raise ValueError(f"q={q!r} must be a number in [0, 1]") from None
+    if not 0.0 <= qf <= 1.0:
+        raise ValueError(f"q={q!r} must be in [0, 1]")
+    if len(summary) == 0:
+        raise ValueError("weighted_quantile of an empty summary "
+                         "(no non-missing, positively weighted values)")
+    target = np.array([qf * summary.total_weight], dtype=np.float64)
+    index = _query_indices(summary.rmin, summary.rmax, summary.wmin, target)[0]
+    return float(summary.values[index])
+
+
+__all__.append("weighted_quantile")
