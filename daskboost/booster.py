@@ -1,16 +1,8 @@
-"""The boosting loop, and the fitted model (``Booster``).
+"""The fitted model (``Booster``) and its model file.
 
-``train`` runs, on the active Dask scheduler:
-
-1. the scan pass: per-partition sketches and label statistics, tree-reduced;
-2. the binning pass: per-partition ``PartitionState`` (codes, labels, weights, margin),
-   persisted where the partitions are;
-3. for each round, one pass per tree level (``partition.partition_step``) whose
-   histograms are tree-reduced to the client, where ``grower.TreeGrower`` decides the
-   splits.  The last level's splits and the finished tree's leaf values travel with the
-   next round's first pass, which updates the margins and gradients in the same task.
-
-The client only ever holds sketches, histograms and trees: never rows.
+A model is a constant start (one margin per output) plus trees whose outputs add up in
+margin space; with K outputs (multiclass) each boosting round has K trees, stored round
+by round, tree ``t`` adding to output ``t % K``.
 """
 
 import json
@@ -19,13 +11,8 @@ import tempfile
 
 import numpy as np
 
-from .binning import BinMapper
-from .data import feature_block, partition_input
-from .grower import TreeGrower
-from .histogram import add_histograms, add_histograms_into
+from . import inspection
 from .objectives import get_objective
-from .partition import LevelStep, bin_partition, merge_scans, partition_step, scan_partition
-from .runtime import Runtime, add_tree_reduction
 from .tree import PackedForest, Tree
 
 FORMAT_NAME = "daskboost"
@@ -38,39 +25,87 @@ def sketch_size_for(max_bin):
 
 
 class Booster:
-    """A fitted ensemble: a constant start plus trees whose outputs add up in margin space."""
+    """A fitted ensemble.
 
-    def __init__(self, trees, base_margin, objective, n_features, feature_names=None):
+    Parameters
+    ----------
+    trees : list of Tree, round by round (K per round).
+    base_margin : (K,) starting margin of each output.
+    objective : objective name; ``objective_params`` its parameters (num_class, ...).
+    n_features, feature_names : the training columns.
+    best_iteration, best_score : set by early stopping (rounds are 0-based).
+    """
+
+    def __init__(self, trees, base_margin, objective, n_features, feature_names=None,
+                 objective_params=None, best_iteration=None, best_score=None):
         self.trees = list(trees)
-        self.base_margin = float(base_margin)
+        self.base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
         self.objective = objective
+        self.objective_params = dict(objective_params or {})
         self.n_features = int(n_features)
         self.feature_names = None if feature_names is None else list(feature_names)
-        self._packed = None
+        self.best_iteration = best_iteration
+        self.best_score = best_score
+        self._packed = {}
 
     @property
-    def packed(self):
-        if self._packed is None:
-            self._packed = PackedForest(self.trees)
-        return self._packed
+    def n_outputs(self):
+        return len(self.base_margin)
+
+    @property
+    def n_rounds(self):
+        return len(self.trees) // self.n_outputs
+
+    def get_objective(self):
+        return get_objective(self.objective, **self.objective_params)
+
+    def _forest(self, iteration_range):
+        start, stop = (0, self.n_rounds) if iteration_range is None else iteration_range
+        if not 0 <= start <= stop <= self.n_rounds:
+            raise ValueError(f"iteration_range={iteration_range!r} must satisfy "
+                             f"0 <= start <= stop <= {self.n_rounds} (the number of rounds)")
+        key = (start, stop)
+        if key not in self._packed:
+            K = self.n_outputs
+            self._packed[key] = PackedForest(self.trees[start * K:stop * K], K)
+        return self._packed[key]
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state["_packed"] = None
+        state["_packed"] = {}
         return state
 
-    def predict_margin(self, X):
-        """Margins for a float64 (n_rows, n_features) array."""
-        margin = np.full(X.shape[0], self.base_margin, dtype=np.float64)
-        self.packed.add_margin(np.ascontiguousarray(X, dtype=np.float64), margin)
+    def predict_margin(self, X, iteration_range=None):
+        """(K, n_rows) margins for a float (n_rows, n_features) array."""
+        margin = np.repeat(self.base_margin[:, None], X.shape[0], axis=1)
+        self._forest(iteration_range).add_margin(np.ascontiguousarray(X, dtype=np.float64), margin)
         return margin
 
     def output(self, margin, output_margin=False):
-        """Margins as they are, or mapped through the objective's link (e.g. sigmoid)."""
-        return margin if output_margin else get_objective(self.objective).transform(margin)
+        """(K, n) margins -> predictions: raw margins ((n,) or (n, K)) or transformed."""
+        if output_margin:
+            return margin[0] if self.n_outputs == 1 else margin.T
+        return self.get_objective().transform(margin)
 
-    def predict(self, X, output_margin=False):
-        return self.output(self.predict_margin(X), output_margin)
+    def predict(self, X, output_margin=False, iteration_range=None):
+        return self.output(self.predict_margin(X, iteration_range), output_margin)
+
+    # ---- inspection -----------------------------------------------------------------
+    def get_score(self, importance_type="weight"):
+        """xgboost's ``Booster.get_score``: {feature name: importance} of used features."""
+        return inspection.get_score(self.trees, self.feature_names, self.n_features,
+                                    importance_type)
+
+    def get_dump(self, with_stats=False, dump_format="text"):
+        """One text (or JSON) dump per tree; splits read ``x <= threshold``."""
+        if dump_format not in ("text", "json"):
+            raise ValueError(f"dump_format={dump_format!r} must be 'text' or 'json'")
+        dump = inspection.dump_text if dump_format == "text" else inspection.dump_json
+        return dump(self.trees, self.feature_names, with_stats)
+
+    def trees_to_dataframe(self):
+        """One row per node of every tree (pandas DataFrame, xgboost's columns + Class)."""
+        return inspection.trees_to_dataframe(self.trees, self.feature_names, self.n_outputs)
 
     # ---- serialisation --------------------------------------------------------------
     def to_dict(self):
@@ -78,9 +113,12 @@ class Booster:
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
             "objective": self.objective,
-            "base_margin": self.base_margin,
+            "objective_params": self.objective_params,
+            "base_margin": self.base_margin.tolist(),
             "n_features": self.n_features,
             "feature_names": self.feature_names,
+            "best_iteration": self.best_iteration,
+            "best_score": self.best_score,
             "trees": [tree.to_dict() for tree in self.trees],
         }
 
@@ -93,7 +131,9 @@ class Booster:
                 f"model format version {data.get('version')!r} is not supported "
                 f"(this daskboost reads version {FORMAT_VERSION})")
         return cls([Tree.from_dict(t) for t in data["trees"]], data["base_margin"],
-                   data["objective"], data["n_features"], data["feature_names"])
+                   data["objective"], data["n_features"], data["feature_names"],
+                   data.get("objective_params"), data.get("best_iteration"),
+                   data.get("best_score"))
 
 
 def write_json_atomically(path, payload):
@@ -111,113 +151,3 @@ def write_json_atomically(path, payload):
         raise
 
 
-# ---- training --------------------------------------------------------------------------
-
-class TrainingData:
-    """The result of the two passes over the input: states, bin mapper, label facts."""
-
-    def __init__(self, states, mapper, scan, classes):
-        self.states = states
-        self.mapper = mapper
-        self.scan = scan
-        self.classes = classes
-
-
-def prepare(runtime, data, params, objective, classifier):
-    """Scan pass + binning pass.  Raises ValueError on bad labels/weights/empty data."""
-    sketch_size = sketch_size_for(params["max_bin"])
-    graph = dict(data.graph)
-    name = runtime.new_name("scan")
-    scan_keys = []
-    for i in range(data.n_partitions):
-        key = (name, i)
-        w = None if data.w_keys is None else data.w_keys[i]
-        graph[key] = (scan_partition, data.x_keys[i], data.y_keys[i], w, i, sketch_size, classifier)
-        scan_keys.append(key)
-    total_key = add_tree_reduction(graph, scan_keys, merge_scans, name, sketch_size)
-    scan = runtime.compute(graph, [total_key])[0]
-    if scan.n_rows == 0:
-        raise ValueError("the training data has 0 rows")
-    if scan.weight_sum <= 0:
-        raise ValueError("sample_weight sums to 0; at least one row needs a positive weight")
-
-    classes = None
-    if classifier:
-        labels = sorted(scan.class_weights)
-        if len(labels) != 2:
-            raise ValueError(
-                f"DaskBoostClassifier needs exactly 2 classes in y for binary:logistic; "
-                f"found {len(labels)}: {labels[:10]}")
-        classes = np.array(labels)
-        scan.weighted_label_sum = float(scan.class_weights[labels[1]])
-    else:
-        objective.check_labels(scan.label_min, scan.label_max)
-
-    if params.get("base_score") is None:
-        base_margin = objective.base_margin(scan.weighted_label_sum, scan.weight_sum)
-    else:
-        base_margin = objective.margin_from_base_score(params["base_score"])
-    mapper = BinMapper.from_summaries(scan.summaries, params["max_bin"])
-
-    name = runtime.new_name("bin")
-    graph = dict(data.graph)
-    state_keys = []
-    for i in range(data.n_partitions):
-        key = (name, i)
-        w = None if data.w_keys is None else data.w_keys[i]
-        graph[key] = (bin_partition, data.x_keys[i], data.y_keys[i], w, i, mapper, base_margin, classes)
-        state_keys.append(key)
-    states = runtime.persist(graph, state_keys)
-    return TrainingData(states, mapper, scan, classes), base_margin
-
-
-def train(params, X, y, sample_weight=None, classifier=False):
-    """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
-
-    Returns ``(booster, training_data_info)`` where the info holds the classes.
-    """
-    objective = get_objective(params["objective"])
-    data = partition_input(X, y, sample_weight)
-    with Runtime() as runtime:
-        return _boost(runtime, params, data, objective, classifier)
-
-
-def _boost(runtime, params, data, objective, classifier):
-    prepared, base_margin = prepare(runtime, data, params, objective, classifier)
-    mapper = prepared.mapper
-    states = prepared.states
-    trees = []
-    pending = None        # splits of the previous pass, to apply at the next one
-    leaf_values = None    # previous tree's node outputs, for the margin update
-    for _ in range(params["n_estimators"]):
-        grower = TreeGrower(mapper, params)
-        new_tree = True
-        while True:
-            node_to_slot, n_slots = grower.build_request()
-            step = _level_step(pending, mapper, node_to_slot, n_slots)
-            if new_tree:
-                step.new_tree, step.leaf_values, step.objective = True, leaf_values, objective
-                new_tree = False
-            states, hist = runtime.map_reduce(partition_step, states, step, add_histograms,
-                                              add_histograms_into)
-            pending = grower.receive(hist)
-            if grower.finished:
-                break
-        trees.append(grower.to_tree())
-        leaf_values = grower.leaf_values()
-    booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names)
-    return booster, prepared
-
-
-def _level_step(pending, mapper, node_to_slot, n_slots):
-    step = LevelStep(node_to_slot=node_to_slot, n_slots=n_slots, n_codes=mapper.n_codes,
-                     missing_code=mapper.missing_code)
-    if pending is not None:
-        (step.split_feature, step.split_bin, step.default_left,
-         step.left_child, step.right_child) = pending
-    return step
-
-
-def predict_block(booster, block, output_margin):
-    """Predictions for one partition (pandas DataFrame or numpy block)."""
-    return booster.predict(feature_block(block), output_margin=output_margin)

@@ -17,18 +17,34 @@ from .splitting import find_splits, leaf_weight
 from .tree import Tree
 
 
+def stack_node_arrays(rows, fill, dtype, n_nodes=None):
+    """Stack per-tree node arrays into one (K, n_nodes) array, padding with ``fill``."""
+    n_nodes = max(len(r) for r in rows) if n_nodes is None else n_nodes
+    out = np.full((len(rows), n_nodes), fill, dtype=dtype)
+    for t, row in enumerate(rows):
+        out[t, :len(row)] = row
+    return out
+
+
 class TreeGrower:
     """Client-side state of the tree being grown.
 
     Parameters
     ----------
     mapper : binning.BinMapper of the training data.
-    params : dict with reg_lambda, gamma, min_child_weight, max_depth, learning_rate.
+    params : dict with reg_lambda, reg_alpha, max_delta_step, gamma, min_child_weight,
+        max_depth, learning_rate, colsample_bytree/bylevel/bynode.
+    rng : numpy Generator for column sampling (drawn from in a fixed order).
     """
 
-    def __init__(self, mapper, params):
+    def __init__(self, mapper, params, rng=None):
         self.mapper = mapper
         self.params = params
+        self._rng = rng
+        n_features = mapper.n_features
+        self._tree_features = self._sample(np.ones(n_features, dtype=np.bool_),
+                                           params.get("colsample_bytree", 1.0))
+        self._level_features = {}
         self.depth = [0]
         self.sums = [None]           # (G, H) of each node
         self.feature = [-1]
@@ -83,13 +99,36 @@ class TreeGrower:
             return None
         return self._split_arrays(split_nodes)
 
+    def _sample(self, allowed, fraction):
+        """A random subset of ``fraction`` of the allowed features (at least one)."""
+        if fraction >= 1.0 or self._rng is None:
+            return allowed
+        candidates = np.flatnonzero(allowed)
+        keep = max(1, int(fraction * len(candidates)))
+        mask = np.zeros_like(allowed)
+        mask[self._rng.choice(candidates, size=keep, replace=False)] = True
+        return mask
+
+    def _feature_masks(self, nodes):
+        """Column sampling by level, then by node, within the tree's features."""
+        p = self.params
+        masks = []
+        for node in nodes:
+            depth = self.depth[node]
+            if depth not in self._level_features:
+                self._level_features[depth] = self._sample(
+                    self._tree_features, p.get("colsample_bylevel", 1.0))
+            masks.append(self._sample(self._level_features[depth], p.get("colsample_bynode", 1.0)))
+        return np.array(masks, dtype=np.bool_)
+
     def _split(self, nodes):
         p = self.params
         hists = np.stack([self._hists[n] for n in nodes])
         sums = np.array([self.sums[n] for n in nodes], dtype=np.float64)
         gain, feature, bin_, default_left, left_sums = find_splits(
             hists, sums, self.mapper.n_bins, self.mapper.missing_code,
-            p["reg_lambda"], p["min_child_weight"], p["gamma"])
+            self._feature_masks(nodes), p["reg_lambda"], p.get("reg_alpha", 0.0),
+            p.get("max_delta_step", 0.0), p["min_child_weight"], p["gamma"])
         split_nodes = []
         for i, node in enumerate(nodes):
             if feature[i] < 0:
@@ -133,10 +172,18 @@ class TreeGrower:
             right[node] = self.right[node]
         return feature, bin_, default_left, left, right
 
+    def binned_arrays(self):
+        """(feature, bin, default_left, left, right, value) with bin thresholds."""
+        return (np.array(self.feature, dtype=np.int32), np.array(self.bin, dtype=np.int32),
+                np.array(self.default_left, dtype=np.bool_), np.array(self.left, dtype=np.int32),
+                np.array(self.right, dtype=np.int32), self.leaf_values())
+
     def leaf_values(self):
         """Output of every node (learning rate applied), indexed by node id."""
-        lam, eta = self.params["reg_lambda"], self.params["learning_rate"]
-        return np.array([eta * leaf_weight(g, h, lam) for g, h in self.sums], dtype=np.float64)
+        p = self.params
+        reg = (p["reg_lambda"], p.get("reg_alpha", 0.0), p.get("max_delta_step", 0.0))
+        eta = p["learning_rate"]
+        return np.array([eta * leaf_weight(g, h, *reg) for g, h in self.sums], dtype=np.float64)
 
     def to_tree(self):
         """The finished tree with raw-value thresholds."""

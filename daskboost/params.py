@@ -32,14 +32,44 @@ def _real(name, value, low, strict=False):
 def validate_params(raw, valid_objectives):
     """Return a dict of checked, normalised hyperparameters (raises on the first bad one)."""
     objective = raw["objective"]
-    if objective not in valid_objectives:
+    if objective is not None and objective not in valid_objectives:
         valid = ", ".join(repr(o) for o in valid_objectives)
         raise ValueError(f"objective={objective!r} is not supported here; valid objectives: {valid}")
     base_score = raw["base_score"]
     if base_score is not None:
         base_score = _real("base_score", base_score, -math.inf)
+    metric = raw["eval_metric"]
+    metrics = metric if isinstance(metric, (list, tuple)) else [metric]
+    for m in metrics:
+        if m is not None and not (isinstance(m, str) or callable(m)):
+            raise TypeError(f"eval_metric={metric!r} must be a metric name, a callable or a "
+                            "list of them")
+    optional_int = {}
+    for name, low in (("early_stopping_rounds", 1), ("num_class", 2)):
+        optional_int[name] = None if raw[name] is None else _integer(name, raw[name], low)
+    fractions = {}
+    for name in ("subsample", "colsample_bytree", "colsample_bylevel", "colsample_bynode"):
+        value = _real(name, raw[name], 0.0, strict=True)
+        if value > 1.0:
+            raise ValueError(f"{name}={raw[name]!r} must be in (0, 1]")
+        fractions[name] = value
+    random_state = raw["random_state"]
+    if random_state is not None:
+        random_state = _integer("random_state", random_state, 0)
+    max_delta_step = raw["max_delta_step"]
+    if max_delta_step is not None:
+        max_delta_step = _real("max_delta_step", max_delta_step, 0.0)
     return {
+        **fractions,
+        "random_state": random_state,
+        "max_delta_step": max_delta_step,
+        "reg_alpha": _real("reg_alpha", raw["reg_alpha"], 0.0),
         "objective": objective,
+        "eval_metric": metric,
+        **optional_int,
+        "huber_slope": _real("huber_slope", raw["huber_slope"], 0.0, strict=True),
+        "quantile_alpha": _real("quantile_alpha", raw["quantile_alpha"], 0.0, strict=True),
+        "tweedie_variance_power": _real("tweedie_variance_power", raw["tweedie_variance_power"], 1.0),
         "n_estimators": _integer("n_estimators", raw["n_estimators"], 1),
         "max_depth": _integer("max_depth", raw["max_depth"], 1),
         "learning_rate": _real("learning_rate", raw["learning_rate"], 0.0, strict=True),

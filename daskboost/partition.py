@@ -16,11 +16,12 @@ Three kinds of task touch rows, and only these:
 
 from dataclasses import dataclass, replace
 
+import numba
 import numpy as np
 
 from .data import feature_block, label_block, weight_block
 from .histogram import add_leaf_values, build_histograms
-from .sketch import merge_blocks, summarize_block
+from .sketch import merge, merge_blocks, summarize_block, summarize_column
 
 
 @dataclass
@@ -28,12 +29,15 @@ class ScanResult:
     """Small per-partition facts, mergeable across partitions."""
 
     n_rows: int
-    summaries: list          # one sketch.FeatureSummary per feature
+    summaries: list            # one sketch.FeatureSummary per feature
     weight_sum: float
     weighted_label_sum: float  # only for numeric labels
     label_min: float
     label_max: float
-    class_weights: dict      # label -> weight sum (classifiers), else None
+    all_integer: bool          # every (numeric) label is a whole number
+    label_summary: object      # sketch.FeatureSummary of the labels (regression), else None
+    class_weights: dict        # label -> weight sum (classifiers), else None
+    partition_rows: list = None  # rows of each partition, in partition order
 
 
 def _where(index):
@@ -71,22 +75,24 @@ def scan_partition(x, y, w, index, sketch_size, collect_classes):
     if numeric and labels.dtype.kind == "f" and not np.isfinite(labels).all():
         raise ValueError(f"y contains inf{_where(index)}")
     weight_sum = float(n if weights is None else weights.sum())
-    class_weights = None
+    class_weights, label_summary = None, None
+    weighted_label_sum, label_min, label_max, all_integer = 0.0, np.inf, -np.inf, True
     if collect_classes:
         uniques, inverse = np.unique(labels, return_inverse=True)
         sums = np.bincount(inverse, weights=weights, minlength=len(uniques))
         class_weights = dict(zip(uniques.tolist(), sums.tolist()))
-        weighted_label_sum, label_min, label_max = 0.0, np.inf, -np.inf
     else:
         if not numeric:
             raise TypeError(f"y must be numeric for regression; got dtype {labels.dtype}{_where(index)}")
         y64 = labels.astype(np.float64, copy=False)
         weighted_label_sum = float(y64.sum() if weights is None else y64 @ weights)
-        label_min = float(y64.min()) if n else np.inf
-        label_max = float(y64.max()) if n else -np.inf
+        if n:
+            label_min, label_max = float(y64.min()), float(y64.max())
+        all_integer = bool(np.all(y64 == np.floor(y64)))
+        label_summary = summarize_column(y64, weights, sketch_size)
     summaries = summarize_block(X, weights, sketch_size)
     return ScanResult(n, summaries, weight_sum, weighted_label_sum, label_min, label_max,
-                      class_weights)
+                      all_integer, label_summary, class_weights, [n])
 
 
 def merge_scans(a, b, sketch_size):
@@ -97,6 +103,9 @@ def merge_scans(a, b, sketch_size):
         classes = dict(a.class_weights)
         for label, weight in b.class_weights.items():
             classes[label] = classes.get(label, 0.0) + weight
+    label_summary = None
+    if a.label_summary is not None:
+        label_summary = merge(a.label_summary, b.label_summary, sketch_size)
     return ScanResult(
         a.n_rows + b.n_rows,
         merge_blocks(a.summaries, b.summaries, sketch_size),
@@ -104,21 +113,28 @@ def merge_scans(a, b, sketch_size):
         a.weighted_label_sum + b.weighted_label_sum,
         min(a.label_min, b.label_min),
         max(a.label_max, b.label_max),
+        a.all_integer and b.all_integer,
+        label_summary,
         classes,
+        a.partition_rows + b.partition_rows,
     )
 
 
 @dataclass
 class PartitionState:
-    """Everything training keeps per partition.  Replaced, never mutated."""
+    """Everything training keeps per partition.  Replaced, never mutated.
+
+    K is the number of trees grown per round (1, or the number of classes).
+    """
 
     codes: np.ndarray            # (n_rows, n_features) uint8/uint16 bin codes
     label: np.ndarray            # (n_rows,) float32
     weight: np.ndarray           # (n_rows,) float32 or None
-    margin: np.ndarray           # (n_rows,) float64 current prediction (margin space)
-    grad: np.ndarray = None      # (n_rows,) float32 of the current tree
+    margin: np.ndarray           # (K, n_rows) float64 current prediction (margin space)
+    grad: np.ndarray = None      # (K, n_rows) float32 of the current round's trees
     hess: np.ndarray = None
-    positions: np.ndarray = None  # (n_rows,) int32 node of each row in the current tree
+    positions: np.ndarray = None  # (K, n_rows) int32 node of each row in each tree
+    row_offset: int = 0          # global index of the partition's first row
 
 
 def encode_labels(labels, classes):
@@ -136,74 +152,119 @@ def encode_labels(labels, classes):
         raise ValueError(f"y has label {err.args[0]!r} that is not one of {classes.tolist()}") from None
 
 
-def bin_partition(x, y, w, index, mapper, base_margin, classes):
-    """Second pass: bin one partition and set up its training state."""
+def bin_partition(x, y, w, index, mapper, base_margin, classes, row_offset=0):
+    """Second pass: bin one partition and set up its training state.
+
+    ``base_margin`` is the (K,) starting margin of every row; ``row_offset`` the global
+    index of the partition's first row (row sampling is keyed on global indices).
+    """
     X, labels, weights = read_partition(x, y, w, index)
     if classes is not None:
         labels = encode_labels(labels, classes)
+    n = X.shape[0]
     return PartitionState(
         codes=mapper.transform(X),
         label=np.asarray(labels, dtype=np.float32),
         weight=None if weights is None else weights.astype(np.float32),
-        margin=np.full(X.shape[0], base_margin, dtype=np.float64),
+        margin=np.repeat(np.asarray(base_margin, dtype=np.float64)[:, None], n, axis=1),
+        row_offset=row_offset,
     )
 
 
 @dataclass
 class LevelStep:
-    """The client's instructions for one pass over every partition."""
+    """The client's instructions for one pass over every partition.
 
-    # splits decided at the previous level, indexed by node id (feature -1: not split)
+    Arrays over nodes are (K, n_nodes): one row per tree of the round.
+    """
+
+    # splits decided at the previous level (feature -1: node not split)
     split_feature: np.ndarray = None
     split_bin: np.ndarray = None
     default_left: np.ndarray = None
     left_child: np.ndarray = None
     right_child: np.ndarray = None
     missing_code: int = 0
-    # set at the first level of a tree: the finished tree's leaf values (indexed by node
-    # id, None for the very first tree) and the objective to recompute gradients with
+    # set at the first level of a round: the finished trees' node values (None for the
+    # very first round) and the objective to recompute gradients with
     new_tree: bool = False
     leaf_values: np.ndarray = None
     objective: object = None
+    # row subsampling of the new round: keep rows whose hash of (seed, round, global
+    # row index) falls below ``subsample``
+    subsample: float = 1.0
+    sample_seed: int = 0
+    round: int = 0
     # which nodes to build histograms for
     node_to_slot: np.ndarray = None
     n_slots: int = 0
     n_codes: int = 0
 
-    def split_arrays(self):
+    def split_arrays(self, n_trees):
         if self.split_feature is None:
-            return no_splits(1)
+            return no_splits(n_trees, 1)
         return (self.split_feature, self.split_bin, self.default_left, self.left_child,
                 self.right_child)
 
 
-def no_splits(n_nodes):
-    """Split arrays saying that none of ``n_nodes`` nodes is split.
+def no_splits(n_trees, n_nodes):
+    """Split arrays saying that no node of ``n_trees`` trees is split.
 
     The kernels index these arrays by node id without bounds checks, so they must cover
     every node id present in the positions.
     """
-    return (np.full(n_nodes, -1, dtype=np.int32), np.zeros(n_nodes, dtype=np.int32),
-            np.zeros(n_nodes, dtype=np.bool_), np.zeros(n_nodes, dtype=np.int32),
-            np.zeros(n_nodes, dtype=np.int32))
+    shape = (n_trees, n_nodes)
+    return (np.full(shape, -1, dtype=np.int32), np.zeros(shape, dtype=np.int32),
+            np.zeros(shape, dtype=np.bool_), np.zeros(shape, dtype=np.int32),
+            np.zeros(shape, dtype=np.int32))
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+@numba.njit(nogil=True, cache=True)
+def sampled_rows(seed, round_, row_offset, n_rows, fraction):
+    """float32 0/1 mask: row ``row_offset + i`` is kept in round ``round_`` when a
+    SplitMix64 hash of (seed, round, global row index) maps below ``fraction``.
+
+    A counter-based hash, not a random stream, so the sample of a row depends only on
+    its global index: the same whatever the partitioning.
+    """
+    keep = np.empty(n_rows, dtype=np.float32)
+    base = np.uint64(seed) * _GOLDEN + np.uint64(round_) * _MIX1
+    for i in range(n_rows):
+        z = base + np.uint64(row_offset + i) * _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _MIX1
+        z = (z ^ (z >> np.uint64(27))) * _MIX2
+        z = z ^ (z >> np.uint64(31))
+        u = np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+        keep[i] = 1.0 if u < fraction else 0.0
+    return keep
 
 
 def partition_step(state, step):
     """One level on one partition: move rows to their children, build histograms.
 
-    At the first level of a tree, the previous tree's last splits are applied first,
-    its leaf values added to the margin and the gradients recomputed; every row then
-    starts at the root.
+    At the first level of a round, the previous round's last splits are applied first,
+    its leaf values added to the margins and the gradients recomputed; every row then
+    starts at the root of each new tree.
     """
     positions, margin, grad, hess = state.positions, state.margin, state.grad, state.hess
-    splits = step.split_arrays()
+    n_trees = margin.shape[0]
+    splits = step.split_arrays(n_trees)
     if step.new_tree:
         if step.leaf_values is not None:
             margin = add_leaf_values(state.codes, positions, *splits, step.missing_code,
                                      step.leaf_values, margin)
         grad, hess = step.objective.gradients(margin, state.label, state.weight)
-        positions = np.zeros(state.codes.shape[0], dtype=np.int32)
-        splits = no_splits(1)  # every row is at the root
+        if step.subsample < 1.0:
+            keep = sampled_rows(step.sample_seed, step.round, state.row_offset,
+                                margin.shape[1], step.subsample)
+            grad, hess = grad * keep, hess * keep  # unsampled rows add nothing
+        positions = np.zeros(margin.shape, dtype=np.int32)
+        splits = no_splits(n_trees, 1)  # every row is at the root
     positions, hist = build_histograms(state.codes, grad, hess, positions, *splits,
                                        step.missing_code, step.node_to_slot, step.n_slots,
                                        step.n_codes)

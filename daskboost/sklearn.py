@@ -13,7 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pandas as pd
 
-from .booster import Booster, predict_block, train, write_json_atomically
+from . import inspection
+from .booster import Booster, write_json_atomically
+from .training import train
 from .data import describe_features, feature_block, is_dask_collection
 from .params import validate_params
 
@@ -25,7 +27,11 @@ class _DaskBoostModel:
     _objectives = ()
 
     def __init__(self, *, n_estimators=100, max_depth=6, learning_rate=0.3, reg_lambda=1.0,
-                 gamma=0.0, min_child_weight=1.0, max_bin=256, base_score=None, objective=None):
+                 gamma=0.0, min_child_weight=1.0, max_bin=256, base_score=None, objective=None,
+                 eval_metric=None, early_stopping_rounds=None, num_class=None, huber_slope=1.0,
+                 quantile_alpha=0.5, tweedie_variance_power=1.5, reg_alpha=0.0,
+                 max_delta_step=None, subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
+                 colsample_bynode=1.0, random_state=None):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -35,6 +41,19 @@ class _DaskBoostModel:
         self.max_bin = max_bin
         self.base_score = base_score
         self.objective = objective
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.num_class = num_class
+        self.huber_slope = huber_slope
+        self.quantile_alpha = quantile_alpha
+        self.tweedie_variance_power = tweedie_variance_power
+        self.reg_alpha = reg_alpha
+        self.max_delta_step = max_delta_step
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bylevel = colsample_bylevel
+        self.colsample_bynode = colsample_bynode
+        self.random_state = random_state
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -56,7 +75,8 @@ class _DaskBoostModel:
 
     def __repr__(self):
         defaults = type(self)().get_params()
-        changed = [f"{k}={v!r}" for k, v in self.get_params().items() if v != defaults[k]]
+        changed = [f"{k}={v!r}" for k, v in self.get_params().items()
+                   if not _same_value(v, defaults[k])]
         return f"{type(self).__name__}({', '.join(changed)})"
 
     def __sklearn_tags__(self):  # only called by scikit-learn, so importing it here is fine
@@ -72,15 +92,21 @@ class _DaskBoostModel:
     # ---- fitting ------------------------------------------------------------------------
     def _checked_params(self):
         raw = self.get_params()
-        if raw["objective"] is None:
-            raw["objective"] = self._objectives[0]
-        return validate_params(raw, self._objectives)
+        params = validate_params(raw, self._objectives)
+        if params["early_stopping_rounds"] is not None and not self._fit_has_eval_set:
+            raise ValueError(f"early_stopping_rounds={params['early_stopping_rounds']} needs an "
+                             "eval_set in fit()")
+        return params
 
-    def _fit(self, X, y, sample_weight, classifier):
+    def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set):
+        self._fit_has_eval_set = bool(eval_set)
         params = self._checked_params()
-        booster, prepared = train(params, X, y, sample_weight, classifier=classifier)
+        eval_set = _check_eval_set(eval_set, sample_weight_eval_set)
+        booster, info = train(params, X, y, sample_weight, classifier=classifier,
+                              eval_set=eval_set, sample_weight_eval_set=sample_weight_eval_set)
         self._set_fitted(booster)
-        return prepared
+        self.evals_result_ = info.evals_result
+        return info
 
     def _set_fitted(self, booster):
         self._booster = booster
@@ -89,6 +115,33 @@ class _DaskBoostModel:
             self.feature_names_in_ = np.array(booster.feature_names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
+
+    @property
+    def feature_importances_(self):
+        """Importance of each feature (average gain of its splits, normalised to sum 1),
+        as in xgboost's scikit-learn wrapper."""
+        self._check_fitted()
+        return inspection.feature_importances(self._booster.trees, self._booster.n_features,
+                                              "gain")
+
+    def evals_result(self):
+        """Metric values per eval set and round: ``{"validation_0": {"rmse": [...]}}``."""
+        self._check_fitted()
+        return getattr(self, "evals_result_", {})
+
+    @property
+    def best_iteration(self):
+        """The 0-based round with the best eval score (set when early stopping is used)."""
+        return self.get_booster().best_iteration
+
+    @property
+    def best_score(self):
+        return self.get_booster().best_score
+
+    def _default_range(self, iteration_range):
+        if iteration_range is None and self.get_booster().best_iteration is not None:
+            return (0, self.get_booster().best_iteration + 1)
+        return iteration_range
 
     def get_booster(self):
         """The fitted ``Booster``."""
@@ -115,20 +168,27 @@ class _DaskBoostModel:
             raise ValueError(f"X has {n_features} features, but the model was trained with "
                              f"{booster.n_features}")
 
-    def _predict_values(self, X, output_margin):
-        """Margins or transformed predictions; dask in -> dask out, in-memory -> numpy."""
+    def _predict_values(self, X, finish, width, iteration_range):
+        """``finish(margins (K, n)) -> (n,) or (n, width)`` on every partition of X.
+
+        dask in -> dask out (same partitions; a DataFrame's index kept), else numpy.
+        """
         self._check_predict_input(X)
-        booster = self._booster
+        job = _PredictJob(self._booster, finish, self._default_range(iteration_range))
         if not is_dask_collection(X):
-            return _predict_in_memory(booster, X, output_margin)
+            return job.in_memory(X)
         import dask.dataframe as dd
         if isinstance(X, dd.DataFrame):
-            return X.map_partitions(_predict_series, booster, output_margin,
-                                    meta=pd.Series(dtype=np.float64))
+            if width is None:
+                meta = pd.Series(dtype=np.float64)
+            else:
+                meta = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in width})
+            return X.map_partitions(job.frame, width, meta=meta)
         if len(X.chunks[1]) > 1:
             X = X.rechunk({1: -1})
-        return X.map_blocks(_predict_array_block, booster, output_margin, dtype=np.float64,
-                            drop_axis=1)
+        if width is None:
+            return X.map_blocks(job, dtype=np.float64, drop_axis=1)
+        return X.map_blocks(job, dtype=np.float64, chunks=(X.chunks[0], (len(width),)))
 
     # ---- persistence --------------------------------------------------------------------
     def _model_extras(self):
@@ -163,19 +223,32 @@ class _DaskBoostModel:
         return self
 
 
+REGRESSION_OBJECTIVES = ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror",
+                         "reg:quantileerror", "reg:logistic", "binary:logistic", "count:poisson",
+                         "reg:gamma", "reg:tweedie")
+CLASSIFICATION_OBJECTIVES = ("binary:logistic", "binary:logitraw", "multi:softprob",
+                             "multi:softmax")
+
+
 class DaskBoostRegressor(_DaskBoostModel):
-    """Gradient-boosted trees for regression (objective ``reg:squarederror``)."""
+    """Gradient-boosted trees for regression (default objective ``reg:squarederror``)."""
 
     _estimator_type = "regressor"
-    _objectives = ("reg:squarederror", "binary:logistic")
+    _objectives = REGRESSION_OBJECTIVES
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on X (dask/pandas/numpy) and y aligned with it; returns self."""
-        self._fit(X, y, sample_weight, classifier=False)
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
+        """Fit on X (dask/pandas/numpy) and y aligned with it; returns self.
+
+        ``eval_set``: list of (X, y) pairs scored after every round with ``eval_metric``
+        (``evals_result()``); the last one drives ``early_stopping_rounds``.
+        """
+        self._fit(X, y, sample_weight, False, eval_set, sample_weight_eval_set)
         return self
 
-    def predict(self, X, output_margin=False):
-        return self._predict_values(X, output_margin)
+    def predict(self, X, output_margin=False, iteration_range=None):
+        """Predictions (or raw margins); ``iteration_range=(start, stop)`` selects rounds
+        (default: up to the best round when early stopping was used)."""
+        return self._predict_values(X, _Output(output_margin), None, iteration_range)
 
     def score(self, X, y, sample_weight=None):
         """R^2 of the predictions (in-memory data)."""
@@ -187,47 +260,45 @@ class DaskBoostRegressor(_DaskBoostModel):
 
 
 class DaskBoostClassifier(_DaskBoostModel):
-    """Gradient-boosted trees for binary classification (objective ``binary:logistic``).
+    """Gradient-boosted trees for classification.
 
-    Any two labels are accepted; they are sorted into ``classes_`` and the second is
-    the positive class.
+    Labels of any type are sorted into ``classes_``.  Two classes train
+    ``binary:logistic`` (the second class is the positive one), more train
+    ``multi:softprob`` with ``num_class`` set from the data (one tree per class and
+    round).
     """
 
     _estimator_type = "classifier"
-    _objectives = ("binary:logistic",)
+    _objectives = CLASSIFICATION_OBJECTIVES
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
         """Fit on X (dask/pandas/numpy) and labels y aligned with it; returns self."""
-        prepared = self._fit(X, y, sample_weight, classifier=True)
-        self.classes_ = prepared.classes
+        info = self._fit(X, y, sample_weight, True, eval_set, sample_weight_eval_set)
+        self.classes_ = info.classes
         self.n_classes_ = len(self.classes_)
         return self
 
-    def predict_proba(self, X):
-        """Probabilities of ``classes_`` (two columns)."""
-        p = self._predict_values(X, output_margin=False)
-        if isinstance(p, np.ndarray):
-            return np.column_stack([1.0 - p, p])
-        if _is_dask_series(p):
-            return p.to_frame(name=_column(self.classes_[1])).map_partitions(
-                _two_columns, [_column(c) for c in self.classes_],
-                meta=pd.DataFrame({_column(c): pd.Series(dtype=np.float64) for c in self.classes_}))
-        return p.map_blocks(lambda b: np.column_stack([1.0 - b, b]), new_axis=1,
-                            chunks=(p.chunks[0], (2,)), dtype=np.float64)
+    def predict_proba(self, X, iteration_range=None):
+        """Probabilities of ``classes_``: (n, n_classes); a dask DataFrame for one."""
+        self._check_fitted()
+        columns = [_column(c) for c in self.classes_]
+        return self._predict_values(X, _Probabilities(), columns, iteration_range)
 
-    def predict(self, X, output_margin=False):
+    def predict(self, X, output_margin=False, iteration_range=None):
         """Class labels (or margins with ``output_margin=True``)."""
-        p = self._predict_values(X, output_margin)
+        self._check_fitted()
         if output_margin:
-            return p
+            K = self._booster.n_outputs
+            return self._predict_values(X, _Output(True), None if K == 1 else list(range(K)),
+                                        iteration_range)
+        index = self._predict_values(X, _ClassIndex(), None, iteration_range)
         classes = self.classes_
-        if isinstance(p, np.ndarray):
-            return classes[(p > 0.5).astype(np.int64)]
-        if _is_dask_series(p):
-            return p.map_partitions(lambda s: pd.Series(classes[(s.to_numpy() > 0.5).astype(np.int64)],
-                                                        index=s.index),
-                                    meta=pd.Series(dtype=classes.dtype))
-        return p.map_blocks(lambda b: classes[(b > 0.5).astype(np.int64)], dtype=classes.dtype)
+        if isinstance(index, np.ndarray):
+            return classes[index.astype(np.int64)]
+        to_labels = _ToLabels(classes)
+        if _is_dask_series(index):
+            return index.map_partitions(to_labels.series, meta=pd.Series(dtype=classes.dtype))
+        return index.map_blocks(to_labels, dtype=classes.dtype)
 
     def score(self, X, y, sample_weight=None):
         """Accuracy (in-memory data)."""
@@ -246,13 +317,15 @@ class DaskBoostClassifier(_DaskBoostModel):
         self.n_classes_ = len(self.classes_)
 
 
+def _same_value(a, b):
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
 def _column(label):
     return label if isinstance(label, str) else str(label)
-
-
-def _two_columns(frame, columns):
-    p = frame.iloc[:, 0].to_numpy()
-    return pd.DataFrame({columns[0]: 1.0 - p, columns[1]: p}, index=frame.index)
 
 
 def _is_dask_series(obj):
@@ -260,18 +333,87 @@ def _is_dask_series(obj):
     return isinstance(obj, dd.Series)
 
 
-def _predict_array_block(block, booster, output_margin):
-    return predict_block(booster, block, output_margin)
+def _check_eval_set(eval_set, sample_weight_eval_set):
+    if eval_set is None:
+        return None
+    if not isinstance(eval_set, (list, tuple)) or not all(
+            isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in eval_set):
+        raise TypeError("eval_set must be a list of (X, y) pairs")
+    if sample_weight_eval_set is not None and len(sample_weight_eval_set) != len(eval_set):
+        raise ValueError(f"sample_weight_eval_set has {len(sample_weight_eval_set)} entries but "
+                         f"eval_set has {len(eval_set)}")
+    return list(eval_set)
 
 
-def _predict_series(part, booster, output_margin):
-    return pd.Series(predict_block(booster, part, output_margin), index=part.index)
+# ---- prediction: picklable per-partition functions ------------------------------------
+
+class _Output:
+    """Margins -> the model's output (or the raw margins)."""
+
+    def __init__(self, output_margin):
+        self.output_margin = output_margin
+
+    def __call__(self, booster, margin):
+        return booster.output(margin, self.output_margin)
 
 
-def _predict_in_memory(booster, X, output_margin, rows_per_chunk=65536):
-    """Predict a numpy/pandas X on a few threads (the kernel releases the GIL)."""
-    values = np.ascontiguousarray(feature_block(X))
-    chunks = [values[i:i + rows_per_chunk] for i in range(0, values.shape[0], rows_per_chunk)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        margin = np.concatenate([np.empty(0)] + list(pool.map(booster.predict_margin, chunks)))
-    return booster.output(margin, output_margin)
+class _Probabilities:
+    """Margins -> class probabilities, (n, 2) for binary, (n, K) softmax otherwise."""
+
+    def __call__(self, booster, margin):
+        if booster.n_outputs == 1:
+            p = 1.0 / (1.0 + np.exp(-margin[0]))
+            return np.column_stack([1.0 - p, p])
+        shifted = np.exp(margin - margin.max(axis=0))
+        return (shifted / shifted.sum(axis=0)).T
+
+
+class _ClassIndex:
+    """Margins -> index of the predicted class (float, for dask meta)."""
+
+    def __call__(self, booster, margin):
+        if booster.n_outputs == 1:
+            return (margin[0] > 0).astype(np.float64)
+        return np.argmax(margin, axis=0).astype(np.float64)
+
+
+class _ToLabels:
+    def __init__(self, classes):
+        self.classes = classes
+
+    def __call__(self, index):
+        return self.classes[index.astype(np.int64)]
+
+    def series(self, index):
+        return pd.Series(self(index.to_numpy()), index=index.index)
+
+
+class _PredictJob:
+    """Margins of a block with a booster, then ``finish``; the unit of dask prediction."""
+
+    def __init__(self, booster, finish, iteration_range, rows_per_chunk=65536):
+        self.booster = booster
+        self.finish = finish
+        self.iteration_range = iteration_range
+        self.rows_per_chunk = rows_per_chunk
+
+    def margin(self, values):
+        return self.booster.predict_margin(values, self.iteration_range)
+
+    def __call__(self, block):
+        return self.finish(self.booster, self.margin(feature_block(block)))
+
+    def frame(self, part, columns):
+        values = self(part)
+        if columns is None:
+            return pd.Series(values, index=part.index)
+        return pd.DataFrame(values, index=part.index, columns=columns)
+
+    def in_memory(self, X):
+        """Predict a numpy/pandas X on a few threads (the kernel releases the GIL)."""
+        values = np.ascontiguousarray(feature_block(X))
+        step = self.rows_per_chunk
+        chunks = [values[i:i + step] for i in range(0, values.shape[0], step)] or [values]
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            margins = list(pool.map(self.margin, chunks))
+        return self.finish(self.booster, np.concatenate(margins, axis=1))

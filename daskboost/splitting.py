@@ -3,9 +3,14 @@
 For a node with gradient sums G, H and a candidate split into (G_L, H_L), (G_R, H_R)
 the gain is XGBoost's eq. 7 without the constant factor (as xgboost computes it):
 
-    gain = G_L^2 / (H_L + lambda) + G_R^2 / (H_R + lambda) - G^2 / (H + lambda)
+    gain = score(G_L, H_L) + score(G_R, H_R) - score(G, H),  score(G, H) = G^2 / (H + lambda)
 
-and the optimal leaf weight is eq. 5, ``w* = -G / (H + lambda)``.  A split is kept only
+and the optimal leaf weight is eq. 5, ``w* = -G / (H + lambda)``.  With L1
+regularisation (``reg_alpha``) G is soft-thresholded by alpha first; with
+``max_delta_step`` the weight is clipped to [-max_delta_step, max_delta_step] and the
+score is the loss reduction at the clipped weight:
+``score = -(2 G w + (H + lambda) w^2 + 2 alpha |w|)`` (twice the second-order objective
+reduction, the same scale as the unclipped score).  A split is kept only
 when its gain exceeds a tiny epsilon and is at least ``gamma`` (xgboost's
 ``min_split_loss``), and both children carry at least ``min_child_weight`` hessian.
 
@@ -30,27 +35,46 @@ MIN_SPLIT_GAIN = 1e-6
 
 
 @numba.njit(nogil=True, cache=True)
-def leaf_weight(g, h, reg_lambda):
-    """XGBoost eq. 5: w* = -G / (H + lambda)."""
-    return -g / (h + reg_lambda)
+def _soft_threshold(g, reg_alpha):
+    if g > reg_alpha:
+        return g - reg_alpha
+    if g < -reg_alpha:
+        return g + reg_alpha
+    return 0.0
 
 
 @numba.njit(nogil=True, cache=True)
-def _score(g, h, reg_lambda):
-    return g * g / (h + reg_lambda)
+def leaf_weight(g, h, reg_lambda, reg_alpha=0.0, max_delta_step=0.0):
+    """XGBoost eq. 5, w* = -G / (H + lambda), with L1 soft-thresholding and clipping."""
+    w = -_soft_threshold(g, reg_alpha) / (h + reg_lambda)
+    if max_delta_step > 0.0 and abs(w) > max_delta_step:
+        w = max_delta_step if w > 0 else -max_delta_step
+    return w
 
 
 @numba.njit(nogil=True, cache=True)
-def _valid_gain(lg, lh, rg, rh, parent, reg_lambda, min_child_weight):
-    """Gain of a candidate (eq. 7), or -1 when a child is too light to exist."""
+def _score(g, h, reg_lambda, reg_alpha, max_delta_step):
+    if max_delta_step == 0.0:
+        t = _soft_threshold(g, reg_alpha)
+        return t * t / (h + reg_lambda)
+    w = leaf_weight(g, h, reg_lambda, reg_alpha, max_delta_step)
+    return -(2.0 * g * w + (h + reg_lambda) * w * w + 2.0 * reg_alpha * abs(w))
+
+
+@numba.njit(nogil=True, cache=True)
+def _valid_gain(lg, lh, rg, rh, parent, reg, min_child_weight):
+    """Gain of a candidate (eq. 7), or -1 when a child is too light to exist.
+
+    ``reg`` = (reg_lambda, reg_alpha, max_delta_step).
+    """
     if lh < min_child_weight or rh < min_child_weight or lh <= 0.0 or rh <= 0.0:
         return -1.0
-    return _score(lg, lh, reg_lambda) + _score(rg, rh, reg_lambda) - parent
+    return _score(lg, lh, *reg) + _score(rg, rh, *reg) - parent
 
 
 @numba.njit(nogil=True, cache=True)
-def find_node_split(hist, n_bins, missing_code, node_g, node_h,
-                    reg_lambda, min_child_weight, gamma):
+def find_node_split(hist, n_bins, missing_code, node_g, node_h, feature_mask,
+                    reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma):
     """Best split of one node.
 
     Parameters
@@ -59,6 +83,8 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h,
     n_bins : (n_features,) int, number of value bins of each feature (codes 0..n_bins-1).
     missing_code : int, the code of missing values (same for every feature).
     node_g, node_h : float, the node's gradient and hessian sums.
+    feature_mask : (n_features,) bool, the features this node may split on (column
+        sampling).
 
     Returns
     -------
@@ -66,7 +92,8 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h,
     satisfies the constraints.  Rows with code <= bin go left; missing rows go left
     iff default_left.
     """
-    parent = _score(node_g, node_h, reg_lambda)
+    reg = (reg_lambda, reg_alpha, max_delta_step)
+    parent = _score(node_g, node_h, *reg)
     best_gain = 0.0
     best_feature = -1
     best_bin = -1
@@ -74,6 +101,8 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h,
     best_lg = 0.0
     best_lh = 0.0
     for f in range(hist.shape[0]):
+        if not feature_mask[f]:
+            continue
         k = n_bins[f]
         miss_h = hist[f, missing_code, 1]
         # scan 1: missing rows go right; left = bins 0..b
@@ -82,8 +111,7 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h,
         for b in range(k):
             lg += hist[f, b, 0]
             lh += hist[f, b, 1]
-            gain = _valid_gain(lg, lh, node_g - lg, node_h - lh, parent, reg_lambda,
-                               min_child_weight)
+            gain = _valid_gain(lg, lh, node_g - lg, node_h - lh, parent, reg, min_child_weight)
             if gain > best_gain:
                 best_gain, best_feature, best_bin = gain, f, b
                 best_default_left, best_lg, best_lh = False, lg, lh
@@ -97,7 +125,7 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h,
             rh += hist[f, b + 1, 1]
             lg = node_g - rg
             lh = node_h - rh
-            gain = _valid_gain(lg, lh, rg, rh, parent, reg_lambda, min_child_weight)
+            gain = _valid_gain(lg, lh, rg, rh, parent, reg, min_child_weight)
             if gain > best_gain:
                 best_gain, best_feature, best_bin = gain, f, b
                 best_default_left, best_lg, best_lh = True, lg, lh
@@ -107,13 +135,15 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h,
 
 
 @numba.njit(nogil=True, cache=True)
-def find_splits(hists, node_sums, n_bins, missing_code, reg_lambda, min_child_weight, gamma):
+def find_splits(hists, node_sums, n_bins, missing_code, feature_masks, reg_lambda, reg_alpha,
+                max_delta_step, min_child_weight, gamma):
     """Best split of each node: ``find_node_split`` over ``hists[i]``.
 
     Parameters
     ----------
     hists : (n_nodes, n_features, n_codes, 2) float64.
     node_sums : (n_nodes, 2) float64 gradient and hessian sums of each node.
+    feature_masks : (n_nodes, n_features) bool, the features each node may split on.
 
     Returns
     -------
@@ -128,8 +158,8 @@ def find_splits(hists, node_sums, n_bins, missing_code, reg_lambda, min_child_we
     left_sums = np.zeros((n_nodes, 2), dtype=np.float64)
     for i in range(n_nodes):
         g, f, b, dl, lg, lh = find_node_split(
-            hists[i], n_bins, missing_code, node_sums[i, 0], node_sums[i, 1],
-            reg_lambda, min_child_weight, gamma)
+            hists[i], n_bins, missing_code, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
+            reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma)
         gain[i] = g
         feature[i] = f
         bin_[i] = b

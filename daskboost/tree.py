@@ -81,28 +81,35 @@ def _decode_float(v):
 
 
 class PackedForest:
-    """All trees' node arrays concatenated, with per-tree offsets, for the kernel."""
+    """All trees' node arrays concatenated, with per-tree offsets, for the kernel.
 
-    def __init__(self, trees):
+    Tree ``t`` adds to output ``t % n_outputs``.
+    """
+
+    def __init__(self, trees, n_outputs=1):
         offsets = np.zeros(len(trees) + 1, dtype=np.int64)
         for t, tree in enumerate(trees):
             offsets[t + 1] = offsets[t] + tree.n_nodes
         self.offsets = offsets
+        self.n_outputs = n_outputs
         for name in ("feature", "threshold", "default_left", "left", "right", "value"):
             parts = [getattr(tree, name) for tree in trees]
             setattr(self, name, np.concatenate(parts) if parts else np.empty(0, _DTYPES[name]))
 
     def add_margin(self, X, margin):
-        """``margin += sum of tree outputs`` for the rows of ``X`` (float64, NaN = missing)."""
+        """``margin[k] += outputs of the trees of output k`` for the rows of ``X``.
+
+        ``X``: (n_rows, n_features) float64, NaN = missing; ``margin``: (K, n_rows).
+        """
         _predict_kernel(X, self.feature, self.threshold, self.default_left, self.left,
-                        self.right, self.value, self.offsets, margin)
+                        self.right, self.value, self.offsets, self.n_outputs, margin)
 
 
 @numba.njit(nogil=True, cache=True)
-def _predict_kernel(X, feature, threshold, default_left, left, right, value, offsets, margin):
+def _predict_kernel(X, feature, threshold, default_left, left, right, value, offsets,
+                    n_outputs, margin):
     n_trees = offsets.shape[0] - 1
     for i in range(X.shape[0]):
-        total = 0.0
         for t in range(n_trees):
             base = offsets[t]
             node = 0
@@ -114,5 +121,28 @@ def _predict_kernel(X, feature, threshold, default_left, left, right, value, off
                 else:
                     go_left = v <= threshold[k]
                 node = left[k] if go_left else right[k]
-            total += value[base + node]
-        margin[i] += total
+            margin[t % n_outputs, i] += value[base + node]
+
+
+@numba.njit(nogil=True, cache=True)
+def add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right, value,
+                            missing_code, margin):
+    """``margin[t] += output of tree t`` for rows given as bin codes (new array).
+
+    The K trees of a round as (K, n_nodes) arrays with bin thresholds (rows with
+    ``code <= split_bin`` go left): the same decisions as the raw-value thresholds,
+    since binning is monotone.  Used for eval sets binned with the training cut points.
+    """
+    out = margin.copy()
+    for t in range(feature.shape[0]):
+        for i in range(codes.shape[0]):
+            node = 0
+            while feature[t, node] >= 0:
+                code = codes[i, feature[t, node]]
+                if code == missing_code:
+                    go_left = default_left[t, node]
+                else:
+                    go_left = code <= split_bin[t, node]
+                node = left[t, node] if go_left else right[t, node]
+            out[t, i] += value[t, node]
+    return out

@@ -32,8 +32,8 @@ def test_build_matches_naive_reference(dtype, n_codes):
     codes, grad, hess = random_block(rng, n_codes=n_codes, dtype=dtype)
     positions = rng.integers(0, 4, size=codes.shape[0]).astype(np.int32)
     node_to_slot = np.array([1, -1, 0, 2], dtype=np.int32)
-    _, hist = build_histograms(codes, grad, hess, positions, *no_splits(4), n_codes - 1,
-                               node_to_slot, 3, n_codes)
+    _, hist = build_histograms(codes, grad[None], hess[None], positions[None], *no_splits(1, 4),
+                               n_codes - 1, node_to_slot[None], 3, n_codes)
     expected = naive_histograms(codes, grad, hess, positions, node_to_slot, 3, n_codes)
     np.testing.assert_allclose(hist, expected, rtol=1e-12, atol=1e-9)
 
@@ -42,8 +42,8 @@ def test_every_feature_sums_to_the_node_totals():
     rng = np.random.default_rng(1)
     codes, grad, hess = random_block(rng)
     positions = np.zeros(codes.shape[0], dtype=np.int32)
-    _, hist = build_histograms(codes, grad, hess, positions, *no_splits(3), 8,
-                               np.zeros(1, np.int32), 1, 9)
+    _, hist = build_histograms(codes, grad[None], hess[None], positions[None], *no_splits(1, 3), 8,
+                               np.zeros((1, 1), np.int32), 1, 9)
     totals = hist[0].sum(axis=1)  # (n_features, 2)
     np.testing.assert_allclose(totals[:, 0], grad.astype(np.float64).sum(), rtol=1e-12)
     np.testing.assert_allclose(totals[:, 1], hess.astype(np.float64).sum(), rtol=1e-12)
@@ -53,16 +53,18 @@ def test_subtraction_equals_building_the_sibling():
     rng = np.random.default_rng(2)
     codes, grad, hess = random_block(rng)
     parent = np.zeros(codes.shape[0], dtype=np.int32)
-    _, parent_hist = build_histograms(codes, grad, hess, parent, *no_splits(3), 8,
-                                      np.zeros(1, np.int32), 1, 9)
+    g, h = grad[None], hess[None]
+    _, parent_hist = build_histograms(codes, g, h, parent[None], *no_splits(1, 3), 8,
+                                      np.zeros((1, 3), np.int32), 1, 9)
     # split node 0 on feature 3 at bin 4 into nodes 1 (left) and 2 (right)
-    splits = (np.array([3, -1, -1], np.int32), np.array([4, 0, 0], np.int32),
-              np.array([True, False, False]), np.array([1, -1, -1], np.int32),
-              np.array([2, -1, -1], np.int32))
-    positions, left = build_histograms(codes, grad, hess, parent, *splits, 8,
-                                       np.array([-1, 0, -1], np.int32), 1, 9)
-    _, right = build_histograms(codes, grad, hess, positions, *no_splits(3), 8,
-                                np.array([-1, -1, 0], np.int32), 1, 9)
+    splits = tuple(a[None] for a in (
+        np.array([3, -1, -1], np.int32), np.array([4, 0, 0], np.int32),
+        np.array([True, False, False]), np.array([1, -1, -1], np.int32),
+        np.array([2, -1, -1], np.int32)))
+    positions, left = build_histograms(codes, g, h, parent[None], *splits, 8,
+                                       np.array([[-1, 0, -1]], np.int32), 1, 9)
+    _, right = build_histograms(codes, g, h, positions, *no_splits(1, 3), 8,
+                                np.array([[-1, -1, 0]], np.int32), 1, 9)
     np.testing.assert_allclose(parent_hist - left, right, rtol=1e-9, atol=1e-9)
 
 
@@ -72,12 +74,15 @@ def test_apply_splits_partitions_the_parent():
     missing_code = 8
     positions = rng.integers(0, 2, size=codes.shape[0]).astype(np.int32)
     # node 0 splits on feature 1 at bin 3 (missing left) into 2/3; node 1 is a leaf
-    splits = (np.array([1, -1, -1, -1], np.int32), np.array([3, 0, 0, 0], np.int32),
-              np.array([True, False, False, False]), np.array([2, -1, -1, -1], np.int32),
-              np.array([3, -1, -1, -1], np.int32))
-    no_slots = np.full(4, -1, np.int32)
-    new, hist = build_histograms(codes, np.zeros(len(codes), np.float32), np.zeros(len(codes), np.float32),
-                                 positions, *splits, missing_code, no_slots, 0, 9)
+    splits = tuple(a[None] for a in (
+        np.array([1, -1, -1, -1], np.int32), np.array([3, 0, 0, 0], np.int32),
+        np.array([True, False, False, False]), np.array([2, -1, -1, -1], np.int32),
+        np.array([3, -1, -1, -1], np.int32)))
+    no_slots = np.full((1, 4), -1, np.int32)
+    zeros = np.zeros((1, len(codes)), np.float32)
+    new, hist = build_histograms(codes, zeros, zeros, positions[None], *splits, missing_code,
+                                 no_slots, 0, 9)
+    new = new[0]
     assert hist.shape[0] == 0
     in_parent = positions == 0
     assert set(np.unique(new[in_parent])) <= {2, 3}
@@ -90,10 +95,10 @@ def test_apply_splits_partitions_the_parent():
 
 def test_empty_partition_gives_zero_histograms():
     codes = np.empty((0, 4), dtype=np.uint8)
-    empty = np.empty(0, np.float32)
-    positions, hist = build_histograms(codes, empty, empty, np.empty(0, np.int32), *no_splits(3),
-                                       5, np.zeros(1, np.int32), 1, 6)
-    assert positions.shape == (0,)
+    empty = np.empty((1, 0), np.float32)
+    positions, hist = build_histograms(codes, empty, empty, np.empty((1, 0), np.int32),
+                                       *no_splits(1, 3), 5, np.zeros((1, 1), np.int32), 1, 6)
+    assert positions.shape == (1, 0)
     assert hist.shape == (1, 4, 6, 2) and not hist.any()
 
 
@@ -102,12 +107,13 @@ def test_add_leaf_values_moves_rows_to_leaves_then_adds():
     codes, _, _ = random_block(rng, n_codes=9)
     positions = rng.integers(0, 2, size=codes.shape[0]).astype(np.int32)
     # node 0 is split on feature 2 at bin 5 (missing right) into 2/3; node 1 is a leaf
-    splits = (np.array([2, -1, -1, -1], np.int32), np.array([5, 0, 0, 0], np.int32),
-              np.array([False] * 4), np.array([2, -1, -1, -1], np.int32),
-              np.array([3, -1, -1, -1], np.int32))
+    splits = tuple(a[None] for a in (
+        np.array([2, -1, -1, -1], np.int32), np.array([5, 0, 0, 0], np.int32),
+        np.array([False] * 4), np.array([2, -1, -1, -1], np.int32),
+        np.array([3, -1, -1, -1], np.int32)))
     leaf_values = np.array([0.0, 0.5, -1.0, 2.0])
     margin = rng.normal(size=codes.shape[0])
-    out = add_leaf_values(codes, positions, *splits, 8, leaf_values, margin)
+    out = add_leaf_values(codes, positions[None], *splits, 8, leaf_values[None], margin[None])[0]
     code = codes[:, 2]
     leaf = np.where(positions == 1, 1, np.where((code <= 5) & (code != 8), 2, 3))
     np.testing.assert_array_equal(out, margin + leaf_values[leaf])
@@ -119,3 +125,25 @@ def test_in_place_reduction_equals_the_allocating_one():
     expected = add_histograms(a, b)
     result = add_histograms_into(a.copy(), b)
     np.testing.assert_array_equal(result, expected)
+
+
+def test_trees_of_a_round_share_one_pass():
+    # two trees in one call: histograms and positions equal building each tree alone
+    rng = np.random.default_rng(6)
+    codes, _, _ = random_block(rng)
+    grad = rng.normal(size=(2, len(codes))).astype(np.float32)
+    hess = rng.uniform(0.1, 1, size=(2, len(codes))).astype(np.float32)
+    positions = rng.integers(0, 2, size=(2, len(codes))).astype(np.int32)
+    splits = no_splits(2, 4)
+    splits[0][0, 0], splits[1][0, 0], splits[3][0, 0], splits[4][0, 0] = 2, 4, 2, 3
+    splits[0][1, 1], splits[1][1, 1], splits[3][1, 1], splits[4][1, 1] = 0, 1, 2, 3
+    node_to_slot = np.array([[-1, 0, 1, -1], [2, -1, -1, 3]], np.int32)
+    both_positions, both = build_histograms(codes, grad, hess, positions, *splits, 8,
+                                            node_to_slot, 4, 9)
+    for t, slots in ((0, [0, 1]), (1, [2, 3])):
+        one = tuple(a[t:t + 1] for a in splits)
+        local = np.where(node_to_slot[t] >= 0, node_to_slot[t] - slots[0], -1)[None]
+        pos, alone = build_histograms(codes, grad[t:t + 1], hess[t:t + 1], positions[t:t + 1],
+                                      *one, 8, local.astype(np.int32), 2, 9)
+        np.testing.assert_array_equal(pos[0], both_positions[t])
+        np.testing.assert_array_equal(alone, both[slots[0]:slots[1] + 1])

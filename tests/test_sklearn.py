@@ -21,6 +21,10 @@ from daskboost import DaskBoostClassifier, DaskBoostRegressor
 XGBOOST_DEFAULTS = {
     "n_estimators": 100, "max_depth": 6, "learning_rate": 0.3, "reg_lambda": 1.0, "gamma": 0.0,
     "min_child_weight": 1.0, "max_bin": 256, "base_score": None, "objective": None,
+    "eval_metric": None, "early_stopping_rounds": None, "num_class": None, "huber_slope": 1.0,
+    "quantile_alpha": 0.5, "tweedie_variance_power": 1.5, "reg_alpha": 0.0,
+    "max_delta_step": None, "subsample": 1.0, "colsample_bytree": 1.0, "colsample_bylevel": 1.0,
+    "colsample_bynode": 1.0, "random_state": None,
 }
 ESTIMATORS = [DaskBoostRegressor, DaskBoostClassifier]
 
@@ -38,12 +42,13 @@ def test_get_set_params_round_trip(cls):
     new = {"n_estimators": 7, "max_depth": 2, "learning_rate": 0.05, "reg_lambda": 3.0,
            "gamma": 0.5, "min_child_weight": 2.0, "max_bin": 32, "base_score": 0.4,
            "objective": "binary:logistic"}
+    expected = {**XGBOOST_DEFAULTS, **new}
     est = cls()
     assert est.set_params(**new) is est
-    assert est.get_params() == new
+    assert est.get_params() == expected
     other = cls().set_params(**est.get_params())
-    assert other.get_params() == new
-    assert cls(**new).get_params() == new
+    assert other.get_params() == expected
+    assert cls(**new).get_params() == expected
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)

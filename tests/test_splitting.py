@@ -5,16 +5,31 @@ import pytest
 
 from daskboost.splitting import MIN_SPLIT_GAIN, find_node_split, find_splits, leaf_weight
 
-
-def score(g, h, lam):
-    return g * g / (h + lam)
+ALL = np.ones(1, bool)
 
 
-def brute_force(hist, n_bins, missing_code, lam, mcw, gamma):
+def REG(lam, alpha=0.0, mds=0.0):
+    return (lam, alpha, mds)
+
+
+def score(g, h, lam, alpha=0.0, mds=0.0):
+    """Twice the best objective reduction of a leaf, by direct minimisation over w."""
+    t = np.sign(g) * max(abs(g) - alpha, 0.0)
+    w = -t / (h + lam)
+    if mds > 0:
+        w = float(np.clip(w, -mds, mds))
+    elif alpha == 0:
+        return g * g / (h + lam)
+    return -(2 * g * w + (h + lam) * w * w + 2 * alpha * abs(w))
+
+
+def brute_force(hist, n_bins, missing_code, lam, mcw, gamma, alpha=0.0, mds=0.0, mask=None):
     """Every (feature, bin, direction) candidate evaluated from scratch."""
     G, H = hist[0].sum(axis=0)
     best = (0.0, -1, -1, False)
     for f in range(hist.shape[0]):
+        if mask is not None and not mask[f]:
+            continue
         miss = hist[f, missing_code]
         for default_left in (False, True):
             if default_left and miss[1] <= 0:
@@ -25,7 +40,8 @@ def brute_force(hist, n_bins, missing_code, lam, mcw, gamma):
                 right = np.array([G, H]) - left
                 if min(left[1], right[1]) < mcw or min(left[1], right[1]) <= 0:
                     continue
-                gain = score(*left, lam) + score(*right, lam) - score(G, H, lam)
+                reg = (lam, alpha, mds)
+                gain = score(*left, *reg) + score(*right, *reg) - score(G, H, *reg)
                 if gain > best[0] + 1e-12:
                     best = (gain, f, b, default_left)
     if best[1] >= 0 and (best[0] <= MIN_SPLIT_GAIN or best[0] < gamma):
@@ -57,7 +73,7 @@ def test_hand_computed_split():
     hist = np.zeros((1, 4, 2))
     hist[0, :3, 0] = [-4, -4, 6]
     hist[0, :3, 1] = [2, 2, 2]
-    gain, f, b, dl, lg, lh = find_node_split(hist, np.array([3]), 3, -2.0, 6.0, 1.0, 0.0, 0.0)
+    gain, f, b, dl, lg, lh = find_node_split(hist, np.array([3]), 3, -2.0, 6.0, ALL, *REG(1.0), 0.0, 0.0)
     # best: {0,1} | {2}: 64/5 + 36/3 - 4/7
     assert (f, b, dl) == (0, 1, False)
     assert gain == pytest.approx(64 / 5 + 36 / 3 - 4 / 7, rel=1e-12)
@@ -71,7 +87,7 @@ def test_missing_values_learn_their_direction():
     hist[0, :3, 1] = [1, 1, 1]
     hist[0, 3] = [-5, 1]
     G, H = hist[0].sum(axis=0)
-    gain, f, b, dl, lg, lh = find_node_split(hist, np.array([3]), 3, G, H, 1.0, 0.0, 0.0)
+    gain, f, b, dl, lg, lh = find_node_split(hist, np.array([3]), 3, G, H, ALL, *REG(1.0), 0.0, 0.0)
     assert (f, b, dl) == (0, 0, True)
     assert (lg, lh) == (-10.0, 2.0)
 
@@ -81,20 +97,23 @@ def test_missing_only_split_is_possible():
     hist = np.zeros((1, 2, 2))
     hist[0, 0] = [10, 3]
     hist[0, 1] = [-10, 3]
-    gain, f, b, dl, lg, lh = find_node_split(hist, np.array([1]), 1, 0.0, 6.0, 1.0, 0.0, 0.0)
+    gain, f, b, dl, lg, lh = find_node_split(hist, np.array([1]), 1, 0.0, 6.0, ALL, *REG(1.0), 0.0, 0.0)
     assert (f, b, dl) == (0, 0, False)
     assert gain == pytest.approx(2 * 100 / 4, rel=1e-12)
 
 
-@pytest.mark.parametrize("seed", range(20))
-@pytest.mark.parametrize("lam,mcw,gamma", [(1.0, 1.0, 0.0), (0.0, 0.0, 0.0), (5.0, 3.0, 2.0)])
-def test_matches_brute_force(seed, lam, mcw, gamma):
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("lam,mcw,gamma,alpha,mds", [
+    (1.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0), (5.0, 3.0, 2.0, 0.0, 0.0),
+    (1.0, 1.0, 0.0, 2.0, 0.0), (1.0, 1.0, 0.0, 0.0, 0.3), (2.0, 0.5, 0.1, 1.5, 0.5)])
+def test_matches_brute_force(seed, lam, mcw, gamma, alpha, mds):
     rng = np.random.default_rng(seed)
     hist = random_hist(rng, missing=seed % 2 == 0)
     n_bins = np.full(hist.shape[0], hist.shape[1] - 1, dtype=np.int32)
+    mask = np.ones(hist.shape[0], bool) if seed % 3 else rng.random(hist.shape[0]) < 0.6
     G, H = hist[0].sum(axis=0)
-    got = find_node_split(hist, n_bins, hist.shape[1] - 1, G, H, lam, mcw, gamma)
-    want = brute_force(hist, n_bins, hist.shape[1] - 1, lam, mcw, gamma)
+    got = find_node_split(hist, n_bins, hist.shape[1] - 1, G, H, mask, lam, alpha, mds, mcw, gamma)
+    want = brute_force(hist, n_bins, hist.shape[1] - 1, lam, mcw, gamma, alpha, mds, mask)
     assert got[1:4] == want[1:4]
     assert got[0] == pytest.approx(want[0], rel=1e-9, abs=1e-12)
 
@@ -103,12 +122,15 @@ def test_constraints_forbid_splits():
     hist = np.zeros((1, 3, 2))
     hist[0, :2, 0] = [-3, 3]
     hist[0, :2, 1] = [1, 1]
-    args = (np.array([2]), 2, 0.0, 2.0)
-    assert find_node_split(hist, *args, 1.0, 0.0, 0.0)[1] == 0
-    assert find_node_split(hist, *args, 1.0, 1.5, 0.0)[1] == -1  # min_child_weight
-    gain = find_node_split(hist, *args, 1.0, 0.0, 0.0)[0]
-    assert find_node_split(hist, *args, 1.0, 0.0, gain + 1e-9)[1] == -1  # gamma above gain
-    assert find_node_split(hist, *args, 1.0, 0.0, gain - 1e-9)[1] == 0   # gamma below gain
+    args = (np.array([2]), 2, 0.0, 2.0, ALL, *REG(1.0))
+    assert find_node_split(hist, *args, 0.0, 0.0)[1] == 0
+    assert find_node_split(hist, *args, 1.5, 0.0)[1] == -1  # min_child_weight
+    gain = find_node_split(hist, *args, 0.0, 0.0)[0]
+    assert find_node_split(hist, *args, 0.0, gain + 1e-9)[1] == -1  # gamma above gain
+    assert find_node_split(hist, *args, 0.0, gain - 1e-9)[1] == 0   # gamma below gain
+    # masked out feature: no split
+    assert find_node_split(hist, np.array([2]), 2, 0.0, 2.0, np.zeros(1, bool), *REG(1.0),
+                           0.0, 0.0)[1] == -1
 
 
 def test_ties_prefer_the_lower_feature():
@@ -116,7 +138,8 @@ def test_ties_prefer_the_lower_feature():
     for f in range(2):
         hist[f, :2, 0] = [-3, 3]
         hist[f, :2, 1] = [1, 1]
-    assert find_node_split(hist, np.array([2, 2]), 2, 0.0, 2.0, 1.0, 0.0, 0.0)[1] == 0
+    assert find_node_split(hist, np.array([2, 2]), 2, 0.0, 2.0, np.ones(2, bool), *REG(1.0),
+                           0.0, 0.0)[1] == 0
 
 
 def test_find_splits_batches_nodes():
@@ -124,12 +147,21 @@ def test_find_splits_batches_nodes():
     hists = np.stack([random_hist(rng) for _ in range(5)])
     sums = hists[:, 0].sum(axis=1)
     n_bins = np.full(4, 6, np.int32)
-    gain, feature, bin_, dl, left = find_splits(hists, sums, n_bins, 6, 1.0, 1.0, 0.0)
+    masks = rng.random((5, 4)) < 0.7
+    gain, feature, bin_, dl, left = find_splits(hists, sums, n_bins, 6, masks, *REG(1.0), 1.0, 0.0)
     for i in range(5):
-        one = find_node_split(hists[i], n_bins, 6, sums[i, 0], sums[i, 1], 1.0, 1.0, 0.0)
+        one = find_node_split(hists[i], n_bins, 6, sums[i, 0], sums[i, 1], masks[i], *REG(1.0),
+                              1.0, 0.0)
         assert (gain[i], feature[i], bin_[i], dl[i], left[i, 0], left[i, 1]) == one
 
 
 def test_leaf_weight_is_newton_step():
     assert leaf_weight(-6.0, 2.0, 1.0) == pytest.approx(2.0)
     assert leaf_weight(4.0, 3.0, 0.0) == pytest.approx(-4 / 3)
+
+
+def test_leaf_weight_with_l1_and_clipping():
+    assert leaf_weight(-6.0, 2.0, 1.0, 1.5) == pytest.approx(4.5 / 3)   # soft threshold
+    assert leaf_weight(1.0, 2.0, 1.0, 1.5) == 0.0                      # |G| <= alpha
+    assert leaf_weight(-6.0, 2.0, 1.0, 0.0, 0.5) == 0.5                # clipped
+    assert leaf_weight(6.0, 2.0, 1.0, 0.0, 0.5) == -0.5

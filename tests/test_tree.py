@@ -34,15 +34,47 @@ def test_kernel_matches_plain_traversal():
     tree = small_tree()
     X = np.array([[0.0, 1.0], [0.5, np.nan], [np.nan, 0.0], [1.0, np.inf], [1.0, np.nan],
                   [-np.inf, 0.0], [np.inf, -np.inf]])
-    margin = np.zeros(len(X))
+    margin = np.zeros((1, len(X)))
     PackedForest([tree, tree]).add_margin(X, margin)
     expected = [2 * traverse(tree, row) for row in X]
-    np.testing.assert_array_equal(margin, expected)
-    np.testing.assert_array_equal(margin, [-2, -2, -2, 4, 6, -2, 4])
+    np.testing.assert_array_equal(margin[0], expected)
+    np.testing.assert_array_equal(margin[0], [-2, -2, -2, 4, 6, -2, 4])
+
+
+def test_trees_add_to_their_output():
+    # with 2 outputs, trees 0, 2, ... add to output 0 and trees 1, 3, ... to output 1
+    tree = small_tree()
+    X = np.array([[0.0, 1.0], [1.0, np.nan]])
+    margin = np.zeros((2, len(X)))
+    PackedForest([tree, tree, tree], n_outputs=2).add_margin(X, margin)
+    single = np.array([traverse(tree, row) for row in X])
+    np.testing.assert_array_equal(margin, [2 * single, single])
+
+
+def test_binned_traversal_equals_raw_thresholds():
+    from daskboost.binning import BinMapper
+    from daskboost.tree import add_binned_tree_outputs
+    rng = np.random.default_rng(0)
+    mapper = BinMapper([np.array([-0.5, 0.5, 1.0]), np.array([0.0, 2.0])])
+    X = rng.normal(size=(200, 2))
+    X[rng.random(X.shape) < 0.2] = np.nan
+    # node 0: feature 0, bin 1 (x <= 0.5), missing left; node 2: feature 1, last bin (+inf)
+    feature = np.array([[0, -1, 1, -1, -1]], np.int32)
+    bins = np.array([[1, -1, 2, -1, -1]], np.int32)
+    default_left = np.array([[True, False, False, False, False]])
+    left = np.array([[1, -1, 3, -1, -1]], np.int32)
+    right = np.array([[2, -1, 4, -1, -1]], np.int32)
+    value = np.array([[0.0, -1.0, 0.0, 2.0, 3.0]])
+    binned = add_binned_tree_outputs(mapper.transform(X), feature, bins, default_left, left,
+                                     right, value, mapper.missing_code, np.zeros((1, 200)))
+    tree = small_tree()
+    raw = np.zeros((1, 200))
+    PackedForest([tree]).add_margin(X, raw)
+    np.testing.assert_array_equal(binned, raw)
 
 
 def test_empty_forest_adds_nothing():
-    margin = np.ones(3)
+    margin = np.ones((1, 3))
     PackedForest([]).add_margin(np.zeros((3, 2)), margin)
     np.testing.assert_array_equal(margin, 1.0)
 

@@ -1,0 +1,295 @@
+"""The boosting loop.
+
+``train`` runs, on the active Dask scheduler:
+
+1. the scan pass: per-partition sketches and label statistics, tree-reduced;
+2. the binning pass: per-partition ``PartitionState`` (codes, labels, weights, margins),
+   kept where the partitions are (eval sets are binned with the same cut points);
+3. for each round, one pass per tree level (``partition.partition_step``) for the K
+   trees of the round together; their histograms are tree-reduced to the client, where
+   one ``grower.TreeGrower`` per tree decides the splits.  The last level's splits and
+   the finished trees' leaf values travel with the next round's first pass, which
+   updates the margins and gradients in the same task;
+4. after each round, one pass per eval set adds the round's trees to the eval margins
+   (kept per partition, so nothing is recomputed) and returns metric partial sums.
+
+The client only ever holds sketches, histograms, metric sums and trees: never rows.
+"""
+
+import numpy as np
+
+from .binning import BinMapper
+from .booster import Booster
+from .data import partition_input
+from .grower import TreeGrower, stack_node_arrays
+from .histogram import add_histograms, add_histograms_into
+from .partition import LevelStep, bin_partition, merge_scans, partition_step, scan_partition
+from .runtime import Runtime, add_tree_reduction
+from .tree import add_binned_tree_outputs
+
+OBJECTIVE_PARAMS = ("num_class", "huber_slope", "quantile_alpha", "tweedie_variance_power")
+
+
+def sketch_size_for(max_bin):
+    """Entries kept per feature summary: 8 per bin, and always more than ``max_bin``."""
+    return min(8 * max_bin, max(max_bin + 1, 2 ** 16))
+
+
+def _run_per_partition(runtime, data, func, args, persist, last_args=None):
+    """``func(x, y, w, index, *args, last_args[index])`` on every partition of ``data``."""
+    graph = dict(data.graph)
+    name = runtime.new_name(func.__name__)
+    keys = []
+    for i in range(data.n_partitions):
+        w = None if data.w_keys is None else data.w_keys[i]
+        keys.append((name, i))
+        extra = () if last_args is None else (last_args[i],)
+        graph[keys[-1]] = (func, data.x_keys[i], data.y_keys[i], w, i, *args, *extra)
+    if persist:
+        return runtime.persist(graph, keys)
+    return graph, keys, name
+
+
+def scan(runtime, data, params, classifier):
+    """The first pass over the data; raises ValueError on empty or weightless data."""
+    size = sketch_size_for(params["max_bin"])
+    graph, keys, name = _run_per_partition(runtime, data, scan_partition, (size, classifier),
+                                           persist=False)
+    total_key = add_tree_reduction(graph, keys, merge_scans, name, size)
+    result = runtime.compute(graph, [total_key])[0]
+    if result.n_rows == 0:
+        raise ValueError("the training data has 0 rows")
+    if result.weight_sum <= 0:
+        raise ValueError("sample_weight sums to 0; at least one row needs a positive weight")
+    return result
+
+
+def resolve_objective(params, scanned, classifier):
+    """The objective, the sorted classes (classifiers) and the label statistics."""
+    from .objectives import LabelStats, get_objective
+    objective_params = {k: params[k] for k in OBJECTIVE_PARAMS if params.get(k) is not None}
+    name = params["objective"]
+    if name == "count:poisson":  # xgboost also scales the Poisson hessian by exp(max_delta_step)
+        objective_params["max_delta_step"] = params["max_delta_step"]
+    classes = None
+    if classifier:
+        labels = sorted(scanned.class_weights)
+        n_classes = len(labels)
+        if n_classes < 2:
+            raise ValueError(f"y has a single class ({labels[0]!r}); a classifier needs at least 2")
+        name = name or ("binary:logistic" if n_classes == 2 else "multi:softprob")
+        if name.startswith("binary:") and n_classes != 2:
+            raise ValueError(f"objective={name!r} needs exactly 2 classes; y has {n_classes}: "
+                             f"{labels[:10]}")
+        if name.startswith("multi:"):
+            given = objective_params.get("num_class")
+            if given is not None and given != n_classes:
+                raise ValueError(f"num_class={given} does not match the {n_classes} classes in y")
+            objective_params["num_class"] = n_classes
+        classes = np.array(labels)
+        weights = {i: float(scanned.class_weights[label]) for i, label in enumerate(labels)}
+        stats = LabelStats(scanned.n_rows, scanned.weight_sum,
+                           float(sum(i * w for i, w in weights.items())), 0.0,
+                           float(n_classes - 1), True, None, weights)
+    else:
+        name = name or "reg:squarederror"
+        stats = LabelStats(scanned.n_rows, scanned.weight_sum, scanned.weighted_label_sum,
+                           scanned.label_min, scanned.label_max, scanned.all_integer,
+                           scanned.label_summary, None)
+    objective = get_objective(name, **objective_params)
+    objective.check_labels(stats)
+    return objective, objective_params, classes, stats
+
+
+class EvalSet:
+    """An eval set binned with the training cut points, with margins kept per partition."""
+
+    def __init__(self, name, states, metrics):
+        self.name = name
+        self.states = states
+        self.metrics = metrics
+
+
+def eval_step(state, arg):
+    """Add a round's trees to one eval partition's margins; metric partial sums."""
+    trees, missing_code, metrics, objective = arg
+    margin = add_binned_tree_outputs(state.codes, *trees, missing_code, state.margin)
+    y = state.label
+    partials = tuple(m.partial(y, margin, state.weight, objective) for m in metrics)
+    new_state = type(state)(state.codes, state.label, state.weight, margin)
+    return new_state, partials
+
+
+class _PartialsCombiner:
+    """Picklable combine function for a tuple of metric partials."""
+
+    def __init__(self, metrics):
+        self.metrics = metrics
+
+    def __call__(self, a, b):
+        return tuple(m.combine(x, y) for m, x, y in zip(self.metrics, a, b))
+
+
+def _metric_names(params, objective):
+    names = params.get("eval_metric")
+    if names is None:
+        return [objective.default_metric]
+    return list(names) if isinstance(names, (list, tuple)) else [names]
+
+
+def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
+          sample_weight_eval_set=None):
+    """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
+
+    Returns ``(booster, info)``: info has ``classes`` and ``evals_result``.
+    """
+    data = partition_input(X, y, sample_weight)
+    evals = [partition_input(Xe, ye, we) for (Xe, ye), we in
+             zip(eval_set or [], sample_weight_eval_set or [None] * len(eval_set or []))]
+    with Runtime() as runtime:
+        return _train(runtime, params, data, evals, classifier)
+
+
+class TrainingInfo:
+    def __init__(self, classes, evals_result):
+        self.classes = classes
+        self.evals_result = evals_result
+
+
+def _train(runtime, params, data, evals, classifier):
+    from .metrics import get_metric
+    params = dict(params)
+    if params.get("max_delta_step") is None:  # xgboost's safeguard for Poisson regression
+        params["max_delta_step"] = 0.7 if params["objective"] == "count:poisson" else 0.0
+    scanned = scan(runtime, data, params, classifier)
+    objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
+    if params.get("base_score") is None:
+        base_margin = objective.base_margin(stats)
+    else:
+        base_margin = objective.margin_from_base_score(params["base_score"])
+    base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
+    metrics = [get_metric(name, objective, params.get("quantile_alpha") or 0.5)
+               for name in _metric_names(params, objective)]
+    mapper = BinMapper.from_summaries(scanned.summaries, params["max_bin"])
+    offsets = np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
+    states = _run_per_partition(runtime, data, bin_partition, (mapper, base_margin, classes),
+                                persist=True, last_args=[int(o) for o in offsets])
+    eval_sets = [EvalSet(f"validation_{i}", _run_per_partition(
+        runtime, e, bin_partition, (mapper, base_margin, classes), persist=True), metrics)
+        for i, e in enumerate(evals)]
+    evals_result = {e.name: {m.name: [] for m in metrics} for e in eval_sets}
+
+    n_trees = objective.n_outputs()
+    trees = []
+    pending = None        # (K, n_nodes) splits of the previous pass, applied at the next
+    leaf_values = None    # (K, n_nodes) node outputs of the previous round's trees
+    best = (None, None)   # (round, score) for early stopping
+    stopping = params.get("early_stopping_rounds")
+    seed = 0 if params.get("random_state") is None else int(params["random_state"])
+    rng = np.random.default_rng(seed)  # column sampling, drawn on the client in a fixed order
+    for round_ in range(params["n_estimators"]):
+        growers = [TreeGrower(mapper, params, rng) for _ in range(n_trees)]
+        new_tree = True
+        while True:
+            step, slot_counts = _level_step(growers, pending, mapper)
+            if new_tree:
+                step.new_tree, step.leaf_values, step.objective = True, leaf_values, objective
+                step.subsample = params.get("subsample", 1.0)
+                step.sample_seed, step.round = seed, round_
+                new_tree = False
+            states, hist = runtime.map_reduce(partition_step, states, step, add_histograms,
+                                              add_histograms_into)
+            pending = _receive(growers, hist, slot_counts)
+            if all(g.finished for g in growers):
+                break
+        trees.extend(g.to_tree() for g in growers)
+        leaf_values = stack_node_arrays([g.leaf_values() for g in growers], 0.0, np.float64)
+        if eval_sets:
+            binned = _binned_round(growers)
+            for e in eval_sets:
+                e.states, partials = runtime.map_reduce(
+                    eval_step, e.states, (binned, mapper.missing_code, e.metrics, objective),
+                    _PartialsCombiner(e.metrics))
+                for m, total in zip(e.metrics, partials):
+                    evals_result[e.name][m.name].append(float(m.finalize(total)))
+            if stopping:
+                metric = eval_sets[-1].metrics[-1]
+                score = evals_result[eval_sets[-1].name][metric.name][-1]
+                if best[0] is None or (score > best[1] if metric.higher_is_better else score < best[1]):
+                    best = (round_, score)
+                elif round_ - best[0] >= stopping:
+                    break
+    booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
+                      objective_params, best_iteration=best[0], best_score=best[1])
+    return booster, TrainingInfo(classes, evals_result)
+
+
+def _level_step(growers, pending, mapper):
+    """The pass that builds what every still-growing tree asked for.
+
+    Returns the step and the number of histogram slots of each tree.  Node arrays are
+    as wide as the largest tree, the previous round's included (its last splits are
+    applied at a round's first pass): the kernels index them by node id unchecked.
+    """
+    n_nodes = max(g.n_nodes for g in growers)
+    if pending is not None:
+        n_nodes = max(n_nodes, pending[0].shape[1])
+    node_to_slot = np.full((len(growers), n_nodes), -1, dtype=np.int32)
+    counts = []
+    offset = 0
+    for t, grower in enumerate(growers):
+        slots, n = (None, 0) if grower.finished else grower.build_request()
+        if n:
+            node_to_slot[t, :len(slots)] = np.where(slots >= 0, slots + offset, -1)
+        counts.append(n)
+        offset += n
+    step = LevelStep(node_to_slot=node_to_slot, n_slots=offset, n_codes=mapper.n_codes,
+                     missing_code=mapper.missing_code)
+    if pending is not None:
+        (step.split_feature, step.split_bin, step.default_left, step.left_child,
+         step.right_child) = (_pad(a, n_nodes) for a in pending)
+    return step, counts
+
+
+def _pad(array, n_nodes):
+    """Widen a (K, m) node array to (K, n_nodes); new nodes are 'not split'."""
+    if array.shape[1] == n_nodes:
+        return array
+    out = np.full((array.shape[0], n_nodes), False if array.dtype == np.bool_ else -1,
+                  dtype=array.dtype)
+    out[:, :array.shape[1]] = array
+    return out
+
+
+def _receive(growers, hist, slot_counts):
+    """Hand each growing tree its histogram slots; stack the splits they decide."""
+    offset = 0
+    splits = []
+    for grower, n in zip(growers, slot_counts):
+        if n == 0:
+            splits.append(None)
+            continue
+        splits.append(grower.receive(hist[offset:offset + n]))
+        offset += n
+    if all(s is None for s in splits):
+        return None
+    n_nodes = max(g.n_nodes for g in growers)
+    columns = []
+    for j, (fill, dtype) in enumerate(SPLIT_FILLS):
+        rows = [np.full(1, fill, dtype) if s is None else s[j] for s in splits]
+        columns.append(stack_node_arrays(rows, fill, dtype, n_nodes))
+    return tuple(columns)
+
+
+# fill values and dtypes of (feature, bin, default_left, left, right) for nodes not split
+SPLIT_FILLS = ((-1, np.int32), (-1, np.int32), (False, np.bool_), (-1, np.int32),
+               (-1, np.int32))
+
+
+def _binned_round(growers):
+    """The K trees of a round as (K, n_nodes) arrays with bin thresholds."""
+    arrays = [g.binned_arrays() for g in growers]
+    n_nodes = max(len(a[0]) for a in arrays)
+    fills = SPLIT_FILLS + ((0.0, np.float64),)
+    return tuple(stack_node_arrays([a[j] for a in arrays], fill, dtype, n_nodes)
+                 for j, (fill, dtype) in enumerate(fills))
