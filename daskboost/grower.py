@@ -45,6 +45,7 @@ class TreeGrower:
         self._tree_features = self._sample(np.ones(n_features, dtype=np.bool_),
                                            params.get("colsample_bytree", 1.0))
         self._level_features = {}
+        self._refit = {}             # leaf -> output set by a leaf refit (quantile losses)
         self.depth = [0]
         self.sums = [None]           # (G, H) of each node
         self.feature = [-1]
@@ -178,12 +179,19 @@ class TreeGrower:
                 np.array(self.default_left, dtype=np.bool_), np.array(self.left, dtype=np.int32),
                 np.array(self.right, dtype=np.int32), self.leaf_values())
 
+    def refit_leaves(self, values):
+        """Replace leaves' outputs (learning rate included): {leaf node: value}."""
+        self._refit.update(values)
+
     def leaf_values(self):
         """Output of every node (learning rate applied), indexed by node id."""
         p = self.params
         reg = (p["reg_lambda"], p.get("reg_alpha", 0.0), p.get("max_delta_step", 0.0))
         eta = p["learning_rate"]
-        return np.array([eta * leaf_weight(g, h, *reg) for g, h in self.sums], dtype=np.float64)
+        values = np.array([eta * leaf_weight(g, h, *reg) for g, h in self.sums], dtype=np.float64)
+        for node, value in self._refit.items():
+            values[node] = value
+        return values
 
     def to_tree(self):
         """The finished tree with raw-value thresholds."""

@@ -200,9 +200,8 @@ class LevelStep:
     n_slots: int = 0
     n_codes: int = 0
 
-    def split_arrays(self, n_trees):
-        if self.split_feature is None:
-            return no_splits(n_trees, 1)
+    def split_arrays(self):
+        """The splits to apply; the client always sets them, covering every node id."""
         return (self.split_feature, self.split_bin, self.default_left, self.left_child,
                 self.right_child)
 
@@ -253,7 +252,7 @@ def partition_step(state, step):
     """
     positions, margin, grad, hess = state.positions, state.margin, state.grad, state.hess
     n_trees = margin.shape[0]
-    splits = step.split_arrays(n_trees)
+    splits = step.split_arrays()
     if step.new_tree:
         if step.leaf_values is not None:
             margin = add_leaf_values(state.codes, positions, *splits, step.missing_code,
@@ -269,3 +268,42 @@ def partition_step(state, step):
                                        step.missing_code, step.node_to_slot, step.n_slots,
                                        step.n_codes)
     return replace(state, margin=margin, grad=grad, hess=hess, positions=positions), hist
+
+
+def leaf_residual_summaries(state, arg):
+    """Move rows to their leaves; per leaf, a weighted sketch of ``y - margin``.
+
+    For objectives whose leaves are re-estimated as a quantile of their rows' residuals
+    (Friedman's LAD, quantile regression).  ``arg`` = (pending splits (1, n_nodes) or
+    None, missing_code, sketch size).  Returns the new state and {leaf: summary}.
+    """
+    splits, missing_code, size = arg
+    positions = state.positions
+    if splits is not None:
+        no_slots = np.full(splits[0].shape, -1, dtype=np.int32)
+        empty = np.zeros((1, 0), dtype=np.float32)
+        positions, _ = build_histograms(state.codes, empty, empty, positions, *splits,
+                                        missing_code, no_slots, 0, 0)
+    leaves = positions[0]
+    residuals = state.label.astype(np.float64) - state.margin[0]
+    order = np.argsort(leaves, kind="stable")
+    bounds = np.flatnonzero(np.diff(leaves[order])) + 1
+    summaries = {}
+    for rows in np.split(order, bounds):
+        if len(rows):
+            weights = None if state.weight is None else state.weight[rows].astype(np.float64)
+            summaries[int(leaves[rows[0]])] = summarize_column(residuals[rows], weights, size)
+    return replace(state, positions=positions), summaries
+
+
+class LeafSummaryMerger:
+    """Combine {leaf: summary} dicts of two partition groups (a before b)."""
+
+    def __init__(self, size):
+        self.size = size
+
+    def __call__(self, a, b):
+        out = dict(a)
+        for leaf, summary in b.items():
+            out[leaf] = merge(out[leaf], summary, self.size) if leaf in out else summary
+        return out

@@ -23,7 +23,8 @@ from .booster import Booster
 from .data import partition_input
 from .grower import TreeGrower, stack_node_arrays
 from .histogram import add_histograms, add_histograms_into
-from .partition import LevelStep, bin_partition, merge_scans, partition_step, scan_partition
+from .partition import (LeafSummaryMerger, LevelStep, bin_partition, leaf_residual_summaries,
+                        merge_scans, no_splits, partition_step, scan_partition)
 from .runtime import Runtime, add_tree_reduction
 from .tree import add_binned_tree_outputs
 
@@ -191,7 +192,9 @@ def _train(runtime, params, data, evals, classifier):
         growers = [TreeGrower(mapper, params, rng) for _ in range(n_trees)]
         new_tree = True
         while True:
-            step, slot_counts = _level_step(growers, pending, mapper)
+            # rows may still sit in the previous round's trees: cover their node ids
+            min_width = leaf_values.shape[1] if new_tree and leaf_values is not None else 1
+            step, slot_counts = _level_step(growers, pending, mapper, min_width)
             if new_tree:
                 step.new_tree, step.leaf_values, step.objective = True, leaf_values, objective
                 step.subsample = params.get("subsample", 1.0)
@@ -202,6 +205,9 @@ def _train(runtime, params, data, evals, classifier):
             pending = _receive(growers, hist, slot_counts)
             if all(g.finished for g in growers):
                 break
+        if objective.leaf_quantile is not None:
+            states, pending = _refit_leaves(runtime, states, pending, growers[0], objective,
+                                            mapper, params)
         trees.extend(g.to_tree() for g in growers)
         leaf_values = stack_node_arrays([g.leaf_values() for g in growers], 0.0, np.float64)
         if eval_sets:
@@ -224,14 +230,31 @@ def _train(runtime, params, data, evals, classifier):
     return booster, TrainingInfo(classes, evals_result)
 
 
-def _level_step(growers, pending, mapper):
+def _refit_leaves(runtime, states, pending, grower, objective, mapper, params):
+    """Adaptive leaves: each leaf becomes the weighted ``leaf_quantile`` of its rows'
+    residuals (Friedman's LAD step for absolute error; quantile regression likewise),
+    from per-partition residual sketches merged per leaf.  The pass also moves the rows
+    to their leaves, so no splits are left pending."""
+    from .sketch import weighted_quantile
+    size = sketch_size_for(params["max_bin"])
+    states, summaries = runtime.map_reduce(
+        leaf_residual_summaries, states, (pending, mapper.missing_code, size),
+        LeafSummaryMerger(size))
+    eta = params["learning_rate"]
+    grower.refit_leaves({leaf: eta * float(weighted_quantile(summary, objective.leaf_quantile))
+                         for leaf, summary in summaries.items() if summary.total_weight > 0})
+    return states, None
+
+
+def _level_step(growers, pending, mapper, min_width=1):
     """The pass that builds what every still-growing tree asked for.
 
     Returns the step and the number of histogram slots of each tree.  Node arrays are
-    as wide as the largest tree, the previous round's included (its last splits are
-    applied at a round's first pass): the kernels index them by node id unchecked.
+    as wide as the largest tree, the previous round's included (``min_width``: its last
+    splits and leaf values are applied at a round's first pass): the kernels index them
+    by node id unchecked.
     """
-    n_nodes = max(g.n_nodes for g in growers)
+    n_nodes = max(max(g.n_nodes for g in growers), min_width)
     if pending is not None:
         n_nodes = max(n_nodes, pending[0].shape[1])
     node_to_slot = np.full((len(growers), n_nodes), -1, dtype=np.int32)
@@ -245,9 +268,9 @@ def _level_step(growers, pending, mapper):
         offset += n
     step = LevelStep(node_to_slot=node_to_slot, n_slots=offset, n_codes=mapper.n_codes,
                      missing_code=mapper.missing_code)
-    if pending is not None:
-        (step.split_feature, step.split_bin, step.default_left, step.left_child,
-         step.right_child) = (_pad(a, n_nodes) for a in pending)
+    splits = no_splits(len(growers), n_nodes) if pending is None else pending
+    (step.split_feature, step.split_bin, step.default_left, step.left_child,
+     step.right_child) = (_pad(a, n_nodes) for a in splits)
     return step, counts
 
 
