@@ -12,7 +12,7 @@ import tempfile
 import numpy as np
 
 from . import inspection
-from .objectives import get_objective
+from .objectives import CustomObjective, get_objective
 from .tree import PackedForest, Tree
 
 FORMAT_NAME = "daskboost"
@@ -57,6 +57,8 @@ class Booster:
         return len(self.trees) // self.n_outputs
 
     def get_objective(self):
+        if self.objective == CustomObjective.name:  # only its output transform is needed
+            return CustomObjective(num_class=self.n_outputs)
         return get_objective(self.objective, **self.objective_params)
 
     def _forest(self, iteration_range):

@@ -1015,3 +1015,76 @@ def get_objective(name, **params):
         raise ValueError(
             f"objective={name!r} is not supported; valid objectives: {valid}") from None
     return cls(**params)
+
+
+class CustomObjective:
+    """A user's ``objective(y_true, y_pred) -> (grad, hess)``, applied partition by partition.
+
+    As in xgboost's scikit-learn API, ``y_pred`` holds raw margins: ``(n,)``, or
+    ``(n, K)`` with K outputs (multiclass); the function returns gradients and hessians
+    of the same shape (or flat, length n*K), which are multiplied by the sample weights.
+    The start is ``base_score`` if given, else a margin of 0; predictions are the raw
+    margins (classifiers still turn them into probabilities with the sigmoid/softmax).
+    Wrong shapes and non-finite values raise ValueError at the first round, before a
+    tree is built from them.
+    """
+
+    name = "custom"
+    leaf_quantile = None
+
+    def __init__(self, func=None, num_class=None, classifier=False, **_ignored):
+        self.func = func
+        self._n_outputs = int(num_class) if num_class and num_class > 2 else 1
+        if self._n_outputs > 1:
+            self.default_metric = "mlogloss"
+        else:
+            self.default_metric = "logloss" if classifier else "rmse"
+
+    def n_outputs(self):
+        return self._n_outputs
+
+    def check_labels(self, stats):
+        pass
+
+    def base_margin(self, stats):
+        return np.zeros(self._n_outputs)
+
+    def margin_from_base_score(self, base_score):
+        return np.full(self._n_outputs, float(base_score))
+
+    def gradients(self, margin, y, weight):
+        if self.func is None:
+            raise ValueError("this model was trained with a custom objective that was not "
+                             "saved with it; pass the function again to continue training")
+        K, n = margin.shape
+        y_pred = margin[0].copy() if K == 1 else margin.T.copy()
+        result = self.func(np.asarray(y, dtype=np.float64), y_pred)
+        if not isinstance(result, tuple) or len(result) != 2:
+            raise ValueError(f"custom objective {_callable_name(self.func)} must return "
+                             f"(grad, hess); got {type(result).__name__}")
+        out = []
+        for what, values in zip(("grad", "hess"), result):
+            values = np.asarray(values, dtype=np.float64)
+            if values.size != K * n:
+                raise ValueError(
+                    f"custom objective {_callable_name(self.func)} returned {what} with shape "
+                    f"{values.shape}; expected {y_pred.shape} (one value per row and output)")
+            values = values.reshape(y_pred.shape)
+            values = values[None, :] if K == 1 else values.T
+            if not np.isfinite(values).all():
+                raise ValueError(f"custom objective {_callable_name(self.func)} returned "
+                                 f"non-finite {what} values")
+            if weight is not None:
+                values = values * weight[None, :]
+            out.append(np.ascontiguousarray(values, dtype=np.float32))
+        if (out[1] < 0).any():
+            raise ValueError(f"custom objective {_callable_name(self.func)} returned negative "
+                             "hessians")
+        return out[0], out[1]
+
+    def transform(self, margin):
+        return margin[0] if margin.shape[0] == 1 else margin.T
+
+
+def _callable_name(func):
+    return getattr(func, "__name__", repr(func))

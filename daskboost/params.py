@@ -29,10 +29,13 @@ def _real(name, value, low, strict=False):
     return value
 
 
+TREE_METHODS = ("hist", "approx", "exact")
+
+
 def validate_params(raw, valid_objectives):
     """Return a dict of checked, normalised hyperparameters (raises on the first bad one)."""
     objective = raw["objective"]
-    if objective is not None and objective not in valid_objectives:
+    if objective is not None and not callable(objective) and objective not in valid_objectives:
         valid = ", ".join(repr(o) for o in valid_objectives)
         raise ValueError(f"objective={objective!r} is not supported here; valid objectives: {valid}")
     base_score = raw["base_score"]
@@ -59,7 +62,11 @@ def validate_params(raw, valid_objectives):
     max_delta_step = raw["max_delta_step"]
     if max_delta_step is not None:
         max_delta_step = _real("max_delta_step", max_delta_step, 0.0)
+    if raw["tree_method"] not in TREE_METHODS:
+        raise ValueError(f"tree_method={raw['tree_method']!r} is not supported; valid: "
+                         f"{', '.join(repr(m) for m in TREE_METHODS)}")
     return {
+        "tree_method": raw["tree_method"],
         **fractions,
         "random_state": random_state,
         "max_delta_step": max_delta_step,

@@ -152,10 +152,11 @@ def encode_labels(labels, classes):
         raise ValueError(f"y has label {err.args[0]!r} that is not one of {classes.tolist()}") from None
 
 
-def bin_partition(x, y, w, index, mapper, base_margin, classes, row_offset=0):
+def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, row_offset=0):
     """Second pass: bin one partition and set up its training state.
 
-    ``base_margin`` is the (K,) starting margin of every row; ``row_offset`` the global
+    ``base_margin`` is the (K,) starting margin of every row, or ``previous`` (a Booster
+    whose training continues) predicts the starting margins; ``row_offset`` is the global
     index of the partition's first row (row sampling is keyed on global indices).
     """
     X, labels, weights = read_partition(x, y, w, index)
@@ -166,7 +167,8 @@ def bin_partition(x, y, w, index, mapper, base_margin, classes, row_offset=0):
         codes=mapper.transform(X),
         label=np.asarray(labels, dtype=np.float32),
         weight=None if weights is None else weights.astype(np.float32),
-        margin=np.repeat(np.asarray(base_margin, dtype=np.float64)[:, None], n, axis=1),
+        margin=(np.repeat(np.asarray(base_margin, dtype=np.float64)[:, None], n, axis=1)
+                if previous is None else previous.predict_margin(X)),
         row_offset=row_offset,
     )
 
@@ -307,3 +309,16 @@ class LeafSummaryMerger:
         for leaf, summary in b.items():
             out[leaf] = merge(out[leaf], summary, self.size) if leaf in out else summary
         return out
+
+
+def hessian_summaries(x, w, state, size):
+    """Weighted quantile summaries of a raw partition, weighted by the current hessians
+    (summed over the round's outputs): the paper's split proposal for
+    ``tree_method="approx"`` (§3.3, eq. 8-9)."""
+    X = feature_block(x)
+    return summarize_block(X, state.hess.sum(axis=0, dtype=np.float64), size)
+
+
+def rebin_partition(x, w, state, mapper):
+    """The state with the raw partition binned again by a new mapper."""
+    return replace(state, codes=mapper.transform(feature_block(x)))

@@ -31,7 +31,7 @@ class _DaskBoostModel:
                  eval_metric=None, early_stopping_rounds=None, num_class=None, huber_slope=1.0,
                  quantile_alpha=0.5, tweedie_variance_power=1.5, reg_alpha=0.0,
                  max_delta_step=None, subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
-                 colsample_bynode=1.0, random_state=None):
+                 colsample_bynode=1.0, random_state=None, tree_method="hist"):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -54,6 +54,7 @@ class _DaskBoostModel:
         self.colsample_bylevel = colsample_bylevel
         self.colsample_bynode = colsample_bynode
         self.random_state = random_state
+        self.tree_method = tree_method
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -98,12 +99,14 @@ class _DaskBoostModel:
                              "eval_set in fit()")
         return params
 
-    def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set):
+    def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model):
         self._fit_has_eval_set = bool(eval_set)
         params = self._checked_params()
         eval_set = _check_eval_set(eval_set, sample_weight_eval_set)
+        previous = _previous_booster(xgb_model)
         booster, info = train(params, X, y, sample_weight, classifier=classifier,
-                              eval_set=eval_set, sample_weight_eval_set=sample_weight_eval_set)
+                              eval_set=eval_set, sample_weight_eval_set=sample_weight_eval_set,
+                              previous=previous)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
         return info
@@ -203,8 +206,7 @@ class _DaskBoostModel:
     def save_model(self, path):
         """Write the fitted model as versioned JSON (atomically: no half-written file)."""
         payload = self.get_booster().to_dict()
-        params = {k: v.item() if isinstance(v, np.generic) else v
-                  for k, v in self.get_params().items()}
+        params = {k: _jsonable(v) for k, v in self.get_params().items()}
         payload[_ESTIMATOR_KEY] = {"class": type(self).__name__, "params": params,
                                    **self._model_extras()}
         write_json_atomically(path, payload)
@@ -236,13 +238,16 @@ class DaskBoostRegressor(_DaskBoostModel):
     _estimator_type = "regressor"
     _objectives = REGRESSION_OBJECTIVES
 
-    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
+            xgb_model=None):
         """Fit on X (dask/pandas/numpy) and y aligned with it; returns self.
 
         ``eval_set``: list of (X, y) pairs scored after every round with ``eval_metric``
         (``evals_result()``); the last one drives ``early_stopping_rounds``.
+        ``xgb_model``: a fitted estimator, Booster or model file to continue training:
+        ``n_estimators`` more rounds are appended to its trees.
         """
-        self._fit(X, y, sample_weight, False, eval_set, sample_weight_eval_set)
+        self._fit(X, y, sample_weight, False, eval_set, sample_weight_eval_set, xgb_model)
         return self
 
     def predict(self, X, output_margin=False, iteration_range=None):
@@ -271,9 +276,13 @@ class DaskBoostClassifier(_DaskBoostModel):
     _estimator_type = "classifier"
     _objectives = CLASSIFICATION_OBJECTIVES
 
-    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None):
-        """Fit on X (dask/pandas/numpy) and labels y aligned with it; returns self."""
-        info = self._fit(X, y, sample_weight, True, eval_set, sample_weight_eval_set)
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
+            xgb_model=None):
+        """Fit on X (dask/pandas/numpy) and labels y aligned with it; returns self.
+
+        ``eval_set``, ``xgb_model``: as for ``DaskBoostRegressor.fit``.
+        """
+        info = self._fit(X, y, sample_weight, True, eval_set, sample_weight_eval_set, xgb_model)
         self.classes_ = info.classes
         self.n_classes_ = len(self.classes_)
         return self
@@ -317,6 +326,18 @@ class DaskBoostClassifier(_DaskBoostModel):
         self.n_classes_ = len(self.classes_)
 
 
+def _jsonable(value):
+    """A parameter as JSON: numpy scalars as numbers; callables (custom objectives and
+    metrics cannot be stored in a model file) as None, i.e. the default."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if callable(value):
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
 def _same_value(a, b):
     try:
         return bool(a == b)
@@ -331,6 +352,19 @@ def _column(label):
 def _is_dask_series(obj):
     import dask.dataframe as dd
     return isinstance(obj, dd.Series)
+
+
+def _previous_booster(xgb_model):
+    """The Booster to continue from: an estimator, a Booster or a model file path."""
+    if xgb_model is None or isinstance(xgb_model, Booster):
+        return xgb_model
+    if isinstance(xgb_model, _DaskBoostModel):
+        return xgb_model.get_booster()
+    if isinstance(xgb_model, (str, os.PathLike)):
+        with open(os.fspath(xgb_model)) as f:
+            return Booster.from_dict(json.load(f))
+    raise TypeError(f"xgb_model must be a fitted estimator, a Booster or a model file path; "
+                    f"got {type(xgb_model).__name__}")
 
 
 def _check_eval_set(eval_set, sample_weight_eval_set):

@@ -23,8 +23,9 @@ from .booster import Booster
 from .data import partition_input
 from .grower import TreeGrower, stack_node_arrays
 from .histogram import add_histograms, add_histograms_into
-from .partition import (LeafSummaryMerger, LevelStep, bin_partition, leaf_residual_summaries,
-                        merge_scans, no_splits, partition_step, scan_partition)
+from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_summaries,
+                        leaf_residual_summaries, merge_scans, no_splits, partition_step,
+                        rebin_partition, scan_partition)
 from .runtime import Runtime, add_tree_reduction
 from .tree import add_binned_tree_outputs
 
@@ -70,7 +71,7 @@ def resolve_objective(params, scanned, classifier):
     from .objectives import LabelStats, get_objective
     objective_params = {k: params[k] for k in OBJECTIVE_PARAMS if params.get(k) is not None}
     name = params["objective"]
-    if name == "count:poisson":  # xgboost also scales the Poisson hessian by exp(max_delta_step)
+    if isinstance(name, str) and name == "count:poisson":  # xgboost also scales the Poisson hessian by exp(max_delta_step)
         objective_params["max_delta_step"] = params["max_delta_step"]
     classes = None
     if classifier:
@@ -79,10 +80,12 @@ def resolve_objective(params, scanned, classifier):
         if n_classes < 2:
             raise ValueError(f"y has a single class ({labels[0]!r}); a classifier needs at least 2")
         name = name or ("binary:logistic" if n_classes == 2 else "multi:softprob")
-        if name.startswith("binary:") and n_classes != 2:
+        if callable(name):
+            objective_params["num_class"] = n_classes
+        elif name.startswith("binary:") and n_classes != 2:
             raise ValueError(f"objective={name!r} needs exactly 2 classes; y has {n_classes}: "
                              f"{labels[:10]}")
-        if name.startswith("multi:"):
+        if not callable(name) and name.startswith("multi:"):
             given = objective_params.get("num_class")
             if given is not None and given != n_classes:
                 raise ValueError(f"num_class={given} does not match the {n_classes} classes in y")
@@ -97,7 +100,11 @@ def resolve_objective(params, scanned, classifier):
         stats = LabelStats(scanned.n_rows, scanned.weight_sum, scanned.weighted_label_sum,
                            scanned.label_min, scanned.label_max, scanned.all_integer,
                            scanned.label_summary, None)
-    objective = get_objective(name, **objective_params)
+    if callable(name):
+        from .objectives import CustomObjective
+        objective = CustomObjective(name, objective_params.get("num_class"), classifier)
+    else:
+        objective = get_objective(name, **objective_params)
     objective.check_labels(stats)
     return objective, objective_params, classes, stats
 
@@ -139,16 +146,18 @@ def _metric_names(params, objective):
 
 
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
-          sample_weight_eval_set=None):
+          sample_weight_eval_set=None, previous=None):
     """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
 
-    Returns ``(booster, info)``: info has ``classes`` and ``evals_result``.
+    ``previous``: a Booster to continue (its trees come first; its predictions are the
+    starting margins).  Returns ``(booster, info)``: info has ``classes`` and
+    ``evals_result``.
     """
     data = partition_input(X, y, sample_weight)
     evals = [partition_input(Xe, ye, we) for (Xe, ye), we in
              zip(eval_set or [], sample_weight_eval_set or [None] * len(eval_set or []))]
     with Runtime() as runtime:
-        return _train(runtime, params, data, evals, classifier)
+        return _train(runtime, params, data, evals, classifier, previous)
 
 
 class TrainingInfo:
@@ -157,14 +166,35 @@ class TrainingInfo:
         self.evals_result = evals_result
 
 
-def _train(runtime, params, data, evals, classifier):
+def _check_previous(previous, objective, data):
+    if previous.n_outputs != objective.n_outputs() or previous.objective != objective.name:
+        raise ValueError(
+            f"xgb_model was trained with objective={previous.objective!r} and "
+            f"{previous.n_outputs} output(s); this fit uses objective={objective.name!r} with "
+            f"{objective.n_outputs()}")
+    if previous.n_features != data.n_features or (
+            previous.feature_names is not None and data.feature_names is not None
+            and previous.feature_names != data.feature_names):
+        raise ValueError(f"xgb_model was trained on the features {previous.feature_names or previous.n_features}; "
+                         f"X has {data.feature_names or data.n_features}")
+
+
+def _train(runtime, params, data, evals, classifier, previous=None):
     from .metrics import get_metric
     params = dict(params)
     if params.get("max_delta_step") is None:  # xgboost's safeguard for Poisson regression
-        params["max_delta_step"] = 0.7 if params["objective"] == "count:poisson" else 0.0
+        poisson = isinstance(params["objective"], str) and params["objective"] == "count:poisson"
+        params["max_delta_step"] = 0.7 if poisson else 0.0
+    if params.get("tree_method") == "exact":
+        params["max_bin"] = MAX_EXACT_VALUES
     scanned = scan(runtime, data, params, classifier)
+    if params.get("tree_method") == "exact":
+        _check_exact(scanned.summaries, data.feature_names)
     objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
-    if params.get("base_score") is None:
+    if previous is not None:
+        _check_previous(previous, objective, data)
+        base_margin = previous.base_margin
+    elif params.get("base_score") is None:
         base_margin = objective.base_margin(stats)
     else:
         base_margin = objective.margin_from_base_score(params["base_score"])
@@ -173,22 +203,29 @@ def _train(runtime, params, data, evals, classifier):
                for name in _metric_names(params, objective)]
     mapper = BinMapper.from_summaries(scanned.summaries, params["max_bin"])
     offsets = np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
-    states = _run_per_partition(runtime, data, bin_partition, (mapper, base_margin, classes),
-                                persist=True, last_args=[int(o) for o in offsets])
+    start = (mapper, base_margin, classes, previous)
+    states = _run_per_partition(runtime, data, bin_partition, start, persist=True,
+                                last_args=[int(o) for o in offsets])
     eval_sets = [EvalSet(f"validation_{i}", _run_per_partition(
-        runtime, e, bin_partition, (mapper, base_margin, classes), persist=True), metrics)
+        runtime, e, bin_partition, start, persist=True), metrics)
         for i, e in enumerate(evals)]
     evals_result = {e.name: {m.name: [] for m in metrics} for e in eval_sets}
 
     n_trees = objective.n_outputs()
-    trees = []
+    trees = [] if previous is None else list(previous.trees)
+    first_round = 0 if previous is None else previous.n_rounds
     pending = None        # (K, n_nodes) splits of the previous pass, applied at the next
     leaf_values = None    # (K, n_nodes) node outputs of the previous round's trees
     best = (None, None)   # (round, score) for early stopping
     stopping = params.get("early_stopping_rounds")
     seed = 0 if params.get("random_state") is None else int(params["random_state"])
     rng = np.random.default_rng(seed)  # column sampling, drawn on the client in a fixed order
-    for round_ in range(params["n_estimators"]):
+    for round_ in range(first_round, first_round + params["n_estimators"]):
+        if params.get("tree_method") == "approx":
+            states, mapper, eval_sets = _propose_again(runtime, data, evals, states, eval_sets,
+                                                       pending, leaf_values, objective, mapper,
+                                                       params)
+            pending = leaf_values = None
         growers = [TreeGrower(mapper, params, rng) for _ in range(n_trees)]
         new_tree = True
         while True:
@@ -228,6 +265,66 @@ def _train(runtime, params, data, evals, classifier):
     booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
                       objective_params, best_iteration=best[0], best_score=best[1])
     return booster, TrainingInfo(classes, evals_result)
+
+
+MAX_EXACT_VALUES = 65535
+
+
+def _check_exact(summaries, feature_names):
+    """tree_method="exact": every distinct value must be a candidate (one bin each)."""
+    for f, summary in enumerate(summaries):
+        if not summary.is_exact or len(summary) > MAX_EXACT_VALUES:
+            name = repr(feature_names[f]) if feature_names else str(f)
+            raise ValueError(
+                f"tree_method='exact' considers every distinct value of a feature, up to "
+                f"{MAX_EXACT_VALUES}; feature {name} has more. Use tree_method='hist' or 'approx'")
+
+
+def _with_source(runtime, data, handles, func, args):
+    """Graph running ``func(x_i, w_i, handle_i, *args)`` on each raw partition + state."""
+    graph = dict(data.graph)
+    name = runtime.new_name(func.__name__)
+    keys = []
+    for i, handle in enumerate(handles):
+        w = None if data.w_keys is None else data.w_keys[i]
+        keys.append((name, i))
+        graph[keys[-1]] = (func, data.x_keys[i], w, handle, *args)
+    return graph, keys, name
+
+
+def _propose_again(runtime, data, evals, states, eval_sets, pending, leaf_values, objective,
+                   mapper, params):
+    """tree_method="approx": before a round, finish the last round on every partition
+    (margins, gradients), sketch the raw features weighted by the hessians, and bin the
+    raw partitions (training and eval) again with the new cut points."""
+    K = len(states) and objective.n_outputs()
+    finish = LevelStep(new_tree=True, leaf_values=leaf_values, objective=objective,
+                       node_to_slot=np.full((K, 1), -1, np.int32), n_slots=0,
+                       n_codes=mapper.n_codes, missing_code=mapper.missing_code)
+    width = max(1, 0 if leaf_values is None else leaf_values.shape[1])
+    splits = no_splits(K, width) if pending is None else pending
+    (finish.split_feature, finish.split_bin, finish.default_left, finish.left_child,
+     finish.right_child) = (_pad(a, width) for a in splits)
+    states, _ = runtime.map_reduce(partition_step, states, finish, add_histograms)
+    size = sketch_size_for(params["max_bin"])
+    graph, keys, name = _with_source(runtime, data, states, hessian_summaries, (size,))
+    total = add_tree_reduction(graph, keys, _SummaryMerger(size), name)
+    mapper = BinMapper.from_summaries(runtime.compute(graph, [total])[0], params["max_bin"])
+    graph, keys, _ = _with_source(runtime, data, states, rebin_partition, (mapper,))
+    states = runtime.persist(graph, keys)
+    for e, source in zip(eval_sets, evals):
+        graph, keys, _ = _with_source(runtime, source, e.states, rebin_partition, (mapper,))
+        e.states = runtime.persist(graph, keys)
+    return states, mapper, eval_sets
+
+
+class _SummaryMerger:
+    def __init__(self, size):
+        self.size = size
+
+    def __call__(self, a, b):
+        from .sketch import merge_blocks
+        return merge_blocks(a, b, self.size)
 
 
 def _refit_leaves(runtime, states, pending, grower, objective, mapper, params):

@@ -24,7 +24,7 @@ XGBOOST_DEFAULTS = {
     "eval_metric": None, "early_stopping_rounds": None, "num_class": None, "huber_slope": 1.0,
     "quantile_alpha": 0.5, "tweedie_variance_power": 1.5, "reg_alpha": 0.0,
     "max_delta_step": None, "subsample": 1.0, "colsample_bytree": 1.0, "colsample_bylevel": 1.0,
-    "colsample_bynode": 1.0, "random_state": None,
+    "colsample_bynode": 1.0, "random_state": None, "tree_method": "hist",
 }
 ESTIMATORS = [DaskBoostRegressor, DaskBoostClassifier]
 
