@@ -663,6 +663,8 @@ def _check_objective(name, base, objective):
     if not isinstance(obj, str):
         return
     multiclass = obj.startswith("multi:")
+    if obj == "custom":  # a custom objective: multiclass when it has several outputs
+        multiclass = objective.n_outputs() > 1
     if base in _MULTICLASS_ONLY and not multiclass:
         raise ValueError(f"eval_metric={name!r} is for multiclass objectives; "
                          f"objective={obj!r}")

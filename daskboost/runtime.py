@@ -125,22 +125,24 @@ class Runtime:
             return [pair[0] for pair in pairs], results[0]
         # Reductions are submitted after the tasks they read (the pool runs tasks in
         # submission order), so a reduction that waits only waits on running tasks.
+        # Entries are (future, is_pair): a partition's (state, result) or a partial sum.
         outs = [self._pool.submit(func, handle, arg) for handle in handles]
-        level = outs
+        level = [(out, True) for out in outs]
         while len(level) > 1:
-            level = [self._pool.submit(_combine_futures, level[j], level[j + 1], combine)
+            level = [(self._pool.submit(_combine_futures, *level[j], *level[j + 1], combine), False)
                      if j + 1 < len(level) else level[j]
                      for j in range(0, len(level), 2)]
-        total = _result_of(level[0].result())
+        total = _value(*level[0])
         return [out.result()[0] for out in outs], total
 
 
-def _combine_futures(a, b, combine):
-    return combine(_result_of(a.result()), _result_of(b.result()))
+def _value(future, is_pair):
+    result = future.result()
+    return result[1] if is_pair else result
 
 
-def _result_of(value):
-    return value[1] if isinstance(value, tuple) else value
+def _combine_futures(a, a_is_pair, b, b_is_pair, combine):
+    return combine(_value(a, a_is_pair), _value(b, b_is_pair))
 
 
 def _distributed_client(get):

@@ -200,7 +200,7 @@ def _train(runtime, params, data, evals, classifier, previous=None):
         base_margin = objective.margin_from_base_score(params["base_score"])
     base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
     metrics = [get_metric(name, objective, params.get("quantile_alpha") or 0.5)
-               for name in _metric_names(params, objective)]
+               for name in _metric_names(params, objective)] if evals else []
     mapper = BinMapper.from_summaries(scanned.summaries, params["max_bin"])
     offsets = np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
     start = (mapper, base_margin, classes, previous)
@@ -219,14 +219,16 @@ def _train(runtime, params, data, evals, classifier, previous=None):
     best = (None, None)   # (round, score) for early stopping
     stopping = params.get("early_stopping_rounds")
     seed = 0 if params.get("random_state") is None else int(params["random_state"])
-    rng = np.random.default_rng(seed)  # column sampling, drawn on the client in a fixed order
     for round_ in range(first_round, first_round + params["n_estimators"]):
         if params.get("tree_method") == "approx":
             states, mapper, eval_sets = _propose_again(runtime, data, evals, states, eval_sets,
                                                        pending, leaf_values, objective, mapper,
                                                        params)
             pending = leaf_values = None
-        growers = [TreeGrower(mapper, params, rng) for _ in range(n_trees)]
+        # column sampling keyed on (seed, round, tree), like row sampling: continuing a
+        # fit draws the same columns as training in one go
+        growers = [TreeGrower(mapper, params, np.random.default_rng([seed, round_, k]))
+                   for k in range(n_trees)]
         new_tree = True
         while True:
             # rows may still sit in the previous round's trees: cover their node ids

@@ -1,0 +1,147 @@
+"""Custom objectives, continued training and the tree methods."""
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+
+from daskboost import DaskBoostClassifier, DaskBoostRegressor
+
+xgb = pytest.importorskip("xgboost")
+
+
+def discrete(seed=0, n=4000):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 12, size=(n, 4)).astype(np.float64)
+    y = np.sin(X[:, 0]) + 0.3 * X[:, 1] + rng.normal(0, 0.3, n)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    return X, y
+
+
+# ---- custom objectives -----------------------------------------------------------------
+
+def squared_error(y, pred):
+    return pred - y, np.ones_like(pred)
+
+
+def test_custom_objective_equals_the_builtin_loss():
+    X, y = discrete()
+    base = float(np.mean(y))
+    custom = DaskBoostRegressor(objective=squared_error, n_estimators=8, base_score=base).fit(X, y)
+    builtin = DaskBoostRegressor(n_estimators=8, base_score=base).fit(X, y)
+    np.testing.assert_allclose(custom.predict(X), builtin.predict(X), rtol=0, atol=1e-6)
+
+
+def test_custom_multiclass_objective_gets_one_column_per_class():
+    X, _ = discrete(1)
+    y = np.arange(len(X)) % 3
+    seen = []
+
+    def softmax_loss(y_true, pred):
+        seen.append(pred.shape)
+        p = np.exp(pred - pred.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        onehot = np.eye(3)[y_true.astype(int)]
+        return p - onehot, 2 * p * (1 - p)
+
+    custom = DaskBoostClassifier(objective=softmax_loss, n_estimators=4).fit(X, y)
+    builtin = DaskBoostClassifier(n_estimators=4, base_score=0.0).fit(X, y)
+    assert all(len(shape) == 2 and shape[1] == 3 for shape in seen)
+    np.testing.assert_allclose(custom.predict_proba(X), builtin.predict_proba(X), atol=1e-5)
+
+
+@pytest.mark.parametrize("bad,match", [
+    (lambda y, p: (p - y,), r"must return \(grad, hess\)"),
+    (lambda y, p: (p - y, np.ones(3)), r"hess with shape \(3,\)"),
+    (lambda y, p: (p - y, np.full_like(p, np.nan)), r"non-finite hess"),
+    (lambda y, p: (p - y, -np.ones_like(p)), r"negative hessians"),
+])
+def test_custom_objective_errors_are_clear(bad, match):
+    X, y = discrete()
+    model = DaskBoostRegressor(objective=bad, n_estimators=2)
+    with pytest.raises(ValueError, match=match):
+        model.fit(X, y)
+    with pytest.raises(ValueError, match="not fitted"):
+        model.get_booster()
+
+
+# ---- continued training ----------------------------------------------------------------
+
+@pytest.mark.parametrize("as_what", ["estimator", "booster", "path"])
+def test_continuing_equals_training_in_one_go(tmp_path, as_what):
+    X, y = discrete(2)
+    params = dict(subsample=0.7, colsample_bytree=0.75, random_state=4, max_depth=3)
+    full = DaskBoostRegressor(n_estimators=9, **params).fit(X, y)
+    first = DaskBoostRegressor(n_estimators=4, **params).fit(X, y)
+    previous = {"estimator": first, "booster": first.get_booster()}.get(as_what)
+    if as_what == "path":
+        previous = tmp_path / "first.json"
+        first.save_model(previous)
+    more = DaskBoostRegressor(n_estimators=5, **params).fit(X, y, xgb_model=previous)
+    assert len(more.get_booster().trees) == 9
+    np.testing.assert_array_equal(more.predict(X), full.predict(X))
+
+
+def test_continuing_checks_objective_and_features():
+    X, y = discrete(3)
+    first = DaskBoostRegressor(n_estimators=2).fit(X, y)
+    with pytest.raises(ValueError, match="xgb_model was trained with objective='reg:squarederror'"):
+        DaskBoostRegressor(objective="reg:absoluteerror", n_estimators=1).fit(X, y, xgb_model=first)
+    with pytest.raises(ValueError, match="xgb_model was trained on the features"):
+        DaskBoostRegressor(n_estimators=1).fit(X[:, :3], y, xgb_model=first)
+    with pytest.raises(TypeError, match="xgb_model must be"):
+        DaskBoostRegressor(n_estimators=1).fit(X, y, xgb_model=42)
+
+
+# ---- tree methods ----------------------------------------------------------------------
+
+def test_exact_method_matches_xgboost_exact_greedy():
+    rng = np.random.default_rng(5)
+    X = np.round(rng.normal(size=(5000, 4)) * 40)          # ~300 distinct values per feature
+    y = X[:, 0] / 40 + np.sin(X[:, 1] / 20) + rng.normal(0, 0.2, 5000)
+    ours = DaskBoostRegressor(n_estimators=6, max_depth=4, tree_method="exact").fit(X, y)
+    theirs = xgb.XGBRegressor(n_estimators=6, max_depth=4, tree_method="exact",
+                              base_score=float(np.mean(y))).fit(X, y)
+    assert np.mean(np.abs(ours.predict(X) - theirs.predict(X)) < 1e-4) >= 0.99
+
+
+def test_exact_method_refuses_too_many_distinct_values():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(70000, 2))
+    with pytest.raises(ValueError, match="tree_method='exact'.*up to 65535; feature 0 has more"):
+        DaskBoostRegressor(tree_method="exact", n_estimators=1).fit(X, X[:, 0])
+
+
+def test_approx_equals_hist_for_unit_hessians():
+    # squared error: hessians are the sample weights, so the re-sketch proposes the same cuts
+    X, y = discrete(7)
+    X = X + np.random.default_rng(7).normal(0, 0.01, X.shape)   # many distinct values
+    hist = DaskBoostRegressor(n_estimators=5, max_bin=16).fit(X, y)
+    approx = DaskBoostRegressor(n_estimators=5, max_bin=16, tree_method="approx").fit(X, y)
+    np.testing.assert_allclose(approx.predict(X), hist.predict(X), rtol=1e-12)
+
+
+def test_approx_reproposes_cuts_with_hessian_weights():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(8000, 3))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.logistic(size=8000) > 0).astype(int)
+    frame = pd.DataFrame(X, columns=list("abc"))
+    parts = dd.from_pandas(frame, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3)
+    hist = DaskBoostClassifier(n_estimators=6, max_bin=8).fit(*parts)
+    approx = DaskBoostClassifier(n_estimators=6, max_bin=8, tree_method="approx").fit(
+        *parts, eval_set=[parts])
+    # different proposals give different thresholds after the first round ...
+    assert not np.array_equal(hist.get_booster().trees[3].threshold,
+                              approx.get_booster().trees[3].threshold)
+    # ... and the eval margins, kept per partition through the re-binning, stay exact
+    p = approx.predict_proba(frame)[:, 1]
+    logloss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+    assert approx.evals_result()["validation_0"]["logloss"][-1] == pytest.approx(logloss, rel=1e-9)
+    assert abs(logloss - (-np.mean(y * np.log(hist.predict_proba(frame)[:, 1])
+                                   + (1 - y) * np.log(hist.predict_proba(frame)[:, 0])))) < 0.02
+
+
+def test_unknown_tree_method():
+    X, y = discrete()
+    with pytest.raises(ValueError, match=r"tree_method='gpu_hist' is not supported; valid: 'hist'"):
+        DaskBoostRegressor(tree_method="gpu_hist").fit(X, y)
