@@ -1,12 +1,23 @@
-"""Growing one tree level by level on the client (depthwise policy).
+"""Growing one tree on the client, one pass over the data per batch of splits.
 
-The grower never sees rows.  Each level it receives the reduced histograms of the nodes
+The grower never sees rows.  Each pass it receives the reduced histograms of the nodes
 it asked for, derives the sibling histograms by subtraction (parent - built child),
-finds the best split of every node of the level, and answers with
+finds the best split of every new node, and answers with
 
 - the splits to apply (the partitions move their rows to the children next pass), and
 - the nodes whose histograms to build next: of each pair of children, the one with the
   smaller hessian sum (the other is derived by subtraction, LightGBM's trick).
+
+Policies (xgboost's ``grow_policy``):
+
+- ``depthwise``: every splittable node of a level is split (level by level); with
+  ``max_leaves`` the level's best splits are taken until the leaf budget is used.
+- ``lossguide``: LightGBM's leaf-wise growth: the candidate leaves with the largest
+  gains are split first, and a candidate not split in one pass stays a candidate.  To
+  keep one pass over the data per batch, a pass splits the best candidates but at most
+  half of the remaining leaf budget, so the children it creates can still compete for
+  the rest: about log2(max_leaves) + depth passes instead of max_leaves - 1.  Exactly
+  leaf-wise order would need one pass per split.
 
 Node ids grow in creation order, so a child's id is always larger than its parent's.
 """
@@ -46,6 +57,8 @@ class TreeGrower:
                                            params.get("colsample_bytree", 1.0))
         self._level_features = {}
         self._refit = {}             # leaf -> output set by a leaf refit (quantile losses)
+        self._candidates = {}        # node -> (gain, feature, bin, default_left, left sums)
+        self.n_leaves = 1
         self.depth = [0]
         self.sums = [None]           # (G, H) of each node
         self.feature = [-1]
@@ -71,13 +84,13 @@ class TreeGrower:
         return node_to_slot, len(self._to_build)
 
     def receive(self, hist):
-        """Take the reduced histograms of the requested nodes; split the level.
+        """Take the reduced histograms of the requested nodes; choose this pass's splits.
 
-        Returns the splits decided at this level as arrays over node ids
+        Returns the splits decided in this pass as arrays over node ids
         (``split_feature == -1`` where a node is not split), or None if nothing split.
         After this call ``finished`` tells whether the tree needs another pass.
         """
-        level_nodes = list(self._to_build)
+        new_nodes = list(self._to_build)
         for slot, node in enumerate(self._to_build):
             self._hists[node] = hist[slot]
             if self.sums[node] is None:  # the root: its sums come from its histogram
@@ -85,20 +98,49 @@ class TreeGrower:
                 self.sums[node] = (float(totals[0]), float(totals[1]))
         for node, parent, sibling in self._to_derive:
             self._hists[node] = self._hists[parent] - self._hists[sibling]
-            level_nodes.append(node)
+            new_nodes.append(node)
         for _, parent, _ in self._to_derive:
             self._hists.pop(parent, None)
-        level_nodes.sort()
+        new_nodes.sort()
         self._to_build, self._to_derive = [], []
-        splittable = [n for n in level_nodes if self.depth[n] < self.params["max_depth"]]
-        split_nodes = self._split(splittable) if splittable else []
-        for node in level_nodes:
-            if node not in split_nodes:
+        splittable = [n for n in new_nodes if self._may_split(n)]
+        self._find_candidates(splittable)
+        for node in new_nodes:
+            if node not in self._candidates:
                 self._hists.pop(node, None)
+        split_nodes = []
+        while True:
+            chosen = self._choose()
+            split_nodes += self._expand(chosen)
+            # candidates waiting and nothing to build: choose again without a data pass
+            if self._to_build or not chosen or not self._candidates:
+                break
+        split_nodes.sort()
         self.finished = not self._to_build
         if not split_nodes:
             return None
         return self._split_arrays(split_nodes)
+
+    def _may_split(self, node):
+        max_depth = self.params["max_depth"]
+        return max_depth == 0 or self.depth[node] < max_depth
+
+    def _choose(self):
+        """The candidates to split now, best gain first (ties: lower node id)."""
+        order = sorted(self._candidates, key=lambda n: (-self._candidates[n][0], n))
+        max_leaves = self.params.get("max_leaves", 0)
+        lossguide = self.params.get("grow_policy", "depthwise") == "lossguide"
+        remaining = max_leaves - self.n_leaves if max_leaves else len(order)
+        take = remaining
+        if lossguide and max_leaves and remaining > 0:
+            take = max(1, remaining // 2)  # leave room for this pass's children
+        chosen = order[:max(0, min(take, len(order)))]
+        # the rest: leaves now (depthwise, or no budget left), or later candidates
+        if not (lossguide and self.n_leaves + len(chosen) < (max_leaves or np.inf)):
+            for node in order[len(chosen):]:
+                del self._candidates[node]
+                self._hists.pop(node, None)
+        return chosen
 
     def _sample(self, allowed, fraction):
         """A random subset of ``fraction`` of the allowed features (at least one)."""
@@ -122,7 +164,10 @@ class TreeGrower:
             masks.append(self._sample(self._level_features[depth], p.get("colsample_bynode", 1.0)))
         return np.array(masks, dtype=np.bool_)
 
-    def _split(self, nodes):
+    def _find_candidates(self, nodes):
+        """Best split of each node; those with a valid split become candidates."""
+        if not nodes:
+            return
         p = self.params
         hists = np.stack([self._hists[n] for n in nodes])
         sums = np.array([self.sums[n] for n in nodes], dtype=np.float64)
@@ -130,25 +175,31 @@ class TreeGrower:
             hists, sums, self.mapper.n_bins, self.mapper.missing_code,
             self._feature_masks(nodes), p["reg_lambda"], p.get("reg_alpha", 0.0),
             p.get("max_delta_step", 0.0), p["min_child_weight"], p["gamma"])
-        split_nodes = []
         for i, node in enumerate(nodes):
-            if feature[i] < 0:
-                continue
-            split_nodes.append(node)
-            self.feature[node] = int(feature[i])
-            self.bin[node] = int(bin_[i])
-            self.default_left[node] = bool(default_left[i])
-            self.gain[node] = float(gain[i])
-            left_sum = (float(left_sums[i, 0]), float(left_sums[i, 1]))
-            right_sum = (sums[i, 0] - left_sum[0], sums[i, 1] - left_sum[1])
+            if feature[i] >= 0:
+                self._candidates[node] = (float(gain[i]), int(feature[i]), int(bin_[i]),
+                                          bool(default_left[i]),
+                                          (float(left_sums[i, 0]), float(left_sums[i, 1])))
+
+    def _expand(self, nodes):
+        """Split the chosen candidates: record the splits, create and schedule children."""
+        for node in nodes:
+            gain, feature, bin_, default_left, left_sum = self._candidates.pop(node)
+            self.feature[node], self.bin[node] = feature, bin_
+            self.default_left[node], self.gain[node] = default_left, gain
+            g, h = self.sums[node]
+            right_sum = (g - left_sum[0], h - left_sum[1])
             left = self._add_node(node, left_sum)
             right = self._add_node(node, right_sum)
             self.left[node], self.right[node] = left, right
-            if self.depth[left] < p["max_depth"]:
+            self.n_leaves += 1
+            if self._may_split(left):
                 small, large = (left, right) if left_sum[1] <= right_sum[1] else (right, left)
                 self._to_build.append(small)
                 self._to_derive.append((large, node, small))
-        return split_nodes
+            else:
+                self._hists.pop(node, None)
+        return sorted(nodes)
 
     def _add_node(self, parent, sums):
         self.depth.append(self.depth[parent] + 1)

@@ -30,6 +30,7 @@ def _real(name, value, low, strict=False):
 
 
 TREE_METHODS = ("hist", "approx", "exact")
+GROW_POLICIES = ("depthwise", "lossguide")
 
 
 def validate_params(raw, valid_objectives):
@@ -65,7 +66,21 @@ def validate_params(raw, valid_objectives):
     if raw["tree_method"] not in TREE_METHODS:
         raise ValueError(f"tree_method={raw['tree_method']!r} is not supported; valid: "
                          f"{', '.join(repr(m) for m in TREE_METHODS)}")
+    if raw["grow_policy"] not in GROW_POLICIES:
+        raise ValueError(f"grow_policy={raw['grow_policy']!r} is not supported; valid: "
+                         f"{', '.join(repr(m) for m in GROW_POLICIES)}")
+    max_leaves = _integer("max_leaves", raw["max_leaves"], 0)
+    if max_leaves == 1:
+        raise ValueError("max_leaves=1 must be 0 (no limit) or >= 2")
+    max_depth = _integer("max_depth", raw["max_depth"], 0)
+    if max_depth == 0 and raw["grow_policy"] != "lossguide":
+        raise ValueError("max_depth=0 (no depth limit) needs grow_policy='lossguide'")
+    if max_depth == 0 and max_leaves == 0:
+        raise ValueError("max_depth=0 and max_leaves=0 leave tree size unbounded; "
+                         "set one of them")
     return {
+        "grow_policy": raw["grow_policy"],
+        "max_leaves": max_leaves,
         "tree_method": raw["tree_method"],
         **fractions,
         "random_state": random_state,
@@ -78,7 +93,7 @@ def validate_params(raw, valid_objectives):
         "quantile_alpha": _real("quantile_alpha", raw["quantile_alpha"], 0.0, strict=True),
         "tweedie_variance_power": _real("tweedie_variance_power", raw["tweedie_variance_power"], 1.0),
         "n_estimators": _integer("n_estimators", raw["n_estimators"], 1),
-        "max_depth": _integer("max_depth", raw["max_depth"], 1),
+        "max_depth": max_depth,
         "learning_rate": _real("learning_rate", raw["learning_rate"], 0.0, strict=True),
         "reg_lambda": _real("reg_lambda", raw["reg_lambda"], 0.0),
         "gamma": _real("gamma", raw["gamma"], 0.0),

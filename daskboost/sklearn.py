@@ -31,7 +31,8 @@ class _DaskBoostModel:
                  eval_metric=None, early_stopping_rounds=None, num_class=None, huber_slope=1.0,
                  quantile_alpha=0.5, tweedie_variance_power=1.5, reg_alpha=0.0,
                  max_delta_step=None, subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
-                 colsample_bynode=1.0, random_state=None, tree_method="hist"):
+                 colsample_bynode=1.0, random_state=None, tree_method="hist",
+                 grow_policy="depthwise", max_leaves=0):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -55,6 +56,8 @@ class _DaskBoostModel:
         self.colsample_bynode = colsample_bynode
         self.random_state = random_state
         self.tree_method = tree_method
+        self.grow_policy = grow_policy
+        self.max_leaves = max_leaves
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
