@@ -78,7 +78,11 @@ def validate_params(raw, valid_objectives):
     if max_depth == 0 and max_leaves == 0:
         raise ValueError("max_depth=0 and max_leaves=0 leave tree size unbounded; "
                          "set one of them")
+    trim_fraction = _real("trim_fraction", raw["trim_fraction"], 0.0)
+    if trim_fraction >= 1.0:
+        raise ValueError(f"trim_fraction={raw['trim_fraction']!r} must be in [0, 1)")
     return {
+        "trim_fraction": trim_fraction,
         "grow_policy": raw["grow_policy"],
         "max_leaves": max_leaves,
         "tree_method": raw["tree_method"],

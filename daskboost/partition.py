@@ -197,6 +197,8 @@ class LevelStep:
     subsample: float = 1.0
     sample_seed: int = 0
     round: int = 0
+    # influence trimming: per output, rows whose hessian is below it are left out
+    trim_threshold: np.ndarray = None
     # which nodes to build histograms for
     node_to_slot: np.ndarray = None
     n_slots: int = 0
@@ -264,6 +266,9 @@ def partition_step(state, step):
             keep = sampled_rows(step.sample_seed, step.round, state.row_offset,
                                 margin.shape[1], step.subsample)
             grad, hess = grad * keep, hess * keep  # unsampled rows add nothing
+        if step.trim_threshold is not None:
+            kept = hess >= step.trim_threshold[:, None]
+            grad, hess = grad * kept, hess * kept
         positions = np.zeros(margin.shape, dtype=np.int32)
         splits = no_splits(n_trees, 1)  # every row is at the root
     positions, hist = build_histograms(state.codes, grad, hess, positions, *splits,
@@ -322,3 +327,9 @@ def hessian_summaries(x, w, state, size):
 def rebin_partition(x, w, state, mapper):
     """The state with the raw partition binned again by a new mapper."""
     return replace(state, codes=mapper.transform(feature_block(x)))
+
+
+def hessian_self_summaries(state, size):
+    """Per output, a summary of the rows' hessians weighted by themselves (trimming)."""
+    hess = state.hess.astype(np.float64)
+    return state, [summarize_column(h, h, size) for h in hess]

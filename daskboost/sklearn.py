@@ -32,7 +32,7 @@ class _DaskBoostModel:
                  quantile_alpha=0.5, tweedie_variance_power=1.5, reg_alpha=0.0,
                  max_delta_step=None, subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
                  colsample_bynode=1.0, random_state=None, tree_method="hist",
-                 grow_policy="depthwise", max_leaves=0):
+                 grow_policy="depthwise", max_leaves=0, trim_fraction=0.0):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -58,6 +58,7 @@ class _DaskBoostModel:
         self.tree_method = tree_method
         self.grow_policy = grow_policy
         self.max_leaves = max_leaves
+        self.trim_fraction = trim_fraction
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod

@@ -23,7 +23,8 @@ from .booster import Booster
 from .data import partition_input
 from .grower import TreeGrower, stack_node_arrays
 from .histogram import add_histograms, add_histograms_into
-from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_summaries,
+from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_self_summaries,
+                        hessian_summaries,
                         leaf_residual_summaries, merge_scans, no_splits, partition_step,
                         rebin_partition, scan_partition)
 from .runtime import Runtime, add_tree_reduction
@@ -218,13 +219,18 @@ def _train(runtime, params, data, evals, classifier, previous=None):
     leaf_values = None    # (K, n_nodes) node outputs of the previous round's trees
     best = (None, None)   # (round, score) for early stopping
     stopping = params.get("early_stopping_rounds")
-    seed = 0 if params.get("random_state") is None else int(params["random_state"])
+    seed = _seed(params)
     for round_ in range(first_round, first_round + params["n_estimators"]):
-        if params.get("tree_method") == "approx":
-            states, mapper, eval_sets = _propose_again(runtime, data, evals, states, eval_sets,
-                                                       pending, leaf_values, objective, mapper,
-                                                       params)
+        trim = None
+        if params.get("tree_method") == "approx" or params.get("trim_fraction"):
+            states = _finish_round(runtime, states, pending, leaf_values, objective, mapper,
+                                   params, round_)
             pending = leaf_values = None
+            if params.get("tree_method") == "approx":
+                states, mapper, eval_sets = _propose_again(runtime, data, evals, states,
+                                                           eval_sets, mapper, params)
+            if params.get("trim_fraction"):
+                trim = _trim_thresholds(runtime, states, params)
         # column sampling keyed on (seed, round, tree), like row sampling: continuing a
         # fit draws the same columns as training in one go
         growers = [TreeGrower(mapper, params, np.random.default_rng([seed, round_, k]))
@@ -238,6 +244,7 @@ def _train(runtime, params, data, evals, classifier, previous=None):
                 step.new_tree, step.leaf_values, step.objective = True, leaf_values, objective
                 step.subsample = params.get("subsample", 1.0)
                 step.sample_seed, step.round = seed, round_
+                step.trim_threshold = trim
                 new_tree = False
             states, hist = runtime.map_reduce(partition_step, states, step, add_histograms,
                                               add_histograms_into)
@@ -294,20 +301,26 @@ def _with_source(runtime, data, handles, func, args):
     return graph, keys, name
 
 
-def _propose_again(runtime, data, evals, states, eval_sets, pending, leaf_values, objective,
-                   mapper, params):
-    """tree_method="approx": before a round, finish the last round on every partition
-    (margins, gradients), sketch the raw features weighted by the hessians, and bin the
-    raw partitions (training and eval) again with the new cut points."""
-    K = len(states) and objective.n_outputs()
+def _finish_round(runtime, states, pending, leaf_values, objective, mapper, params, round_):
+    """Apply the last round's splits and leaf values on every partition and compute the
+    new round's gradients, building no histogram (before a pass that needs them)."""
+    K = objective.n_outputs()
     finish = LevelStep(new_tree=True, leaf_values=leaf_values, objective=objective,
                        node_to_slot=np.full((K, 1), -1, np.int32), n_slots=0,
-                       n_codes=mapper.n_codes, missing_code=mapper.missing_code)
+                       n_codes=mapper.n_codes, missing_code=mapper.missing_code,
+                       subsample=params.get("subsample", 1.0), sample_seed=_seed(params),
+                       round=round_)
     width = max(1, 0 if leaf_values is None else leaf_values.shape[1])
     splits = no_splits(K, width) if pending is None else pending
     (finish.split_feature, finish.split_bin, finish.default_left, finish.left_child,
      finish.right_child) = (_pad(a, width) for a in splits)
     states, _ = runtime.map_reduce(partition_step, states, finish, add_histograms)
+    return states
+
+
+def _propose_again(runtime, data, evals, states, eval_sets, mapper, params):
+    """tree_method="approx": sketch the raw features weighted by the current hessians
+    and bin the raw partitions (training and eval) again with the new cut points."""
     size = sketch_size_for(params["max_bin"])
     graph, keys, name = _with_source(runtime, data, states, hessian_summaries, (size,))
     total = add_tree_reduction(graph, keys, _SummaryMerger(size), name)
@@ -318,6 +331,21 @@ def _propose_again(runtime, data, evals, states, eval_sets, pending, leaf_values
         graph, keys, _ = _with_source(runtime, source, e.states, rebin_partition, (mapper,))
         e.states = runtime.persist(graph, keys)
     return states, mapper, eval_sets
+
+
+def _trim_thresholds(runtime, states, params):
+    """Friedman's influence trimming: per output, the hessian below which rows carry at
+    most ``trim_fraction`` of the total hessian (weighted quantile of the hessians,
+    weighted by themselves, from merged per-partition sketches)."""
+    from .sketch import weighted_quantile
+    size = sketch_size_for(params["max_bin"])
+    _, summaries = runtime.map_reduce(hessian_self_summaries, states, size, _SummaryMerger(size))
+    return np.array([weighted_quantile(s, params["trim_fraction"]) if s.total_weight > 0 else 0.0
+                     for s in summaries])
+
+
+def _seed(params):
+    return 0 if params.get("random_state") is None else int(params["random_state"])
 
 
 class _SummaryMerger:

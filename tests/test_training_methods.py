@@ -145,3 +145,30 @@ def test_unknown_tree_method():
     X, y = discrete()
     with pytest.raises(ValueError, match=r"tree_method='gpu_hist' is not supported; valid: 'hist'"):
         DaskBoostRegressor(tree_method="gpu_hist").fit(X, y)
+
+
+# ---- influence trimming ----------------------------------------------------------------
+
+@pytest.mark.parametrize("fraction", [0.1, 0.25])
+def test_trimming_leaves_out_the_lightest_hessians(fraction):
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(6000, 3))
+    y = (X[:, 0] + rng.logistic(size=6000) > 0).astype(int)
+    w = rng.uniform(0.1, 10.0, 6000)          # round 0: hessian = w * p (1 - p), p constant
+    model = DaskBoostClassifier(n_estimators=1, trim_fraction=fraction).fit(X, y, sample_weight=w)
+    p = 1 / (1 + np.exp(-model.get_booster().base_margin[0]))
+    hess = (w * max(p * (1 - p), 1e-16)).astype(np.float32).astype(np.float64)
+    kept = np.sort(hess)[::-1]
+    expected = kept[np.cumsum(kept[::-1])[::-1] > fraction * hess.sum()].sum()
+    cover = model.get_booster().trees[0].cover[0]
+    assert cover == pytest.approx((1 - fraction) * hess.sum(), rel=0.01)
+    assert cover == pytest.approx(expected, rel=0.01)
+
+
+def test_trim_fraction_zero_changes_nothing_and_bad_values_fail():
+    X, y = discrete(10)
+    a = DaskBoostRegressor(n_estimators=3, trim_fraction=0.0).fit(X, y)
+    b = DaskBoostRegressor(n_estimators=3).fit(X, y)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    with pytest.raises(ValueError, match=r"trim_fraction=1\.0 must be in \[0, 1\)"):
+        DaskBoostRegressor(trim_fraction=1.0).fit(X, y)
