@@ -77,9 +77,15 @@ class Booster:
         state["_packed"] = {}
         return state
 
-    def predict_margin(self, X, iteration_range=None):
-        """(K, n_rows) margins for a float (n_rows, n_features) array."""
-        margin = np.repeat(self.base_margin[:, None], X.shape[0], axis=1)
+    def predict_margin(self, X, iteration_range=None, base_margin=None):
+        """(K, n_rows) margins for a float (n_rows, n_features) array.
+
+        ``base_margin``: per-row starting margins (K, n_rows) replacing the constant start.
+        """
+        if base_margin is None:
+            margin = np.repeat(self.base_margin[:, None], X.shape[0], axis=1)
+        else:
+            margin = np.array(base_margin, dtype=np.float64, copy=True)
         self._forest(iteration_range).add_margin(np.ascontiguousarray(X, dtype=np.float64), margin)
         return margin
 

@@ -32,6 +32,7 @@ class PartitionedInput:
     x_keys: list
     y_keys: list = None
     w_keys: list = None
+    m_keys: list = None             # per-row starting margins (base_margin), if given
     feature_names: list = None      # list of str, or None when X has no string column names
     n_features: int = 0
     in_memory: bool = False
@@ -140,7 +141,7 @@ def _check_dask_alignment(X, other, name):
             f"X is a dask collection, so {name} must be one too (a dask Series or Array "
             f"partitioned like X); got {type(other).__name__}"
         )
-    if getattr(other, "ndim", 1) != 1:
+    if getattr(other, "ndim", 1) != 1 and name != "base_margin":
         raise ValueError(f"{name} must be one-dimensional; got ndim={other.ndim}")
     n_x, n_o = _n_blocks(X), _n_blocks(other)
     if n_x != n_o:
@@ -165,17 +166,19 @@ def _n_blocks(obj):
 
 LABEL_COLUMN = "__daskboost_label__"
 WEIGHT_COLUMN = "__daskboost_weight__"
+MARGIN_COLUMN = "__daskboost_margin_"
 
 
-def partition_input(X, y=None, sample_weight=None):
-    """Describe X (and y, weights) as aligned partitions of one raw graph.
+def partition_input(X, y=None, sample_weight=None, base_margin=None):
+    """Describe X (and y, weights, base margins) as aligned partitions of one raw graph.
 
-    Raises TypeError/ValueError for input whose problems show in metadata alone.
+    ``base_margin`` may have one column per output (multiclass).  Raises
+    TypeError/ValueError for input whose problems show in metadata alone.
     """
     feature_names, n_features = describe_features(X)
     if n_features == 0:
         raise ValueError("X has no feature columns")
-    named = {"y": y, "sample_weight": sample_weight}
+    named = {"y": y, "sample_weight": sample_weight, "base_margin": base_margin}
     if is_dask_collection(X):
         for name, values in named.items():
             if values is not None:
@@ -190,7 +193,7 @@ def partition_input(X, y=None, sample_weight=None):
                 g, keys[name] = _dask_blocks(values)
                 graph.update(g)
         return PartitionedInput(graph, x_keys, keys["y"], keys["sample_weight"],
-                                feature_names, n_features)
+                                keys["base_margin"], feature_names, n_features)
     return _partition_in_memory(X, named, feature_names, n_features)
 
 
@@ -204,14 +207,19 @@ def _partition_dask_frame(X, named, feature_names, n_features):
     """
     import dask.dataframe as dd
 
-    columns = {LABEL_COLUMN: named["y"], WEIGHT_COLUMN: named["sample_weight"]}
-    columns = {name: _as_dask_series(v) for name, v in columns.items() if v is not None}
+    columns = {LABEL_COLUMN: named["y"], WEIGHT_COLUMN: named["sample_weight"],
+               MARGIN_COLUMN: named["base_margin"]}
+    columns = {name: _as_dask_frame(v, name) for name, v in columns.items() if v is not None}
     meta = X._meta.copy()
-    for name, series in columns.items():
-        meta[name] = series._meta.to_numpy()
+    selections = {}
+    for name, frame in columns.items():
+        selections[name] = [f"{name}{j}" if name == MARGIN_COLUMN else name
+                            for j in range(len(frame.columns))]
+        for column, source in zip(selections[name], frame.columns):
+            meta[column] = frame._meta[source].to_numpy()
     combined = dd.map_partitions(_combine_partition, X, *columns.values(),
-                                 names=list(columns), align_dataframes=False, meta=meta,
-                                 enforce_metadata=False)
+                                 names=list(selections.values()), align_dataframes=False,
+                                 meta=meta, enforce_metadata=False)
     graph, combined_keys = _dask_blocks(combined)
     token = combined_keys[0][0]
     x_columns = list(X.columns)
@@ -221,37 +229,41 @@ def _partition_dask_frame(X, named, feature_names, n_features):
         graph[x_keys[-1]] = (_select_columns, key, x_columns)
         for name in columns:
             keys[name].append((f"{token}-{name}", i))
-            graph[keys[name][-1]] = (_select_column, key, name)
+            select = selections[name] if name == MARGIN_COLUMN else name
+            graph[keys[name][-1]] = (_select_columns, key, select)
     return PartitionedInput(graph, x_keys, keys.get(LABEL_COLUMN), keys.get(WEIGHT_COLUMN),
-                            feature_names, n_features)
+                            keys.get(MARGIN_COLUMN), feature_names, n_features)
 
 
-def _as_dask_series(values):
+def _as_dask_frame(values, name):
+    """y / weights as a one-column dask DataFrame; base margins keep all their columns."""
     import dask.dataframe as dd
     if _is_dask_array(values):
-        return dd.from_dask_array(values)
-    if isinstance(values, dd.DataFrame):
-        return values[values.columns[0]]
+        values = dd.from_dask_array(values)
+    if isinstance(values, dd.Series):
+        values = values.to_frame(name="0")
+    elif name != MARGIN_COLUMN:
+        values = values[[values.columns[0]]]
     return values
+
+
+_WHAT = {LABEL_COLUMN: "y", WEIGHT_COLUMN: "sample_weight"}
 
 
 def _combine_partition(x, *others, names, partition_info=None):
     where = "" if partition_info is None else f" (partition {partition_info['number']})"
     out = x.copy(deep=False)
-    for name, other in zip(names, others):
-        what = "y" if name == LABEL_COLUMN else "sample_weight"
+    for columns, other in zip(names, others):
+        what = _WHAT.get(columns[0], "base_margin")
         if len(other) != len(x):
             raise ValueError(f"X has {len(x)} rows but {what} has {len(other)}{where}")
-        out[name] = other.array  # positional: the index of y is not used
+        for column, source in zip(columns, other.columns):
+            out[column] = other[source].array  # positional: the other index is not used
     return out
 
 
 def _select_columns(frame, columns):
     return frame[columns]
-
-
-def _select_column(frame, column):
-    return frame[column]
 
 
 def _partition_in_memory(X, named, feature_names, n_features):
@@ -268,7 +280,8 @@ def _partition_in_memory(X, named, feature_names, n_features):
         if name != "X":
             if is_dask_collection(values):
                 raise TypeError(f"X is in memory, so {name} must be too; got a dask {type(values).__name__}")
-            values = _as_1d_in_memory(name, values)
+            values = (_as_rows_in_memory(name, values) if name == "base_margin"
+                      else _as_1d_in_memory(name, values))
             if len(values) != n_rows:
                 raise ValueError(f"X has {n_rows} rows but {name} has {len(values)}")
         keys = [(f"{token}-{name}", i) for i in range(len(slices))]
@@ -276,7 +289,17 @@ def _partition_in_memory(X, named, feature_names, n_features):
             graph[key] = block
         all_keys[name] = keys
     return PartitionedInput(graph, all_keys["X"], all_keys["y"], all_keys["sample_weight"],
-                            feature_names, n_features, in_memory=True)
+                            all_keys["base_margin"], feature_names, n_features, in_memory=True)
+
+
+def _as_rows_in_memory(name, values):
+    """Base margins in memory: (n,) or (n, K) numpy."""
+    values = np.asarray(values.to_numpy() if isinstance(values, (pd.Series, pd.DataFrame))
+                        else values, dtype=np.float64)
+    if values.ndim not in (1, 2):
+        raise ValueError(f"{name} must be 1-D, or 2-D with one column per output; "
+                         f"got shape {values.shape}")
+    return values
 
 
 # ---- block conversion (run inside tasks) -----------------------------------------------
@@ -315,3 +338,18 @@ def weight_block(block):
     if isinstance(block, (pd.Series, pd.DataFrame)):
         return np.asarray(block.to_numpy(dtype=np.float64, na_value=np.nan)).reshape(-1)
     return np.asarray(block, dtype=np.float64).reshape(-1)
+
+
+def margin_block(block, n_outputs, n_rows, index=None):
+    """One partition of base margins as a (K, n_rows) float64 array, checked."""
+    where = "" if index is None else f" (partition {index})"
+    if isinstance(block, (pd.Series, pd.DataFrame)):
+        block = block.to_numpy(dtype=np.float64, na_value=np.nan)
+    values = np.asarray(block, dtype=np.float64)
+    values = values.reshape(-1, 1) if values.ndim == 1 else values
+    if values.shape != (n_rows, n_outputs):
+        raise ValueError(f"base_margin has shape {values.shape}; expected ({n_rows}, {n_outputs})"
+                         f" (one column per output){where}")
+    if not np.isfinite(values).all():
+        raise ValueError(f"base_margin contains NaN or inf{where}")
+    return np.ascontiguousarray(values.T)

@@ -353,6 +353,21 @@ class GammaNLogLik(_MeanLoss):
         return y / p + np.log(p)
 
 
+class GammaDeviance(_MeanLoss):
+    """xgboost's gamma-deviance: ``2 * mean(t - log t - 1)``, ``t = (y + eps) / (p + eps)``
+    with ``eps = 1e-6``."""
+
+    def row_loss(self, y, pred):
+        t = (y + _DEVIANCE_EPS) / (pred + _DEVIANCE_EPS)
+        return t - np.log(t) - 1.0
+
+    def finalize(self, total):
+        return 2.0 * super().finalize(total)
+
+
+_DEVIANCE_EPS = 1e-6
+
+
 class TweedieNLogLik(_MeanLoss):
     """``-y p^(1-rho) / (1-rho) + p^(2-rho) / (2-rho)``, variance power ``1 < rho < 2``."""
 
@@ -618,10 +633,12 @@ _SIMPLE = {
     "merror": MultiError,
     "poisson-nloglik": PoissonNLogLik,
     "gamma-nloglik": GammaNLogLik,
+    "gamma-deviance": GammaDeviance,
 }
 
 METRIC_NAMES = ("rmse", "rmsle", "mae", "mape", "mphe", "logloss", "error", "auc", "aucpr",
-                "mlogloss", "merror", "poisson-nloglik", "gamma-nloglik", "tweedie-nloglik",
+                "mlogloss", "merror", "poisson-nloglik", "gamma-nloglik", "gamma-deviance",
+                "tweedie-nloglik",
                 "quantile")
 
 _MULTICLASS_ONLY = frozenset({"mlogloss", "merror"})

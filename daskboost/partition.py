@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import numba
 import numpy as np
 
-from .data import feature_block, label_block, weight_block
+from .data import feature_block, label_block, margin_block, weight_block
 from .histogram import add_leaf_values, build_histograms
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
 
@@ -152,23 +152,33 @@ def encode_labels(labels, classes):
         raise ValueError(f"y has label {err.args[0]!r} that is not one of {classes.tolist()}") from None
 
 
-def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, row_offset=0):
+def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, row_offset=0,
+                  margins=None):
     """Second pass: bin one partition and set up its training state.
 
-    ``base_margin`` is the (K,) starting margin of every row, or ``previous`` (a Booster
-    whose training continues) predicts the starting margins; ``row_offset`` is the global
+    The starting margins: ``margins`` (the user's per-row base_margin block) if given,
+    else the (K,) ``base_margin`` of every row; plus, when ``previous`` (a Booster whose
+    training continues) is given, its trees' outputs.  ``row_offset`` is the global
     index of the partition's first row (row sampling is keyed on global indices).
     """
     X, labels, weights = read_partition(x, y, w, index)
     if classes is not None:
         labels = encode_labels(labels, classes)
     n = X.shape[0]
+    K = len(base_margin)
+    if margins is not None:
+        start = margin_block(margins, K, n, index)
+        if previous is not None:
+            start = start + previous.predict_margin(X) - previous.base_margin[:, None]
+    elif previous is not None:
+        start = previous.predict_margin(X)
+    else:
+        start = np.repeat(np.asarray(base_margin, dtype=np.float64)[:, None], n, axis=1)
     return PartitionState(
         codes=mapper.transform(X),
         label=np.asarray(labels, dtype=np.float32),
         weight=None if weights is None else weights.astype(np.float32),
-        margin=(np.repeat(np.asarray(base_margin, dtype=np.float64)[:, None], n, axis=1)
-                if previous is None else previous.predict_margin(X)),
+        margin=start,
         row_offset=row_offset,
     )
 

@@ -8,9 +8,9 @@ the gain is XGBoost's eq. 7 without the constant factor (as xgboost computes it)
 and the optimal leaf weight is eq. 5, ``w* = -G / (H + lambda)``.  With L1
 regularisation (``reg_alpha``) G is soft-thresholded by alpha first; with
 ``max_delta_step`` the weight is clipped to [-max_delta_step, max_delta_step] and the
-score is the loss reduction at the clipped weight:
-``score = -(2 G w + (H + lambda) w^2 + 2 alpha |w|)`` (twice the second-order objective
-reduction, the same scale as the unclipped score).  A split is kept only
+score is the loss reduction at the clipped weight, ``score = -(2 G w + (H + lambda) w^2)``
+(twice the second-order objective reduction, the same scale as the unclipped score;
+like xgboost, this branch leaves the L1 term out of the score).  A split is kept only
 when its gain exceeds a tiny epsilon and is at least ``gamma`` (xgboost's
 ``min_split_loss``), and both children carry at least ``min_child_weight`` hessian.
 
@@ -58,7 +58,7 @@ def _score(g, h, reg_lambda, reg_alpha, max_delta_step):
         t = _soft_threshold(g, reg_alpha)
         return t * t / (h + reg_lambda)
     w = leaf_weight(g, h, reg_lambda, reg_alpha, max_delta_step)
-    return -(2.0 * g * w + (h + reg_lambda) * w * w + 2.0 * reg_alpha * abs(w))
+    return -(2.0 * g * w + (h + reg_lambda) * w * w)
 
 
 @numba.njit(nogil=True, cache=True)

@@ -46,7 +46,7 @@ def _run_per_partition(runtime, data, func, args, persist, last_args=None):
     for i in range(data.n_partitions):
         w = None if data.w_keys is None else data.w_keys[i]
         keys.append((name, i))
-        extra = () if last_args is None else (last_args[i],)
+        extra = () if last_args is None else tuple(last_args[i])
         graph[keys[-1]] = (func, data.x_keys[i], data.y_keys[i], w, i, *args, *extra)
     if persist:
         return runtime.persist(graph, keys)
@@ -147,16 +147,19 @@ def _metric_names(params, objective):
 
 
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
-          sample_weight_eval_set=None, previous=None):
+          sample_weight_eval_set=None, previous=None, base_margin=None,
+          base_margin_eval_set=None):
     """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
 
     ``previous``: a Booster to continue (its trees come first; its predictions are the
     starting margins).  Returns ``(booster, info)``: info has ``classes`` and
     ``evals_result``.
     """
-    data = partition_input(X, y, sample_weight)
-    evals = [partition_input(Xe, ye, we) for (Xe, ye), we in
-             zip(eval_set or [], sample_weight_eval_set or [None] * len(eval_set or []))]
+    data = partition_input(X, y, sample_weight, base_margin)
+    n_evals = len(eval_set or [])
+    evals = [partition_input(Xe, ye, we, me) for (Xe, ye), we, me in
+             zip(eval_set or [], sample_weight_eval_set or [None] * n_evals,
+                 base_margin_eval_set or [None] * n_evals)]
     with Runtime() as runtime:
         return _train(runtime, params, data, evals, classifier, previous)
 
@@ -165,6 +168,12 @@ class TrainingInfo:
     def __init__(self, classes, evals_result):
         self.classes = classes
         self.evals_result = evals_result
+
+
+def _bin_args(data, offsets):
+    """Per partition: the global row offset and the key of its base margins (or None)."""
+    margins = data.m_keys or [None] * data.n_partitions
+    return [(int(o), m) for o, m in zip(offsets, margins)]
 
 
 def _check_previous(previous, objective, data):
@@ -200,15 +209,17 @@ def _train(runtime, params, data, evals, classifier, previous=None):
     else:
         base_margin = objective.margin_from_base_score(params["base_score"])
     base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
-    metrics = [get_metric(name, objective, params.get("quantile_alpha") or 0.5)
-               for name in _metric_names(params, objective)] if evals else []
+    metrics = [get_metric(name, objective, params.get("quantile_alpha") or 0.5,
+                          params.get("huber_slope") or 1.0)
+               for name in _metric_names(params, objective)]
     mapper = BinMapper.from_summaries(scanned.summaries, params["max_bin"])
     offsets = np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
     start = (mapper, base_margin, classes, previous)
     states = _run_per_partition(runtime, data, bin_partition, start, persist=True,
-                                last_args=[int(o) for o in offsets])
+                                last_args=_bin_args(data, offsets))
     eval_sets = [EvalSet(f"validation_{i}", _run_per_partition(
-        runtime, e, bin_partition, start, persist=True), metrics)
+        runtime, e, bin_partition, start, persist=True,
+        last_args=_bin_args(e, np.zeros(e.n_partitions, np.int64))), metrics)
         for i, e in enumerate(evals)]
     evals_result = {e.name: {m.name: [] for m in metrics} for e in eval_sets}
 

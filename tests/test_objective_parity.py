@@ -303,10 +303,6 @@ def test_explicit_max_delta_step_for_poisson_matches_xgboost():
                      theirs.predict(X_test, output_margin=True)) >= 0.99
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug (xgboost parity): with max_delta_step > 0 xgboost's hist split gain is "
-    "-(2 G w + (H + lambda) w^2) at the clipped, L1-thresholded weight, without an L1 "
-    "term; daskboost's splitting._score adds 2 * reg_alpha * |w|, so the splits differ"))
 def test_reg_alpha_with_max_delta_step_matches_xgboost():
     X, signal, rng = discrete_data(95)
     y = squared_labels(signal, rng)

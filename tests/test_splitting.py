@@ -13,14 +13,13 @@ def REG(lam, alpha=0.0, mds=0.0):
 
 
 def score(g, h, lam, alpha=0.0, mds=0.0):
-    """Twice the best objective reduction of a leaf, by direct minimisation over w."""
+    """xgboost's leaf score: (soft-thresholded G)^2 / (H + lambda), or with clipping the
+    second-order reduction at the clipped weight (xgboost leaves L1 out of that branch)."""
     t = np.sign(g) * max(abs(g) - alpha, 0.0)
-    w = -t / (h + lam)
-    if mds > 0:
-        w = float(np.clip(w, -mds, mds))
-    elif alpha == 0:
-        return g * g / (h + lam)
-    return -(2 * g * w + (h + lam) * w * w + 2 * alpha * abs(w))
+    if mds == 0:
+        return t * t / (h + lam)
+    w = float(np.clip(-t / (h + lam), -mds, mds))
+    return -(2 * g * w + (h + lam) * w * w)
 
 
 def brute_force(hist, n_bins, missing_code, lam, mcw, gamma, alpha=0.0, mds=0.0, mask=None):
