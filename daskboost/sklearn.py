@@ -16,7 +16,7 @@ import pandas as pd
 from . import inspection
 from .booster import Booster, write_json_atomically
 from .training import train
-from .data import describe_features, feature_block, is_dask_collection
+from .data import describe_features, feature_block, is_dask_collection, margin_block
 from .params import validate_params
 
 _ESTIMATOR_KEY = "estimator"
@@ -103,14 +103,16 @@ class _DaskBoostModel:
                              "eval_set in fit()")
         return params
 
-    def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model):
+    def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model,
+             base_margin=None, base_margin_eval_set=None):
         self._fit_has_eval_set = bool(eval_set)
         params = self._checked_params()
         eval_set = _check_eval_set(eval_set, sample_weight_eval_set)
         previous = _previous_booster(xgb_model)
         booster, info = train(params, X, y, sample_weight, classifier=classifier,
                               eval_set=eval_set, sample_weight_eval_set=sample_weight_eval_set,
-                              previous=previous)
+                              previous=previous, base_margin=base_margin,
+                              base_margin_eval_set=base_margin_eval_set)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
         return info
@@ -175,13 +177,19 @@ class _DaskBoostModel:
             raise ValueError(f"X has {n_features} features, but the model was trained with "
                              f"{booster.n_features}")
 
-    def _predict_values(self, X, finish, width, iteration_range):
+    def _predict_values(self, X, finish, width, iteration_range, base_margin=None):
         """``finish(margins (K, n)) -> (n,) or (n, width)`` on every partition of X.
 
         dask in -> dask out (same partitions; a DataFrame's index kept), else numpy.
+        ``base_margin``: per-row starting margins (in memory, with in-memory X).
         """
         self._check_predict_input(X)
         job = _PredictJob(self._booster, finish, self._default_range(iteration_range))
+        if base_margin is not None:
+            if is_dask_collection(X) or is_dask_collection(base_margin):
+                raise TypeError("predict(base_margin=...) takes in-memory X and base_margin; "
+                                "for dask data add the margins to output_margin=True predictions")
+            return job.in_memory(X, margin_block(base_margin, self._booster.n_outputs, len(X)))
         if not is_dask_collection(X):
             return job.in_memory(X)
         import dask.dataframe as dd
@@ -243,21 +251,26 @@ class DaskBoostRegressor(_DaskBoostModel):
     _objectives = REGRESSION_OBJECTIVES
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
-            xgb_model=None):
+            xgb_model=None, base_margin=None, base_margin_eval_set=None):
         """Fit on X (dask/pandas/numpy) and y aligned with it; returns self.
 
         ``eval_set``: list of (X, y) pairs scored after every round with ``eval_metric``
         (``evals_result()``); the last one drives ``early_stopping_rounds``.
         ``xgb_model``: a fitted estimator, Booster or model file to continue training:
         ``n_estimators`` more rounds are appended to its trees.
+        ``base_margin`` (and ``base_margin_eval_set``): per-row starting margins, one
+        column per output, partitioned like X; they replace ``base_score``.
         """
-        self._fit(X, y, sample_weight, False, eval_set, sample_weight_eval_set, xgb_model)
+        self._fit(X, y, sample_weight, False, eval_set, sample_weight_eval_set, xgb_model,
+                  base_margin, base_margin_eval_set)
         return self
 
-    def predict(self, X, output_margin=False, iteration_range=None):
+    def predict(self, X, output_margin=False, iteration_range=None, base_margin=None):
         """Predictions (or raw margins); ``iteration_range=(start, stop)`` selects rounds
-        (default: up to the best round when early stopping was used)."""
-        return self._predict_values(X, _Output(output_margin), None, iteration_range)
+        (default: up to the best round when early stopping was used); ``base_margin``
+        replaces the model's constant start with per-row margins, as in fit."""
+        return self._predict_values(X, _Output(output_margin), None, iteration_range,
+                                    base_margin)
 
     def score(self, X, y, sample_weight=None):
         """R^2 of the predictions (in-memory data)."""
@@ -281,30 +294,31 @@ class DaskBoostClassifier(_DaskBoostModel):
     _objectives = CLASSIFICATION_OBJECTIVES
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
-            xgb_model=None):
+            xgb_model=None, base_margin=None, base_margin_eval_set=None):
         """Fit on X (dask/pandas/numpy) and labels y aligned with it; returns self.
 
-        ``eval_set``, ``xgb_model``: as for ``DaskBoostRegressor.fit``.
+        ``eval_set``, ``xgb_model``, ``base_margin``: as for ``DaskBoostRegressor.fit``.
         """
-        info = self._fit(X, y, sample_weight, True, eval_set, sample_weight_eval_set, xgb_model)
+        info = self._fit(X, y, sample_weight, True, eval_set, sample_weight_eval_set, xgb_model,
+                         base_margin, base_margin_eval_set)
         self.classes_ = info.classes
         self.n_classes_ = len(self.classes_)
         return self
 
-    def predict_proba(self, X, iteration_range=None):
+    def predict_proba(self, X, iteration_range=None, base_margin=None):
         """Probabilities of ``classes_``: (n, n_classes); a dask DataFrame for one."""
         self._check_fitted()
         columns = [_column(c) for c in self.classes_]
-        return self._predict_values(X, _Probabilities(), columns, iteration_range)
+        return self._predict_values(X, _Probabilities(), columns, iteration_range, base_margin)
 
-    def predict(self, X, output_margin=False, iteration_range=None):
+    def predict(self, X, output_margin=False, iteration_range=None, base_margin=None):
         """Class labels (or margins with ``output_margin=True``)."""
         self._check_fitted()
         if output_margin:
             K = self._booster.n_outputs
             return self._predict_values(X, _Output(True), None if K == 1 else list(range(K)),
-                                        iteration_range)
-        index = self._predict_values(X, _ClassIndex(), None, iteration_range)
+                                        iteration_range, base_margin)
+        index = self._predict_values(X, _ClassIndex(), None, iteration_range, base_margin)
         classes = self.classes_
         if isinstance(index, np.ndarray):
             return classes[index.astype(np.int64)]
@@ -435,8 +449,8 @@ class _PredictJob:
         self.iteration_range = iteration_range
         self.rows_per_chunk = rows_per_chunk
 
-    def margin(self, values):
-        return self.booster.predict_margin(values, self.iteration_range)
+    def margin(self, values, base_margin=None):
+        return self.booster.predict_margin(values, self.iteration_range, base_margin)
 
     def __call__(self, block):
         return self.finish(self.booster, self.margin(feature_block(block)))
@@ -447,11 +461,16 @@ class _PredictJob:
             return pd.Series(values, index=part.index)
         return pd.DataFrame(values, index=part.index, columns=columns)
 
-    def in_memory(self, X):
-        """Predict a numpy/pandas X on a few threads (the kernel releases the GIL)."""
+    def in_memory(self, X, base_margin=None):
+        """Predict a numpy/pandas X on a few threads (the kernel releases the GIL).
+
+        ``base_margin``: (K, n) per-row starting margins, or None.
+        """
         values = np.ascontiguousarray(feature_block(X))
         step = self.rows_per_chunk
-        chunks = [values[i:i + step] for i in range(0, values.shape[0], step)] or [values]
+        starts = list(range(0, values.shape[0], step)) or [0]
+        chunks = [values[i:i + step] for i in starts]
+        bases = [None if base_margin is None else base_margin[:, i:i + step] for i in starts]
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            margins = list(pool.map(self.margin, chunks))
+            margins = list(pool.map(self.margin, chunks, bases))
         return self.finish(self.booster, np.concatenate(margins, axis=1))
