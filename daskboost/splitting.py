@@ -34,7 +34,7 @@ import numpy as np
 MIN_SPLIT_GAIN = 1e-6
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, inline="always")
 def _soft_threshold(g, reg_alpha):
     if g > reg_alpha:
         return g - reg_alpha
@@ -52,8 +52,10 @@ def leaf_weight(g, h, reg_lambda, reg_alpha=0.0, max_delta_step=0.0):
     return w
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, inline="always")
 def _score(g, h, reg_lambda, reg_alpha, max_delta_step):
+    if max_delta_step == 0.0 and reg_alpha == 0.0:  # the common case, first
+        return g * g / (h + reg_lambda)
     if max_delta_step == 0.0:
         t = _soft_threshold(g, reg_alpha)
         return t * t / (h + reg_lambda)
@@ -61,15 +63,14 @@ def _score(g, h, reg_lambda, reg_alpha, max_delta_step):
     return -(2.0 * g * w + (h + reg_lambda) * w * w)
 
 
-@numba.njit(nogil=True, cache=True)
-def _valid_gain(lg, lh, rg, rh, parent, reg, min_child_weight):
-    """Gain of a candidate (eq. 7), or -1 when a child is too light to exist.
-
-    ``reg`` = (reg_lambda, reg_alpha, max_delta_step).
-    """
+@numba.njit(nogil=True, cache=True, inline="always")
+def _valid_gain(lg, lh, rg, rh, parent, reg_lambda, reg_alpha, max_delta_step,
+                min_child_weight):
+    """Gain of a candidate (eq. 7), or -1 when a child is too light to exist."""
     if lh < min_child_weight or rh < min_child_weight or lh <= 0.0 or rh <= 0.0:
         return -1.0
-    return _score(lg, lh, *reg) + _score(rg, rh, *reg) - parent
+    return (_score(lg, lh, reg_lambda, reg_alpha, max_delta_step)
+            + _score(rg, rh, reg_lambda, reg_alpha, max_delta_step) - parent)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -92,8 +93,7 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h, feature_mask,
     satisfies the constraints.  Rows with code <= bin go left; missing rows go left
     iff default_left.
     """
-    reg = (reg_lambda, reg_alpha, max_delta_step)
-    parent = _score(node_g, node_h, *reg)
+    parent = _score(node_g, node_h, reg_lambda, reg_alpha, max_delta_step)
     best_gain = 0.0
     best_feature = -1
     best_bin = -1
@@ -111,7 +111,8 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h, feature_mask,
         for b in range(k):
             lg += hist[f, b, 0]
             lh += hist[f, b, 1]
-            gain = _valid_gain(lg, lh, node_g - lg, node_h - lh, parent, reg, min_child_weight)
+            gain = _valid_gain(lg, lh, node_g - lg, node_h - lh, parent, reg_lambda, reg_alpha,
+                               max_delta_step, min_child_weight)
             if gain > best_gain:
                 best_gain, best_feature, best_bin = gain, f, b
                 best_default_left, best_lg, best_lh = False, lg, lh
@@ -125,7 +126,8 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h, feature_mask,
             rh += hist[f, b + 1, 1]
             lg = node_g - rg
             lh = node_h - rh
-            gain = _valid_gain(lg, lh, rg, rh, parent, reg, min_child_weight)
+            gain = _valid_gain(lg, lh, rg, rh, parent, reg_lambda, reg_alpha, max_delta_step,
+                               min_child_weight)
             if gain > best_gain:
                 best_gain, best_feature, best_bin = gain, f, b
                 best_default_left, best_lg, best_lh = True, lg, lh
