@@ -60,15 +60,46 @@ def test_threaded_and_synchronous_schedulers_give_byte_identical_models(tmp_path
     assert threaded == synchronous
 
 
-def test_distributed_cluster_gives_a_byte_identical_model(tmp_path):
+@pytest.fixture(scope="module")
+def cluster():
     distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as local_cluster:
+        yield local_cluster
+
+
+def test_distributed_cluster_gives_a_byte_identical_model(tmp_path, cluster):
+    import distributed
     with dask.config.set(scheduler="threads"):
         threaded = saved_model(tmp_path, "threads")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster):
+    with distributed.Client(cluster):
         on_cluster = saved_model(tmp_path, "cluster")
     assert on_cluster == threaded
+
+
+def test_every_pass_kind_gives_the_same_model_on_a_cluster(cluster):
+    # eval sets, approx re-sketching and re-binning, lossguide, subsampling, multiclass,
+    # adaptive (LAD) leaves and trimming: threaded and distributed agree bit for bit
+    import distributed
+    X, y = discrete_frame(5, n=3000)
+    classes = pd.Series(np.arange(len(X)) % 3)
+    parts = lambda v: dd.from_pandas(v, npartitions=4)
+
+    def fit_both():
+        clf = DaskBoostClassifier(n_estimators=3, tree_method="approx", grow_policy="lossguide",
+                                  max_leaves=8, max_depth=0, subsample=0.8, random_state=1)
+        clf.fit(parts(X), parts(classes), eval_set=[(parts(X), parts(classes))])
+        reg = DaskBoostRegressor(n_estimators=3, objective="reg:absoluteerror", trim_fraction=0.1)
+        reg.fit(parts(X), parts(y), eval_set=[(parts(X), parts(y))])
+        return (clf.predict_proba(X), clf.evals_result(), reg.predict(X), reg.evals_result())
+
+    with dask.config.set(scheduler="threads"):
+        threaded = fit_both()
+    with distributed.Client(cluster):
+        on_cluster = fit_both()
+    np.testing.assert_array_equal(on_cluster[0], threaded[0])
+    np.testing.assert_array_equal(on_cluster[2], threaded[2])
+    assert on_cluster[1] == threaded[1] and on_cluster[3] == threaded[3]
 
 
 def test_repeated_fits_are_byte_identical(tmp_path):
