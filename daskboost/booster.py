@@ -19,11 +19,6 @@ FORMAT_NAME = "daskboost"
 FORMAT_VERSION = 1
 
 
-def sketch_size_for(max_bin):
-    """Entries kept per feature summary: 8 per bin, and always more than ``max_bin``."""
-    return min(8 * max_bin, max(max_bin + 1, 2 ** 16))
-
-
 class Booster:
     """A fitted ensemble.
 
