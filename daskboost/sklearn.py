@@ -18,6 +18,7 @@ from .booster import Booster, write_json_atomically
 from .training import train
 from .data import describe_features, feature_block, is_dask_collection, margin_block
 from .params import validate_params
+from .progress import ProgressReporter
 
 _ESTIMATOR_KEY = "estimator"
 
@@ -32,7 +33,7 @@ class _DaskBoostModel:
                  quantile_alpha=0.5, tweedie_variance_power=1.5, reg_alpha=0.0,
                  max_delta_step=None, subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
                  colsample_bynode=1.0, random_state=None, tree_method="hist",
-                 grow_policy="depthwise", max_leaves=0, trim_fraction=0.0):
+                 grow_policy="depthwise", max_leaves=0, trim_fraction=0.0, verbose=False):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -59,6 +60,7 @@ class _DaskBoostModel:
         self.grow_policy = grow_policy
         self.max_leaves = max_leaves
         self.trim_fraction = trim_fraction
+        self.verbose = verbose
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -109,10 +111,13 @@ class _DaskBoostModel:
         params = self._checked_params()
         eval_set = _check_eval_set(eval_set, sample_weight_eval_set)
         previous = _previous_booster(xgb_model)
+        if isinstance(y, str):
+            X, y = _split_label_column(X, y)
+        progress = ProgressReporter() if self.verbose else None
         booster, info = train(params, X, y, sample_weight, classifier=classifier,
                               eval_set=eval_set, sample_weight_eval_set=sample_weight_eval_set,
                               previous=previous, base_margin=base_margin,
-                              base_margin_eval_set=base_margin_eval_set)
+                              base_margin_eval_set=base_margin_eval_set, progress=progress)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
         return info
@@ -370,6 +375,14 @@ def _column(label):
 def _is_dask_series(obj):
     import dask.dataframe as dd
     return isinstance(obj, dd.Series)
+
+
+def _split_label_column(X, label):
+    """``fit(df, "target")``: the label is a column of X (read with X, one pass)."""
+    columns = list(getattr(X, "columns", []))
+    if label not in columns:
+        raise ValueError(f"label column {label!r} is not a column of X; columns: {columns}")
+    return X.drop(columns=[label]), X[label]
 
 
 def _previous_booster(xgb_model):

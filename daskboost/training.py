@@ -148,7 +148,7 @@ def _metric_names(params, objective):
 
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
           sample_weight_eval_set=None, previous=None, base_margin=None,
-          base_margin_eval_set=None):
+          base_margin_eval_set=None, progress=None):
     """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
 
     ``previous``: a Booster to continue (its trees come first; its predictions are the
@@ -161,7 +161,7 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
              zip(eval_set or [], sample_weight_eval_set or [None] * n_evals,
                  base_margin_eval_set or [None] * n_evals)]
     with Runtime() as runtime:
-        return _train(runtime, params, data, evals, classifier, previous)
+        return _train(runtime, params, data, evals, classifier, previous, progress)
 
 
 class TrainingInfo:
@@ -189,7 +189,7 @@ def _check_previous(previous, objective, data):
                          f"X has {data.feature_names or data.n_features}")
 
 
-def _train(runtime, params, data, evals, classifier, previous=None):
+def _train(runtime, params, data, evals, classifier, previous=None, progress=None):
     from .metrics import get_metric
     params = dict(params)
     if params.get("max_delta_step") is None:  # xgboost's safeguard for Poisson regression
@@ -275,13 +275,15 @@ def _train(runtime, params, data, evals, classifier, previous=None):
                     _PartialsCombiner(e.metrics))
                 for m, total in zip(e.metrics, partials):
                     evals_result[e.name][m.name].append(float(m.finalize(total)))
-            if stopping:
-                metric = eval_sets[-1].metrics[-1]
-                score = evals_result[eval_sets[-1].name][metric.name][-1]
-                if best[0] is None or (score > best[1] if metric.higher_is_better else score < best[1]):
-                    best = (round_, score)
-                elif round_ - best[0] >= stopping:
-                    break
+        if progress is not None:
+            progress(round_ - first_round + 1, params["n_estimators"], evals_result)
+        if eval_sets and stopping:
+            metric = eval_sets[-1].metrics[-1]
+            score = evals_result[eval_sets[-1].name][metric.name][-1]
+            if best[0] is None or (score > best[1] if metric.higher_is_better else score < best[1]):
+                best = (round_, score)
+            elif round_ - best[0] >= stopping:
+                break
     booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
                       objective_params, best_iteration=best[0], best_score=best[1])
     return booster, TrainingInfo(classes, evals_result)

@@ -1,0 +1,225 @@
+"""Command line: train on and predict for parquet lakes, on a laptop or a cluster.
+
+    daskboost train DATA... --label COL [--objective OBJ] [--param k=v ...]
+                    [--eval DATA...] --output model.json [--scheduler S] [--quiet]
+    daskboost predict MODEL DATA... --output preds.parquet [--scheduler S] [--margin]
+
+DATA is parquet files, directories of them or glob patterns.  ``--scheduler`` is
+``threads`` (default), ``synchronous`` or the address of a ``distributed`` scheduler.
+Inputs are checked before any work: paths that match nothing or cannot be read, a
+label column that does not exist, files whose schemas differ.  Outputs are written
+next to their destination and renamed into place, so a failed run leaves nothing
+half-written.
+"""
+
+import argparse
+import contextlib
+import glob
+import json
+import os
+import shutil
+import sys
+import time
+import uuid
+
+CLASSIFICATION_PREFIXES = ("binary:", "multi:")
+
+
+class CliError(Exception):
+    """A problem with the command's input: reported as one line, exit status 2."""
+
+
+def parquet_files(patterns):
+    """Expand files, directories and globs into parquet file paths (sorted, unique)."""
+    files = []
+    for pattern in patterns:
+        matches = sorted(glob.glob(pattern)) or ([pattern] if os.path.exists(pattern) else [])
+        if not matches:
+            raise CliError(f"no parquet data at {pattern!r} (no such file, directory or match)")
+        for path in matches:
+            if os.path.isdir(path):
+                found = sorted(glob.glob(os.path.join(path, "**", "*.parquet"), recursive=True))
+                if not found:
+                    raise CliError(f"directory {path!r} holds no .parquet files")
+                files.extend(found)
+            else:
+                files.append(path)
+    return list(dict.fromkeys(files))
+
+
+def check_schemas(files):
+    """The common schema of all files (metadata only); CliError naming any difference."""
+    import pyarrow.parquet as pq
+    schemas = {}
+    for path in files:
+        try:
+            schemas[path] = pq.read_schema(path)
+        except Exception as err:  # pyarrow raises several types for unreadable files
+            raise CliError(f"cannot read parquet file {path!r}: {err}") from None
+    first_path, first = files[0], schemas[files[0]]
+    for path in files[1:]:
+        other = schemas[path]
+        if not other.equals(first, check_metadata=False):
+            a = {f.name: str(f.type) for f in first}
+            b = {f.name: str(f.type) for f in other}
+            diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            detail = ", ".join(f"{k}: {a.get(k, 'missing')} vs {b.get(k, 'missing')}" for k in diff)
+            raise CliError(f"parquet files have different schemas: {first_path!r} and {path!r} "
+                           f"differ in {detail}")
+    return [field.name for field in first]
+
+
+def read_lake(patterns, columns=None):
+    import dask.dataframe as dd
+    files = parquet_files(patterns)
+    names = check_schemas(files)
+    missing = [c for c in (columns or []) if c not in names]
+    if missing:
+        raise CliError(f"column(s) {missing} not in the data; columns: {names}")
+    return dd.read_parquet(files, columns=columns), names
+
+
+def parse_param(text):
+    """``key=value`` with value read as JSON when it parses (numbers, booleans), else text."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise CliError(f"--param {text!r} must look like key=value")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+@contextlib.contextmanager
+def scheduler(spec):
+    import dask
+    if spec in (None, "threads", "synchronous"):
+        with dask.config.set(scheduler=spec or "threads"):
+            yield
+        return
+    from distributed import Client
+    with Client(spec):
+        yield
+
+
+@contextlib.contextmanager
+def written_into_place(path):
+    """Yield a temporary path next to ``path``; rename it to ``path`` on success."""
+    path = os.path.abspath(path)
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        yield tmp
+        if os.path.isdir(path) and os.path.isdir(tmp):
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    finally:
+        if os.path.isdir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def estimator_for(objective):
+    from .sklearn import DaskBoostClassifier, DaskBoostRegressor
+    if objective and objective.startswith(CLASSIFICATION_PREFIXES):
+        return DaskBoostClassifier
+    return DaskBoostRegressor
+
+
+def train(args):
+    params = dict(parse_param(p) for p in args.param)
+    if args.objective:
+        params["objective"] = args.objective
+    cls = estimator_for(params.get("objective"))
+    try:
+        model = cls(verbose=not args.quiet, **params)
+    except TypeError as err:
+        raise CliError(f"unknown --param: {err}") from None
+    data, columns = read_lake(args.data)
+    if args.label not in columns:
+        raise CliError(f"label column {args.label!r} is not in the data; columns: {columns}")
+    features = [c for c in columns if c != args.label]
+    eval_set = None
+    if args.eval:
+        eval_data, _ = read_lake(args.eval, features + [args.label])
+        eval_set = [(eval_data[features], eval_data[args.label])]
+    start = time.perf_counter()
+    with scheduler(args.scheduler):
+        model.fit(data[features], data[args.label], eval_set=eval_set)
+    with written_into_place(args.output) as tmp:
+        model.save_model(tmp)
+    rounds = model.get_booster().n_rounds
+    print(f"trained {rounds} rounds on {len(features)} features in "
+          f"{time.perf_counter() - start:.1f} s; model written to {args.output}")
+
+
+def predict(args):
+    from .sklearn import DaskBoostClassifier, DaskBoostRegressor
+    if not os.path.exists(args.model):
+        raise CliError(f"no model file at {args.model!r}")
+    try:
+        with open(args.model) as f:
+            kind = json.load(f).get("estimator", {}).get("class", "DaskBoostRegressor")
+    except (OSError, json.JSONDecodeError) as err:
+        raise CliError(f"cannot read model file {args.model!r}: {err}") from None
+    cls = DaskBoostClassifier if kind == "DaskBoostClassifier" else DaskBoostRegressor
+    try:
+        model = cls().load_model(args.model)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    features = list(getattr(model, "feature_names_in_", []))
+    data, _ = read_lake(args.data, features or None)
+    with scheduler(args.scheduler):
+        X = data[features] if features else data
+        if args.margin:
+            out = model.predict(X, output_margin=True)
+        elif isinstance(model, DaskBoostClassifier):
+            out = model.predict_proba(X)
+            out.columns = [f"proba_{c}" for c in out.columns]
+            out["prediction"] = model.predict(X)
+        else:
+            out = model.predict(X)
+        frame = out.to_frame(name="margin" if args.margin else "prediction") \
+            if hasattr(out, "to_frame") else out
+        with written_into_place(args.output) as tmp:
+            frame.to_parquet(tmp, write_index=True)
+    print(f"predictions written to {args.output}")
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="daskboost", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("train", help="fit a model on a parquet lake")
+    t.add_argument("data", nargs="+", help="parquet files, directories or globs")
+    t.add_argument("--label", required=True, help="the label column")
+    t.add_argument("--objective", help="e.g. reg:squarederror, binary:logistic, multi:softprob")
+    t.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="an estimator parameter, e.g. n_estimators=200 (repeatable)")
+    t.add_argument("--eval", nargs="+", help="parquet data to evaluate every round")
+    t.add_argument("--output", required=True, help="the model file to write (JSON)")
+    t.add_argument("--scheduler", help="threads (default), synchronous, or a distributed address")
+    t.add_argument("--quiet", action="store_true", help="no progress display")
+    p = sub.add_parser("predict", help="predict for a parquet lake with a saved model")
+    p.add_argument("model", help="a model file written by `daskboost train` or save_model")
+    p.add_argument("data", nargs="+", help="parquet files, directories or globs")
+    p.add_argument("--output", required=True, help="the parquet dataset to write")
+    p.add_argument("--scheduler", help="threads (default), synchronous, or a distributed address")
+    p.add_argument("--margin", action="store_true", help="write raw margins")
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        (train if args.command == "train" else predict)(args)
+    except CliError as err:
+        print(f"daskboost: error: {err}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError) as err:  # parameter and data errors from the estimators
+        print(f"daskboost: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
