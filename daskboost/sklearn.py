@@ -33,7 +33,8 @@ class _DaskBoostModel:
                  quantile_alpha=0.5, tweedie_variance_power=1.5, reg_alpha=0.0,
                  max_delta_step=None, subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
                  colsample_bynode=1.0, random_state=None, tree_method="hist",
-                 grow_policy="depthwise", max_leaves=0, trim_fraction=0.0, verbose=False):
+                 grow_policy="depthwise", max_leaves=0, trim_fraction=0.0, verbose=False,
+                 checkpoint_path=None, checkpoint_interval=10):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -61,6 +62,8 @@ class _DaskBoostModel:
         self.max_leaves = max_leaves
         self.trim_fraction = trim_fraction
         self.verbose = verbose
+        self.checkpoint_path = checkpoint_path
+        self.checkpoint_interval = checkpoint_interval
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -106,21 +109,47 @@ class _DaskBoostModel:
         return params
 
     def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model,
-             base_margin=None, base_margin_eval_set=None):
+             base_margin=None, base_margin_eval_set=None, resume=False):
         self._fit_has_eval_set = bool(eval_set)
         params = self._checked_params()
         eval_set = _check_eval_set(eval_set, sample_weight_eval_set)
+        checkpoint = self._checkpoint()
+        if resume:
+            if checkpoint is None:
+                raise ValueError("resume=True needs checkpoint_path")
+            if xgb_model is not None:
+                raise ValueError("pass either xgb_model or resume=True, not both")
+            if os.path.exists(checkpoint[0]):
+                xgb_model = checkpoint[0]
         previous = _previous_booster(xgb_model)
+        if resume and previous is not None:
+            params["n_estimators"] -= previous.n_rounds
+            if params["n_estimators"] <= 0:  # the checkpoint already has every round
+                self._set_fitted(previous)
+                self.evals_result_ = {}
+                return _ResumedInfo(previous, X, y, classifier)
         if isinstance(y, str):
             X, y = _split_label_column(X, y)
         progress = ProgressReporter() if self.verbose else None
         booster, info = train(params, X, y, sample_weight, classifier=classifier,
                               eval_set=eval_set, sample_weight_eval_set=sample_weight_eval_set,
                               previous=previous, base_margin=base_margin,
-                              base_margin_eval_set=base_margin_eval_set, progress=progress)
+                              base_margin_eval_set=base_margin_eval_set, progress=progress,
+                              checkpoint=checkpoint)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
         return info
+
+    def _checkpoint(self):
+        if self.checkpoint_path is None:
+            return None
+        from .params import _integer
+        every = _integer("checkpoint_interval", self.checkpoint_interval, 1)
+        directory = os.path.dirname(os.path.abspath(os.fspath(self.checkpoint_path)))
+        if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
+            raise ValueError(f"checkpoint_path={os.fspath(self.checkpoint_path)!r}: directory "
+                             f"{directory!r} does not exist or is not writable")
+        return os.fspath(self.checkpoint_path), every
 
     def _set_fitted(self, booster):
         self._booster = booster
@@ -256,7 +285,7 @@ class DaskBoostRegressor(_DaskBoostModel):
     _objectives = REGRESSION_OBJECTIVES
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
-            xgb_model=None, base_margin=None, base_margin_eval_set=None):
+            xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False):
         """Fit on X (dask/pandas/numpy) and y aligned with it; returns self.
 
         ``eval_set``: list of (X, y) pairs scored after every round with ``eval_metric``
@@ -265,9 +294,11 @@ class DaskBoostRegressor(_DaskBoostModel):
         ``n_estimators`` more rounds are appended to its trees.
         ``base_margin`` (and ``base_margin_eval_set``): per-row starting margins, one
         column per output, partitioned like X; they replace ``base_score``.
+        ``resume=True``: continue from ``checkpoint_path`` if it exists (written every
+        ``checkpoint_interval`` rounds), up to ``n_estimators`` rounds in all.
         """
         self._fit(X, y, sample_weight, False, eval_set, sample_weight_eval_set, xgb_model,
-                  base_margin, base_margin_eval_set)
+                  base_margin, base_margin_eval_set, resume)
         return self
 
     def predict(self, X, output_margin=False, iteration_range=None, base_margin=None):
@@ -299,13 +330,14 @@ class DaskBoostClassifier(_DaskBoostModel):
     _objectives = CLASSIFICATION_OBJECTIVES
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
-            xgb_model=None, base_margin=None, base_margin_eval_set=None):
+            xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False):
         """Fit on X (dask/pandas/numpy) and labels y aligned with it; returns self.
 
-        ``eval_set``, ``xgb_model``, ``base_margin``: as for ``DaskBoostRegressor.fit``.
+        ``eval_set``, ``xgb_model``, ``base_margin``, ``resume``: as for
+        ``DaskBoostRegressor.fit``.
         """
         info = self._fit(X, y, sample_weight, True, eval_set, sample_weight_eval_set, xgb_model,
-                         base_margin, base_margin_eval_set)
+                         base_margin, base_margin_eval_set, resume)
         self.classes_ = info.classes
         self.n_classes_ = len(self.classes_)
         return self
@@ -375,6 +407,19 @@ def _column(label):
 def _is_dask_series(obj):
     import dask.dataframe as dd
     return isinstance(obj, dd.Series)
+
+
+class _ResumedInfo:
+    """Training info when a checkpoint already holds every round: classes from the data."""
+
+    def __init__(self, booster, X, y, classifier):
+        self.evals_result = {}
+        self.classes = None
+        if classifier:
+            import dask
+            labels = y.unique() if hasattr(y, "unique") else np.unique(np.asarray(y))
+            labels = dask.compute(labels)[0] if is_dask_collection(labels) else labels
+            self.classes = np.array(sorted(np.asarray(labels).tolist()))
 
 
 def _split_label_column(X, label):

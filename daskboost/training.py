@@ -148,11 +148,12 @@ def _metric_names(params, objective):
 
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
           sample_weight_eval_set=None, previous=None, base_margin=None,
-          base_margin_eval_set=None, progress=None):
+          base_margin_eval_set=None, progress=None, checkpoint=None):
     """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
 
     ``previous``: a Booster to continue (its trees come first; its predictions are the
-    starting margins).  Returns ``(booster, info)``: info has ``classes`` and
+    starting margins).  ``checkpoint``: (path, every) writes the model every ``every``
+    rounds.  Returns ``(booster, info)``: info has ``classes`` and
     ``evals_result``.
     """
     data = partition_input(X, y, sample_weight, base_margin)
@@ -161,7 +162,7 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
              zip(eval_set or [], sample_weight_eval_set or [None] * n_evals,
                  base_margin_eval_set or [None] * n_evals)]
     with Runtime() as runtime:
-        return _train(runtime, params, data, evals, classifier, previous, progress)
+        return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint)
 
 
 class TrainingInfo:
@@ -189,7 +190,16 @@ def _check_previous(previous, objective, data):
                          f"X has {data.feature_names or data.n_features}")
 
 
-def _train(runtime, params, data, evals, classifier, previous=None, progress=None):
+def _write_checkpoint(path, trees, base_margin, objective, data, objective_params):
+    """The model so far, written atomically (a crash never leaves half a file)."""
+    from .booster import write_json_atomically
+    booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
+                      objective_params)
+    write_json_atomically(path, booster.to_dict())
+
+
+def _train(runtime, params, data, evals, classifier, previous=None, progress=None,
+           checkpoint=None):
     from .metrics import get_metric
     params = dict(params)
     if params.get("max_delta_step") is None:  # xgboost's safeguard for Poisson regression
@@ -277,6 +287,9 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
                     evals_result[e.name][m.name].append(float(m.finalize(total)))
         if progress is not None:
             progress(round_ - first_round + 1, params["n_estimators"], evals_result)
+        if checkpoint is not None and (round_ + 1) % checkpoint[1] == 0:
+            _write_checkpoint(checkpoint[0], trees, base_margin, objective, data,
+                              objective_params)
         if eval_sets and stopping:
             metric = eval_sets[-1].metrics[-1]
             score = evals_result[eval_sets[-1].name][metric.name][-1]

@@ -1,5 +1,7 @@
 """Custom objectives, continued training and the tree methods."""
 
+import json
+
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
@@ -212,3 +214,47 @@ def test_bad_base_margin_is_rejected():
     bad[5] = np.nan
     with pytest.raises(ValueError, match="base_margin contains NaN or inf"):
         DaskBoostRegressor(n_estimators=1).fit(X, y, base_margin=bad)
+
+
+# ---- checkpoints -------------------------------------------------------------------------
+
+class FlakySquaredError:
+    """Squared error that fails once it has been called ``fail_at`` times (a crash)."""
+
+    def __init__(self, fail_at=None):
+        self.calls, self.fail_at = 0, fail_at
+
+    def __call__(self, y, pred):
+        self.calls += 1
+        if self.fail_at is not None and self.calls >= self.fail_at:
+            raise RuntimeError("worker lost")
+        return pred - y, np.ones_like(pred)
+
+
+def test_interrupted_training_resumes_from_its_checkpoint(tmp_path):
+    X, y = discrete(14)
+    path = tmp_path / "checkpoint.json"
+    params = dict(n_estimators=12, subsample=0.8, colsample_bynode=0.75, random_state=5,
+                  checkpoint_path=path, checkpoint_interval=3, base_score=0.0)
+    # one partition: the objective is called once per round; round 7 crashes
+    crashing = DaskBoostRegressor(objective=FlakySquaredError(fail_at=7), **params)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        crashing.fit(X, y)
+    assert len(json.loads(path.read_text())["trees"]) == 6      # rounds 3 and 6 were saved
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    resumed = DaskBoostRegressor(objective=FlakySquaredError(), **params).fit(X, y, resume=True)
+    uninterrupted = DaskBoostRegressor(objective=FlakySquaredError(),
+                                       **{**params, "checkpoint_path": None}).fit(X, y)
+    assert len(resumed.get_booster().trees) == 12
+    np.testing.assert_array_equal(resumed.predict(X), uninterrupted.predict(X))
+
+
+def test_checkpoint_errors(tmp_path):
+    X, y = discrete(15)
+    with pytest.raises(ValueError, match="resume=True needs checkpoint_path"):
+        DaskBoostRegressor(n_estimators=2).fit(X, y, resume=True)
+    with pytest.raises(ValueError, match="does not exist or is not writable"):
+        DaskBoostRegressor(n_estimators=2, checkpoint_path=tmp_path / "no" / "c.json").fit(X, y)
+    with pytest.raises(ValueError, match=r"checkpoint_interval=0 must be >= 1"):
+        DaskBoostRegressor(n_estimators=2, checkpoint_path=tmp_path / "c.json",
+                           checkpoint_interval=0).fit(X, y)
