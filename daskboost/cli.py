@@ -212,10 +212,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         (train if args.command == "train" else predict)(args)
-    except CliError as err:
-        print(f"daskboost: error: {err}", file=sys.stderr)
-        return 2
-    except (ValueError, TypeError) as err:  # parameter and data errors from the estimators
+    except (CliError, ValueError, TypeError) as err:  # input, parameter and data errors
         print(f"daskboost: error: {err}", file=sys.stderr)
         return 2
     return 0
