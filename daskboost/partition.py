@@ -135,6 +135,7 @@ class PartitionState:
     hess: np.ndarray = None
     positions: np.ndarray = None  # (K, n_rows) int32 node of each row in each tree
     row_offset: int = 0          # global index of the partition's first row
+    rounds: int = 0              # boosting rounds whose trees are in ``margin``
 
 
 def encode_labels(labels, classes):
@@ -162,6 +163,12 @@ def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, row_of
     index of the partition's first row (row sampling is keyed on global indices).
     """
     X, labels, weights = read_partition(x, y, w, index)
+    return _start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
+                        row_offset, margins)
+
+
+def _start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
+                 row_offset, margins):
     if classes is not None:
         labels = encode_labels(labels, classes)
     n = X.shape[0]
@@ -180,7 +187,23 @@ def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, row_of
         weight=None if weights is None else weights.astype(np.float32),
         margin=start,
         row_offset=row_offset,
+        rounds=0 if previous is None else previous.n_rounds,
     )
+
+
+def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, row_offset,
+                      margins, new_trees, rounds):
+    """A partition's state as training had it at the start of round ``rounds``: binned
+    like ``bin_partition``, with the fit's finished trees ``new_trees`` added to the
+    starting margins one by one, in order (the additions training made, so the same
+    floating-point values).  Used to rebuild a state lost with a worker."""
+    from .tree import PackedForest
+    X, labels, weights = read_partition(x, y, w, index)
+    state = _start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
+                         row_offset, margins)
+    PackedForest(new_trees, len(base_margin)).add_margin(
+        np.ascontiguousarray(X, dtype=np.float64), state.margin)
+    return replace(state, rounds=rounds)
 
 
 @dataclass
@@ -267,8 +290,11 @@ def partition_step(state, step):
     positions, margin, grad, hess = state.positions, state.margin, state.grad, state.hess
     n_trees = margin.shape[0]
     splits = step.split_arrays()
+    rounds = state.rounds
     if step.new_tree:
-        if step.leaf_values is not None:
+        # a round's first pass adds the previous round's trees, unless this state has
+        # them already (a round grown again after a lost worker)
+        if step.leaf_values is not None and state.rounds < step.round:
             margin = add_leaf_values(state.codes, positions, *splits, step.missing_code,
                                      step.leaf_values, margin)
         grad, hess = step.objective.gradients(margin, state.label, state.weight)
@@ -281,10 +307,12 @@ def partition_step(state, step):
             grad, hess = grad * kept, hess * kept
         positions = np.zeros(margin.shape, dtype=np.int32)
         splits = no_splits(n_trees, 1)  # every row is at the root
+        rounds = step.round
     positions, hist = build_histograms(state.codes, grad, hess, positions, *splits,
                                        step.missing_code, step.node_to_slot, step.n_slots,
                                        step.n_codes)
-    return replace(state, margin=margin, grad=grad, hess=hess, positions=positions), hist
+    return replace(state, margin=margin, grad=grad, hess=hess, positions=positions,
+                   rounds=rounds), hist
 
 
 def leaf_residual_summaries(state, arg):

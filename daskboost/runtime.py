@@ -24,7 +24,6 @@ same order on every scheduler: same data and partitioning, same model, byte for 
 import itertools
 import operator
 import os
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import dask
@@ -50,24 +49,81 @@ def add_tree_reduction(graph, keys, combine, name, *args):
     return keys[0]
 
 
-class Runtime:
-    """The active scheduler, and unique key names for the graphs of one fit."""
+def reduce_nodes(nodes, n_leaves, combine):
+    """Complete what can be completed of the pairwise reduction tree over ``n_leaves``.
 
-    def __init__(self):
-        self._get = get_scheduler() or dask.threaded.get
-        self.client = _distributed_client(self._get)
-        self._prefix = f"daskboost-{uuid.uuid4().hex[:12]}"
+    ``nodes`` maps (level, j) to a partial sum: leaf ``i`` is (0, i); node (level+1, j)
+    is ``combine(node (level, 2j), node (level, 2j+1))``, or node (level, 2j) carried up
+    when it has no right sibling.  This is the tree of ``add_tree_reduction`` and of the
+    in-process reduction, so whoever holds which leaves, the same sums are added in the
+    same order.  Returns the nodes left (just {(top, 0): total} once all leaves are in).
+    """
+    nodes = dict(nodes)
+    level, width = 0, n_leaves
+    while width > 1:
+        for j in range((width + 1) // 2):
+            left, right = (level, 2 * j), (level, 2 * j + 1)
+            if left not in nodes:
+                continue
+            if 2 * j + 1 >= width:
+                nodes[(level + 1, j)] = nodes.pop(left)
+            elif right in nodes:
+                nodes[(level + 1, j)] = combine(nodes.pop(left), nodes.pop(right))
+        level, width = level + 1, (width + 1) // 2
+    return nodes
+
+
+def per_partition_graph(data, name, make_task, indices=None):
+    """The input's graph plus one task ``make_task(i)`` per partition ``i``."""
+    graph = dict(data.graph)
+    keys = []
+    for i in range(data.n_partitions) if indices is None else indices:
+        keys.append((name, i))
+        graph[keys[-1]] = make_task(i)
+    return graph, keys
+
+
+def raw_inputs(data, i):
+    """The keys of partition ``i``'s X, y and weight blocks (None when absent)."""
+    return (data.x_keys[i], None if data.y_keys is None else data.y_keys[i],
+            None if data.w_keys is None else data.w_keys[i])
+
+
+class StatesLost(RuntimeError):
+    """Partition states were lost with a worker; the runtime can rebuild them."""
+
+
+def make_runtime(fit_id, store_config):
+    """The runtime of the active scheduler: in-process, or a ``distributed`` cluster."""
+    get = get_scheduler() or dask.threaded.get
+    client = _distributed_client(get)
+    if client is not None:
+        from .cluster import ClusterRuntime
+        return ClusterRuntime(client, fit_id, store_config)
+    return Runtime(get, fit_id, store_config)
+
+
+class Runtime:
+    """In-process runtime (threaded or synchronous scheduler): states are plain objects
+    in a list, and the per-level passes go to a thread pool."""
+
+    def __init__(self, get, fit_id, store_config):
+        self._get = get
+        self.fit_id = fit_id
+        self.store_config = store_config
         self._counter = itertools.count()
         self._pool = None
-        if self.client is None and self._get is not dask.local.get_sync:
+        if get is not dask.local.get_sync:
             workers = dask.config.get("num_workers", None) or os.cpu_count() or 1
             self._pool = ThreadPoolExecutor(workers, thread_name_prefix="daskboost")
 
     def close(self):
-        """Stop the in-process thread pool, if any."""
+        """Stop the thread pool and remove the fit's spilled blocks."""
+        from .blockstore import close_store
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+        close_store(self.fit_id)
 
     def __enter__(self):
         return self
@@ -76,57 +132,48 @@ class Runtime:
         self.close()
 
     def new_name(self, what):
-        return f"{self._prefix}-{what}-{next(self._counter)}"
+        return f"daskboost-{self.fit_id}-{what}-{next(self._counter)}"
 
     def compute(self, graph, keys):
         """Run ``graph`` and bring the values of ``keys`` to the client."""
-        if self.client is not None:
-            return self.client.get(graph, keys, sync=True)
         return self._get(graph, keys)
 
-    def persist(self, graph, keys):
-        """Run ``graph``; return handles to the values of ``keys`` that stay where they are."""
-        if self.client is not None:
-            return self.client.get(graph, keys, sync=False)
+    def create_states(self, collection, data, func, args, last_args):
+        """``func(x, y, w, i, *args, *last_args[i])`` -> the state of partition ``i``."""
+        graph, keys = per_partition_graph(
+            data, self.new_name(func.__name__),
+            lambda i: (func, *raw_inputs(data, i), i, *args, *last_args[i]))
         return self._get(graph, keys)
 
-    def map_reduce(self, func, handles, arg, combine, combine_into=None):
-        """Run ``func(handle_i, arg) -> (new_state_i, result_i)`` on every partition.
+    def source_pass(self, data, states, func, args, combine=None):
+        """``func(x, w, state_i, *args)`` on each raw partition with its state.
 
-        Returns the handles of the new states and the tree-reduced sum of the results.
-        ``combine_into(a, b)``, if given, is ``combine`` reusing ``a``'s memory; it is
-        used on in-process schedulers only.
+        With ``combine``: returns the reduced results; without: the results are the
+        new states.
         """
-        if self.client is None:
-            return self._map_reduce_in_process(func, handles, arg, combine_into or combine)
         name = self.new_name(func.__name__)
-        graph = {}
-        out_keys = []
-        for i, handle in enumerate(handles):
-            out_keys.append((f"{name}-out", i))
-            graph[out_keys[-1]] = (func, handle, arg)
-        # split the (state, result) pairs on the workers so that states never travel
-        state_keys = [(f"{name}-state", i) for i in range(len(out_keys))]
-        result_keys = [(f"{name}-result", i) for i in range(len(out_keys))]
-        for out, state, result in zip(out_keys, state_keys, result_keys):
-            graph[state] = (operator.getitem, out, 0)
-            graph[result] = (operator.getitem, out, 1)
-        total = add_tree_reduction(graph, result_keys, combine, name)
-        futures = self.client.get(graph, state_keys + [total], sync=False)
-        return list(futures[:-1]), futures[-1].result()
+        graph, keys = per_partition_graph(
+            data, name, lambda i: (func, raw_inputs(data, i)[0], raw_inputs(data, i)[2],
+                                   states[i], *args))
+        if combine is None:
+            return self._get(graph, keys)
+        return self._get(graph, [add_tree_reduction(graph, keys, combine, name)])[0]
 
-    def _map_reduce_in_process(self, func, handles, arg, combine):
+    def map_reduce(self, func, states, arg, combine, combine_into=None):
+        """Run ``func(state_i, arg) -> (new_state_i, result_i)`` on every partition.
+
+        Returns the new states and the tree-reduced sum of the results.
+        ``combine_into(a, b)``, if given, is ``combine`` reusing ``a``'s memory.
+        """
+        combine = combine_into or combine
         if self._pool is None:  # the synchronous scheduler: everything inline
-            pairs = [func(handle, arg) for handle in handles]
-            results = [pair[1] for pair in pairs]
-            while len(results) > 1:
-                results = [combine(*results[j:j + 2]) if j + 1 < len(results) else results[j]
-                           for j in range(0, len(results), 2)]
-            return [pair[0] for pair in pairs], results[0]
+            pairs = [func(state, arg) for state in states]
+            nodes = reduce_nodes({(0, i): p[1] for i, p in enumerate(pairs)}, len(pairs), combine)
+            return [pair[0] for pair in pairs], next(iter(nodes.values()))
         # Reductions are submitted after the tasks they read (the pool runs tasks in
         # submission order), so a reduction that waits only waits on running tasks.
         # Entries are (future, is_pair): a partition's (state, result) or a partial sum.
-        outs = [self._pool.submit(func, handle, arg) for handle in handles]
+        outs = [self._pool.submit(func, state, arg) for state in states]
         level = [(out, True) for out in outs]
         while len(level) > 1:
             level = [(self._pool.submit(_combine_futures, *level[j], *level[j + 1], combine), False)

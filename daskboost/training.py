@@ -16,6 +16,9 @@
 The client only ever holds sketches, histograms, metric sums and trees: never rows.
 """
 
+import uuid
+from dataclasses import replace
+
 import numpy as np
 
 from .binning import BinMapper
@@ -26,8 +29,8 @@ from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_self_summaries,
                         hessian_summaries,
                         leaf_residual_summaries, merge_scans, no_splits, partition_step,
-                        rebin_partition, scan_partition)
-from .runtime import Runtime, add_tree_reduction
+                        rebin_partition, rebuild_partition, scan_partition)
+from .runtime import StatesLost, add_tree_reduction, make_runtime, per_partition_graph, raw_inputs
 from .tree import add_binned_tree_outputs
 
 OBJECTIVE_PARAMS = ("num_class", "huber_slope", "quantile_alpha", "tweedie_variance_power")
@@ -38,26 +41,12 @@ def sketch_size_for(max_bin):
     return min(8 * max_bin, max(max_bin + 1, 2 ** 16))
 
 
-def _run_per_partition(runtime, data, func, args, persist, last_args=None):
-    """``func(x, y, w, index, *args, last_args[index])`` on every partition of ``data``."""
-    graph = dict(data.graph)
-    name = runtime.new_name(func.__name__)
-    keys = []
-    for i in range(data.n_partitions):
-        w = None if data.w_keys is None else data.w_keys[i]
-        keys.append((name, i))
-        extra = () if last_args is None else tuple(last_args[i])
-        graph[keys[-1]] = (func, data.x_keys[i], data.y_keys[i], w, i, *args, *extra)
-    if persist:
-        return runtime.persist(graph, keys)
-    return graph, keys, name
-
-
 def scan(runtime, data, params, classifier):
     """The first pass over the data; raises ValueError on empty or weightless data."""
     size = sketch_size_for(params["max_bin"])
-    graph, keys, name = _run_per_partition(runtime, data, scan_partition, (size, classifier),
-                                           persist=False)
+    name = runtime.new_name("scan")
+    graph, keys = per_partition_graph(
+        data, name, lambda i: (scan_partition, *raw_inputs(data, i), i, size, classifier))
     total_key = add_tree_reduction(graph, keys, merge_scans, name, size)
     result = runtime.compute(graph, [total_key])[0]
     if result.n_rows == 0:
@@ -120,13 +109,15 @@ class EvalSet:
 
 
 def eval_step(state, arg):
-    """Add a round's trees to one eval partition's margins; metric partial sums."""
-    trees, missing_code, metrics, objective = arg
-    margin = add_binned_tree_outputs(state.codes, *trees, missing_code, state.margin)
+    """Add round ``round_``'s trees to one eval partition's margins (unless they are in
+    already: a round grown again after a lost worker); metric partial sums."""
+    trees, missing_code, metrics, objective, round_ = arg
+    margin = state.margin
+    if state.rounds == round_:
+        margin = add_binned_tree_outputs(state.codes, *trees, missing_code, state.margin)
     y = state.label
     partials = tuple(m.partial(y, margin, state.weight, objective) for m in metrics)
-    new_state = type(state)(state.codes, state.label, state.weight, margin)
-    return new_state, partials
+    return replace(state, margin=margin, rounds=round_ + 1), partials
 
 
 class _PartialsCombiner:
@@ -161,7 +152,7 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     evals = [partition_input(Xe, ye, we, me) for (Xe, ye), we, me in
              zip(eval_set or [], sample_weight_eval_set or [None] * n_evals,
                  base_margin_eval_set or [None] * n_evals)]
-    with Runtime() as runtime:
+    with make_runtime(uuid.uuid4().hex[:12], None) as runtime:
         return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint)
 
 
@@ -169,12 +160,6 @@ class TrainingInfo:
     def __init__(self, classes, evals_result):
         self.classes = classes
         self.evals_result = evals_result
-
-
-def _bin_args(data, offsets):
-    """Per partition: the global row offset and the key of its base margins (or None)."""
-    margins = data.m_keys or [None] * data.n_partitions
-    return [(int(o), m) for o, m in zip(offsets, margins)]
 
 
 def _check_previous(previous, objective, data):
@@ -224,82 +209,163 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
                for name in _metric_names(params, objective)]
     mapper = BinMapper.from_summaries(scanned.summaries, params["max_bin"])
     offsets = np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
-    start = (mapper, base_margin, classes, previous)
-    states = _run_per_partition(runtime, data, bin_partition, start, persist=True,
-                                last_args=_bin_args(data, offsets))
-    eval_sets = [EvalSet(f"validation_{i}", _run_per_partition(
-        runtime, e, bin_partition, start, persist=True,
-        last_args=_bin_args(e, np.zeros(e.n_partitions, np.int64))), metrics)
-        for i, e in enumerate(evals)]
-    evals_result = {e.name: {m.name: [] for m in metrics} for e in eval_sets}
-
-    n_trees = objective.n_outputs()
-    trees = [] if previous is None else list(previous.trees)
+    fit = _Boosting(runtime, params, data, evals, objective, mapper, metrics,
+                    (base_margin, classes, previous), offsets)
+    evals_result = {e.name: {m.name: [] for m in metrics} for e in fit.eval_sets}
     first_round = 0 if previous is None else previous.n_rounds
-    pending = None        # (K, n_nodes) splits of the previous pass, applied at the next
-    leaf_values = None    # (K, n_nodes) node outputs of the previous round's trees
     best = (None, None)   # (round, score) for early stopping
     stopping = params.get("early_stopping_rounds")
-    seed = _seed(params)
     for round_ in range(first_round, first_round + params["n_estimators"]):
-        trim = None
-        if params.get("tree_method") == "approx" or params.get("trim_fraction"):
-            states = _finish_round(runtime, states, pending, leaf_values, objective, mapper,
-                                   params, round_)
-            pending = leaf_values = None
-            if params.get("tree_method") == "approx":
-                states, mapper, eval_sets = _propose_again(runtime, data, evals, states,
-                                                           eval_sets, mapper, params)
-            if params.get("trim_fraction"):
-                trim = _trim_thresholds(runtime, states, params)
-        # column sampling keyed on (seed, round, tree), like row sampling: continuing a
-        # fit draws the same columns as training in one go
-        growers = [TreeGrower(mapper, params, np.random.default_rng([seed, round_, k]))
-                   for k in range(n_trees)]
-        new_tree = True
-        while True:
-            # rows may still sit in the previous round's trees: cover their node ids
-            min_width = leaf_values.shape[1] if new_tree and leaf_values is not None else 1
-            step, slot_counts = _level_step(growers, pending, mapper, min_width)
-            if new_tree:
-                step.new_tree, step.leaf_values, step.objective = True, leaf_values, objective
-                step.subsample = params.get("subsample", 1.0)
-                step.sample_seed, step.round = seed, round_
-                step.trim_threshold = trim
-                new_tree = False
-            states, hist = runtime.map_reduce(partition_step, states, step, add_histograms,
-                                              add_histograms_into)
-            pending = _receive(growers, hist, slot_counts)
-            if all(g.finished for g in growers):
-                break
-        if objective.leaf_quantile is not None:
-            states, pending = _refit_leaves(runtime, states, pending, growers[0], objective,
-                                            mapper, params)
-        trees.extend(g.to_tree() for g in growers)
-        leaf_values = stack_node_arrays([g.leaf_values() for g in growers], 0.0, np.float64)
-        if eval_sets:
-            binned = _binned_round(growers)
-            for e in eval_sets:
-                e.states, partials = runtime.map_reduce(
-                    eval_step, e.states, (binned, mapper.missing_code, e.metrics, objective),
-                    _PartialsCombiner(e.metrics))
-                for m, total in zip(e.metrics, partials):
-                    evals_result[e.name][m.name].append(float(m.finalize(total)))
+        scores = fit.boost_round(round_)
+        for name, values in scores.items():
+            for metric_name, value in values.items():
+                evals_result[name][metric_name].append(value)
         if progress is not None:
             progress(round_ - first_round + 1, params["n_estimators"], evals_result)
         if checkpoint is not None and (round_ + 1) % checkpoint[1] == 0:
-            _write_checkpoint(checkpoint[0], trees, base_margin, objective, data,
+            _write_checkpoint(checkpoint[0], fit.trees, base_margin, objective, data,
                               objective_params)
-        if eval_sets and stopping:
-            metric = eval_sets[-1].metrics[-1]
-            score = evals_result[eval_sets[-1].name][metric.name][-1]
+        if fit.eval_sets and stopping:
+            metric = fit.eval_sets[-1].metrics[-1]
+            score = evals_result[fit.eval_sets[-1].name][metric.name][-1]
             if best[0] is None or (score > best[1] if metric.higher_is_better else score < best[1]):
                 best = (round_, score)
             elif round_ - best[0] >= stopping:
                 break
-    booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
-                      objective_params, best_iteration=best[0], best_score=best[1])
+    booster = Booster(fit.trees, base_margin, objective.name, data.n_features,
+                      data.feature_names, objective_params, best_iteration=best[0],
+                      best_score=best[1])
     return booster, TrainingInfo(classes, evals_result)
+
+
+MAX_RECOVERIES = 10  # lost-worker recoveries per round before giving up
+
+
+class _Boosting:
+    """The training states and the model so far; grows the trees of one round.
+
+    What a round leaves for the next: ``pending`` (K, n_nodes) splits of the last pass,
+    applied by the next pass, and ``leaf_values`` (K, n_nodes) node outputs of the
+    round's trees, added to the margins by the next round's first pass.
+    """
+
+    def __init__(self, runtime, params, data, evals, objective, mapper, metrics, start,
+                 offsets):
+        self.runtime, self.params, self.data, self.evals = runtime, params, data, evals
+        self.objective, self.mapper = objective, mapper
+        self.start = start  # (base_margin, classes, previous) of bin_partition
+        self.offsets = offsets
+        self.seed = _seed(params)
+        previous = start[2]
+        self.n_previous_trees = 0 if previous is None else len(previous.trees)
+        self.trees = [] if previous is None else list(previous.trees)
+        self.pending = None
+        self.leaf_values = None
+        self.states = runtime.create_states("train", data, bin_partition,
+                                            self._bin_args(), self._last_args(data, offsets))
+        self.eval_sets = [
+            EvalSet(f"validation_{i}", runtime.create_states(
+                f"validation_{i}", e, bin_partition, self._bin_args(),
+                self._last_args(e, np.zeros(e.n_partitions, np.int64))), metrics)
+            for i, e in enumerate(evals)]
+
+    def _bin_args(self):
+        return (self.mapper, *self.start)
+
+    @staticmethod
+    def _last_args(data, offsets, extra=()):
+        """Per partition: global row offset, key of its base margins (or None), extra."""
+        margins = data.m_keys or [None] * data.n_partitions
+        return [(int(o), m, *extra) for o, m in zip(offsets, margins)]
+
+    def boost_round(self, round_):
+        """Grow the round's K trees; returns {eval set: {metric: value}}.
+
+        A worker lost on the way (``StatesLost``) is recovered from: the lost states
+        are rebuilt as they were at the start of the round and the round is grown
+        again, which is deterministic, so the trees are the same.
+        """
+        at_start = (self.pending, self.leaf_values, self.mapper)
+        for attempt in range(MAX_RECOVERIES + 1):
+            try:
+                return self._grow_round(round_)
+            except StatesLost:
+                if attempt == MAX_RECOVERIES:
+                    raise
+                self.pending, self.leaf_values, self.mapper = at_start
+                self.runtime.recover(lambda states: self._rebuild_args(states, round_))
+
+    def _rebuild_args(self, states, round_):
+        """How to rebuild a lost partition of ``states`` at the start of ``round_``: bin
+        it with the current cut points and add the trees of the finished rounds of this
+        fit to its starting margins (the same additions, in the same order, as training
+        made)."""
+        new_trees = self.trees[self.n_previous_trees:]
+        data, offsets = ((self.data, self.offsets) if states is self.states else
+                         (self.evals[[e.states for e in self.eval_sets].index(states)],
+                          np.zeros(len(states), np.int64)))
+        return (rebuild_partition, self._bin_args(),
+                self._last_args(data, offsets, (new_trees, round_)))
+
+    def _grow_round(self, round_):
+        runtime, params, objective = self.runtime, self.params, self.objective
+        trim = None
+        if params.get("tree_method") == "approx" or params.get("trim_fraction"):
+            self.states = _finish_round(runtime, self.states, self.pending, self.leaf_values,
+                                        objective, self.mapper, params, round_)
+            self.pending = self.leaf_values = None
+            if params.get("tree_method") == "approx":
+                self.states, self.mapper, self.eval_sets = _propose_again(
+                    runtime, self.data, self.evals, self.states, self.eval_sets, self.mapper,
+                    params)
+            if params.get("trim_fraction"):
+                trim = _trim_thresholds(runtime, self.states, params)
+        # column sampling keyed on (seed, round, tree), like row sampling: continuing a
+        # fit draws the same columns as training in one go
+        growers = [TreeGrower(self.mapper, params, np.random.default_rng([self.seed, round_, k]))
+                   for k in range(objective.n_outputs())]
+        pending, leaf_values = self.pending, self.leaf_values
+        new_tree = True
+        while True:
+            # rows may still sit in the previous round's trees: cover their node ids
+            min_width = leaf_values.shape[1] if new_tree and leaf_values is not None else 1
+            step, slot_counts = _level_step(growers, pending, self.mapper, min_width)
+            if new_tree:
+                step.new_tree, step.leaf_values, step.objective = True, leaf_values, objective
+                step.subsample = params.get("subsample", 1.0)
+                step.sample_seed, step.round = self.seed, round_
+                step.trim_threshold = trim
+                new_tree = False
+            self.states, hist = runtime.map_reduce(partition_step, self.states, step,
+                                                   add_histograms, add_histograms_into)
+            pending = _receive(growers, hist, slot_counts)
+            if all(g.finished for g in growers):
+                break
+        if objective.leaf_quantile is not None:
+            self.states, pending = _refit_leaves(runtime, self.states, pending, growers[0],
+                                                 objective, self.mapper, params)
+        scores = self._evaluate(growers, round_)
+        # the round is done: only now does it change what the next round starts from
+        self.trees.extend(g.to_tree() for g in growers)
+        self.pending = pending
+        self.leaf_values = stack_node_arrays([g.leaf_values() for g in growers], 0.0,
+                                             np.float64)
+        return scores
+
+    def _evaluate(self, growers, round_):
+        """Add the round's trees to the eval margins; {eval set: {metric: value}}."""
+        scores = {}
+        if not self.eval_sets:
+            return scores
+        binned = _binned_round(growers)
+        for e in self.eval_sets:
+            e.states, partials = self.runtime.map_reduce(
+                eval_step, e.states,
+                (binned, self.mapper.missing_code, e.metrics, self.objective, round_),
+                _PartialsCombiner(e.metrics))
+            scores[e.name] = {m.name: float(m.finalize(total))
+                              for m, total in zip(e.metrics, partials)}
+        return scores
 
 
 MAX_EXACT_VALUES = 65535
@@ -313,18 +379,6 @@ def _check_exact(summaries, feature_names):
             raise ValueError(
                 f"tree_method='exact' considers every distinct value of a feature, up to "
                 f"{MAX_EXACT_VALUES}; feature {name} has more. Use tree_method='hist' or 'approx'")
-
-
-def _with_source(runtime, data, handles, func, args):
-    """Graph running ``func(x_i, w_i, handle_i, *args)`` on each raw partition + state."""
-    graph = dict(data.graph)
-    name = runtime.new_name(func.__name__)
-    keys = []
-    for i, handle in enumerate(handles):
-        w = None if data.w_keys is None else data.w_keys[i]
-        keys.append((name, i))
-        graph[keys[-1]] = (func, data.x_keys[i], w, handle, *args)
-    return graph, keys, name
 
 
 def _finish_round(runtime, states, pending, leaf_values, objective, mapper, params, round_):
@@ -348,14 +402,11 @@ def _propose_again(runtime, data, evals, states, eval_sets, mapper, params):
     """tree_method="approx": sketch the raw features weighted by the current hessians
     and bin the raw partitions (training and eval) again with the new cut points."""
     size = sketch_size_for(params["max_bin"])
-    graph, keys, name = _with_source(runtime, data, states, hessian_summaries, (size,))
-    total = add_tree_reduction(graph, keys, _SummaryMerger(size), name)
-    mapper = BinMapper.from_summaries(runtime.compute(graph, [total])[0], params["max_bin"])
-    graph, keys, _ = _with_source(runtime, data, states, rebin_partition, (mapper,))
-    states = runtime.persist(graph, keys)
+    summaries = runtime.source_pass(data, states, hessian_summaries, (size,), _SummaryMerger(size))
+    mapper = BinMapper.from_summaries(summaries, params["max_bin"])
+    states = runtime.source_pass(data, states, rebin_partition, (mapper,))
     for e, source in zip(eval_sets, evals):
-        graph, keys, _ = _with_source(runtime, source, e.states, rebin_partition, (mapper,))
-        e.states = runtime.persist(graph, keys)
+        e.states = runtime.source_pass(source, e.states, rebin_partition, (mapper,))
     return states, mapper, eval_sets
 
 

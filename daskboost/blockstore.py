@@ -1,0 +1,386 @@
+"""Block store: keep each partition's binned codes within a memory budget.
+
+Training reads every partition's code matrix (a C-contiguous 2-D uint8/uint16 array)
+on every pass.  ``BlockStore.put`` keeps an array in memory, as is, while the
+per-process ``memory_budget`` has room for it.  Beyond the budget the array is cut into
+row blocks of ``block_rows`` rows: blocks are copied into memory while the budget lasts,
+the rest are compressed (pyarrow ``lz4`` frame or ``zstd`` codecs, or raw bytes) and
+written to ``<cache_dir>/daskboost-cache-<fit_id>/``.  With several cache directories
+the spilled blocks are spread over them round-robin (block sharding across disks).
+
+``StoredArray.blocks()`` streams the blocks back in row order; a small thread pool
+reads and decompresses the next disk block while the caller works on the current one.
+
+Cleanup: ``BlockStore.close()`` (or ``close_store(fit_id)``) removes the fit's
+directories, and a ``weakref.finalize`` does the same when a store that was never closed
+is garbage collected or the interpreter exits (including after KeyboardInterrupt).
+``remove_fit_dirs`` removes them by path, after a worker process died.  A full disk,
+quota or file-size limit raises ``CacheFullError`` and leaves no partial file behind.
+"""
+
+import errno
+import math
+import numbers
+import os
+import re
+import shutil
+import tempfile
+import threading
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+DEFAULT_BLOCK_ROWS = 65536
+PREFETCH_THREADS = 2
+
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_UNITS = {"": 1, "b": 1}
+for _i, _prefix in enumerate("kmgt", start=1):
+    _UNITS[_prefix + "b"] = 1000**_i
+    _UNITS[_prefix + "ib"] = 1024**_i
+    _UNITS[_prefix] = 1024**_i
+_SIZE_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)")
+_BUDGET_HELP = "memory_budget must be a number of bytes, a size like '512MB', or 'auto'"
+
+
+class CacheFullError(OSError):
+    """The cache directory is out of space (disk full, quota or file-size limit)."""
+
+
+def parse_memory_budget(value, available=None):
+    """Bytes of memory budget from an int, a size string like ``"512MB"``, or ``"auto"``.
+
+    Decimal units ``B, KB, MB, GB, TB``; binary units ``KiB, MiB, GiB, TiB`` and the
+    single letters ``k, m, g, t``; case-insensitive.  ``"auto"`` is half of
+    ``available`` (bytes of available RAM, read from the system when None).
+    """
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "auto":
+            if available is None:
+                available = _available_memory()
+            return int(available) // 2
+        match = _SIZE_RE.fullmatch(text)
+        if match is None or match.group(2) not in _UNITS:
+            raise ValueError(f"{_BUDGET_HELP}; got {value!r}")
+        return int(float(match.group(1)) * _UNITS[match.group(2)])
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{_BUDGET_HELP}; got {value!r} of type {type(value).__name__}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{_BUDGET_HELP}; got {value!r}")
+    return int(value)
+
+
+def _available_memory():
+    """MemAvailable from /proc/meminfo, else half of the physical memory."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") * 0.5)
+
+
+def check_cache_dirs(cache_dir):
+    """Absolute paths of the cache directories, each created if needed and writable."""
+    if cache_dir is None:
+        dirs = [tempfile.gettempdir()]
+    elif isinstance(cache_dir, (str, os.PathLike)):
+        dirs = [cache_dir]
+    elif isinstance(cache_dir, (list, tuple)) and cache_dir:
+        dirs = list(cache_dir)
+    else:
+        raise ValueError(
+            f"cache_dir must be a path or a non-empty list of paths; got {cache_dir!r}"
+        )
+    paths = []
+    for d in dirs:
+        if not isinstance(d, (str, os.PathLike)):
+            raise ValueError(f"cache_dir entries must be paths; got {d!r}")
+        paths.append(os.path.abspath(os.fspath(d)))
+    paths = list(dict.fromkeys(paths))
+    for path in paths:
+        _check_writable(path)
+    return paths
+
+
+def _check_writable(path):
+    missing = []  # directories this check creates, deepest first
+    parent = path
+    while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        missing.append(parent)
+        parent = os.path.dirname(parent)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        _remove_dirs(missing)
+        raise ValueError(f"cache_dir {path!r} cannot be created: {e.strerror or e}") from e
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".daskboost-probe-", dir=path)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        _remove_dirs(missing)
+        raise ValueError(f"cache_dir {path!r} is not writable: {e.strerror or e}") from e
+
+
+def _remove_dirs(dirs):
+    for d in dirs:
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Settings of a block store; ``cache_dirs`` as returned by ``check_cache_dirs``."""
+
+    memory_budget: int
+    cache_dirs: tuple
+    compression: str = "lz4"
+    block_rows: int = DEFAULT_BLOCK_ROWS
+
+    def __post_init__(self):
+        object.__setattr__(self, "cache_dirs", tuple(self.cache_dirs))
+        if not self.cache_dirs:
+            raise ValueError("cache_dir must name at least one directory")
+        if self.compression not in ("lz4", "zstd", None):
+            raise ValueError(
+                f"cache_compression must be 'lz4', 'zstd' or None; got {self.compression!r}"
+            )
+        if self.compression is not None and not pa.Codec.is_available(self.compression):
+            raise ValueError(
+                f"cache_compression={self.compression!r} is not available in this pyarrow"
+            )
+        if isinstance(self.block_rows, bool) or not isinstance(
+            self.block_rows, numbers.Integral) or self.block_rows < 1:
+            raise ValueError(f"block_rows must be a positive integer; got {self.block_rows!r}")
+
+
+_stores = {}
+_stores_lock = threading.Lock()
+
+
+def open_store(fit_id, config):
+    """The process-wide store of ``fit_id``, created by the first call."""
+    with _stores_lock:
+        store = _stores.get(fit_id)
+        if store is None or store.closed:
+            store = _stores[fit_id] = BlockStore(fit_id, config)
+        return store
+
+
+def close_store(fit_id):
+    """Close and forget the store of ``fit_id``, if any."""
+    with _stores_lock:
+        store = _stores.pop(fit_id, None)
+    if store is not None:
+        store.close()
+
+
+def fit_dir_name(fit_id):
+    """Name of the directory of ``fit_id`` under each cache dir."""
+    name = str(fit_id)
+    if not name or os.sep in name or (os.altsep and os.altsep in name):
+        raise ValueError(f"fit_id must be a name without path separators; got {fit_id!r}")
+    return f"daskboost-cache-{name}"
+
+
+def remove_fit_dirs(fit_id, cache_dirs):
+    """Remove the directories of ``fit_id`` under each cache dir (missing ones are fine)."""
+    if isinstance(cache_dirs, (str, os.PathLike)):
+        cache_dirs = [cache_dirs]
+    _cleanup(None, [os.path.join(os.fspath(d), fit_dir_name(fit_id)) for d in cache_dirs])
+
+
+def _cleanup(pool, dirs):
+    # weakref.finalize callback: must not refer to the store.
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+    for d in dirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+class _DiskBlock:
+    __slots__ = ("path", "shape", "dtype", "size")
+
+    def __init__(self, path, shape, dtype, size):
+        self.path, self.shape, self.dtype, self.size = path, shape, dtype, size
+
+
+class BlockStore:
+    """Arrays of one fit in one process, in memory within the budget, else on disk."""
+
+    def __init__(self, fit_id, config):
+        self.fit_id = fit_id
+        self.config = config
+        self.memory_bytes = 0
+        self.disk_bytes = 0
+        self.spilled_blocks = 0
+        self.closed = False
+        self._codec = pa.Codec(config.compression) if config.compression else None
+        self._dirs = [os.path.join(d, fit_dir_name(fit_id)) for d in config.cache_dirs]
+        self._made_dirs = set()
+        self._n_spills = 0
+        self._lock = threading.Lock()
+        self._arrays = weakref.WeakSet()
+        self._pool = ThreadPoolExecutor(PREFETCH_THREADS, thread_name_prefix="daskboost-prefetch")
+        self._finalizer = weakref.finalize(self, _cleanup, self._pool, self._dirs)
+
+    def put(self, array):
+        """Store a 2-D array; returns a ``StoredArray``."""
+        array = np.ascontiguousarray(array)
+        if array.ndim != 2 or array.dtype.kind not in "biuf":
+            raise ValueError(f"expected a 2-D numeric array; got {array.dtype} {array.shape}")
+        if self.closed:
+            raise RuntimeError(f"block store {self.fit_id!r} is closed")
+        if self._reserve(array.nbytes):
+            blocks = [(0, array.shape[0], array)]
+        else:
+            blocks = []
+            try:
+                for start in range(0, array.shape[0], self.config.block_rows):
+                    part = array[start:start + self.config.block_rows]
+                    data = part.copy() if self._reserve(part.nbytes) else self._spill(part)
+                    blocks.append((start, start + part.shape[0], data))
+            except BaseException:
+                self._discard(blocks)
+                raise
+        stored = StoredArray(self, array.shape, array.dtype, blocks)
+        self._arrays.add(stored)
+        return stored
+
+    def _reserve(self, nbytes):
+        with self._lock:
+            if self.memory_bytes + nbytes > self.config.memory_budget:
+                return False
+            self.memory_bytes += nbytes
+            return True
+
+    def _spill(self, block):
+        with self._lock:
+            index = self._n_spills
+            self._n_spills += 1
+        directory = self._dirs[index % len(self._dirs)]
+        path = os.path.join(directory, f"{os.getpid()}-{index}.blk")
+        data = self._codec.compress(block) if self._codec else memoryview(block).cast("B")
+        try:
+            if directory not in self._made_dirs:
+                os.makedirs(directory, exist_ok=True)
+                self._made_dirs.add(directory)
+            with open(path, "wb") as f:
+                f.write(data)
+        except OSError as e:
+            _remove_file(path)
+            cache_dir = os.path.dirname(directory)
+            if e.errno in _FULL_ERRNOS:
+                raise CacheFullError(
+                    e.errno,
+                    f"cache_dir {cache_dir!r} is full ({e.strerror}) writing a block of "
+                    f"{block.nbytes} bytes; use a larger memory_budget or another cache_dir",
+                ) from e
+            raise OSError(e.errno, f"cannot write cache block {path!r}: {e.strerror}") from e
+        with self._lock:
+            self.disk_bytes += len(data)
+            self.spilled_blocks += 1
+        return _DiskBlock(path, block.shape, block.dtype, len(data))
+
+    def _discard(self, blocks):
+        """Give back the memory and disk of the blocks of a failed ``put``."""
+        on_disk = [b for _, _, b in blocks if isinstance(b, _DiskBlock)]
+        for b in on_disk:
+            _remove_file(b.path)
+        with self._lock:
+            self.memory_bytes -= sum(b.nbytes for _, _, b in blocks if isinstance(b, np.ndarray))
+            self.disk_bytes -= sum(b.size for b in on_disk)
+            self.spilled_blocks -= len(on_disk)
+
+    def _read(self, disk):
+        """Read and decompress one disk block (runs in the prefetch pool)."""
+        nbytes = math.prod(disk.shape) * disk.dtype.itemsize
+        if self._codec is None:
+            out = np.empty(disk.shape, disk.dtype)
+            with open(disk.path, "rb") as f:
+                n_read = f.readinto(memoryview(out).cast("B"))
+        else:
+            with open(disk.path, "rb") as f:
+                buf = self._codec.decompress(f.read(), decompressed_size=nbytes)
+            n_read = buf.size
+            out = np.frombuffer(buf, disk.dtype).reshape(disk.shape)
+            if not out.flags.writeable:
+                out = out.copy()
+        if n_read != nbytes:
+            raise OSError(errno.EIO, f"cache block {disk.path!r} is truncated")
+        return out
+
+    def close(self):
+        """Drop the blocks and remove this fit's directories; idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        for stored in list(self._arrays):
+            stored._blocks = None
+        self.memory_bytes = self.disk_bytes = 0
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._finalizer()
+
+
+def _remove_file(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+class StoredArray:
+    """An array held by a ``BlockStore``: row blocks in memory or on disk."""
+
+    def __init__(self, store, shape, dtype, blocks):
+        self._store = store
+        self._blocks = blocks  # [(start_row, stop_row, ndarray or _DiskBlock)]
+        self.shape = shape
+        self.dtype = dtype
+        self.nbytes = math.prod(shape) * dtype.itemsize
+        self.n_blocks = len(blocks)
+
+    def blocks(self):
+        """Yield ``(start_row, stop_row, block)`` in row order, prefetching disk blocks."""
+        blocks = self._blocks
+        if blocks is None:
+            raise RuntimeError(f"block store {self._store.fit_id!r} is closed")
+        on_disk = iter([i for i, (_, _, b) in enumerate(blocks) if isinstance(b, _DiskBlock)])
+        ahead, future = self._prefetch(blocks, on_disk)
+        try:
+            for i, (start, stop, block) in enumerate(blocks):
+                if i == ahead:
+                    block = future.result()
+                    ahead, future = self._prefetch(blocks, on_disk)
+                yield start, stop, block
+        finally:
+            if future is not None and not future.cancel():
+                wait_futures([future])
+
+    def _prefetch(self, blocks, on_disk):
+        i = next(on_disk, None)
+        if i is None:
+            return None, None
+        return i, self._store._pool.submit(self._store._read, blocks[i][2])
+
+    def to_numpy(self):
+        """The whole array (the block itself when stored as one block)."""
+        if self.n_blocks == 1:
+            return next(self.blocks())[2]
+        out = np.empty(self.shape, self.dtype)
+        for start, stop, block in self.blocks():
+            out[start:stop] = block
+        return out
+
+    def __repr__(self):
+        return f"StoredArray(shape={self.shape}, dtype={self.dtype}, n_blocks={self.n_blocks})"

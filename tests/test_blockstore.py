@@ -1,0 +1,478 @@
+"""Tests of the block store: memory budget, spill to disk, streaming, cleanup, errors."""
+
+import gc
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from daskboost import blockstore
+from daskboost.blockstore import (
+    BlockStore,
+    CacheFullError,
+    StoreConfig,
+    check_cache_dirs,
+    close_store,
+    fit_dir_name,
+    open_store,
+    parse_memory_budget,
+    remove_fit_dirs,
+)
+
+BLOCKSTORE_PY = str(Path(blockstore.__file__).resolve())
+
+# Subprocess scripts load blockstore.py by path: it only needs numpy and pyarrow, and
+# skipping the package import (numba, dask) keeps each subprocess well under a second.
+PRELUDE = f"""
+import importlib.util, os, sys
+import numpy as np
+spec = importlib.util.spec_from_file_location("blockstore", {BLOCKSTORE_PY!r})
+bs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bs)
+"""
+
+
+def run_script(body, timeout=60):
+    script = PRELUDE + textwrap.dedent(body)
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def make_codes(n_rows, n_features, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    high = 256 if dtype == np.uint8 else 3000
+    return rng.integers(0, high, size=(n_rows, n_features)).astype(dtype)
+
+
+def make_store(tmp_path, budget, compression="lz4", block_rows=100, n_dirs=1, fit_id="fit"):
+    dirs = check_cache_dirs([tmp_path / f"cache{i}" for i in range(n_dirs)])
+    return BlockStore(fit_id, StoreConfig(budget, tuple(dirs), compression, block_rows))
+
+
+def cache_entries(*dirs):
+    return [name for d in dirs if os.path.isdir(d) for name in os.listdir(d)]
+
+
+def block_files(root):
+    return [p for p in Path(root).rglob("*.blk")]
+
+
+# --- parse_memory_budget -----------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (0, 0),
+        (12345, 12345),
+        (np.int64(7), 7),
+        ("1024", 1024),
+        ("10B", 10),
+        ("100kb", 100_000),
+        ("512MB", 512_000_000),
+        ("1.5GB", 1_500_000_000),
+        ("2TB", 2 * 10**12),
+        ("1KiB", 1024),
+        ("256MiB", 256 * 2**20),
+        ("1GiB", 2**30),
+        ("1TiB", 2**40),
+        ("3k", 3 * 1024),
+        ("2m", 2 * 2**20),
+        ("2g", 2 * 2**30),
+        ("1t", 2**40),
+        (" 64 MB ", 64_000_000),
+    ],
+)
+def test_parse_memory_budget_units(value, expected):
+    assert parse_memory_budget(value) == expected
+
+
+def test_parse_memory_budget_auto():
+    assert parse_memory_budget("auto", available=8_000_000_000) == 4_000_000_000
+    assert parse_memory_budget("AUTO", available=1001) == 500
+    assert parse_memory_budget("auto") > 0  # read from the system
+
+
+@pytest.mark.parametrize(
+    "value, error",
+    [
+        ("lots", ValueError),
+        ("", ValueError),
+        ("-1MB", ValueError),
+        ("5XB", ValueError),
+        ("1e9", ValueError),
+        ("nan", ValueError),
+        (-1, ValueError),
+        (float("nan"), ValueError),
+        (float("inf"), ValueError),
+        (True, TypeError),
+        (None, TypeError),
+        ([512], TypeError),
+    ],
+)
+def test_parse_memory_budget_bad_values(value, error):
+    with pytest.raises(error, match="memory_budget") as info:
+        parse_memory_budget(value)
+    assert repr(value) in str(info.value)
+
+
+# --- round trips -------------------------------------------------------------------
+
+def assert_blocks_cover(stored):
+    expected_start = 0
+    for start, stop, block in stored.blocks():
+        assert start == expected_start and stop >= start
+        assert block.shape == (stop - start, stored.shape[1])
+        assert block.dtype == stored.dtype
+        assert block.flags.c_contiguous and block.flags.writeable
+        expected_start = stop
+    assert expected_start == stored.shape[0]
+
+
+@pytest.mark.parametrize("compression", ["lz4", "zstd", None])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize("budget", ["all", 0, 150])  # 150 bytes < one block
+def test_round_trip(tmp_path, compression, dtype, budget):
+    shapes = [(0, 5), (1, 3), (100, 4), (250, 7), (301, 2)]
+    arrays = [make_codes(n, f, dtype, seed=n) for n, f in shapes]
+    if budget == "all":
+        budget = sum(a.nbytes for a in arrays)
+    store = make_store(tmp_path, budget, compression, block_rows=100)
+    try:
+        stored = [store.put(a) for a in arrays]
+        for a, s in zip(arrays, stored):
+            assert s.shape == a.shape and s.dtype == a.dtype and s.nbytes == a.nbytes
+            assert_blocks_cover(s)
+            out = s.to_numpy()
+            assert out.dtype == a.dtype and out.shape == a.shape
+            np.testing.assert_array_equal(out, a)
+            if budget >= sum(x.nbytes for x in arrays):
+                assert s.n_blocks == 1 and out is a  # fast path: kept as is
+            elif a.nbytes:
+                assert s.n_blocks == -(-a.shape[0] // 100)
+        assert store.memory_bytes <= budget
+        if budget == 0:  # every row is on disk
+            n_blocks = sum(-(-n // 100) for n, _ in shapes)
+            assert store.spilled_blocks == n_blocks == len(block_files(tmp_path))
+        kept = [b for s in stored for _, _, b in s._blocks if isinstance(b, np.ndarray)]
+        assert store.memory_bytes == sum(b.nbytes for b in kept)
+        assert store.spilled_blocks == len(block_files(tmp_path))
+        assert store.spilled_blocks + len(kept) == sum(s.n_blocks for s in stored)
+    finally:
+        store.close()
+    assert cache_entries(tmp_path / "cache0") == []
+
+
+def test_partially_spilled(tmp_path):
+    a = make_codes(1000, 10, np.uint8)  # 10 blocks of 100 rows, 1000 bytes each
+    store = make_store(tmp_path, budget=3500, compression="zstd", block_rows=100)
+    try:
+        stored = store.put(a)
+        in_memory = [b for _, _, b in stored._blocks if isinstance(b, np.ndarray)]
+        assert stored.n_blocks == 10
+        assert len(in_memory) == 3 and all(b.base is None for b in in_memory)  # copies
+        assert store.memory_bytes == 3000 <= store.config.memory_budget
+        assert store.spilled_blocks == 7 == len(block_files(tmp_path))
+        assert store.disk_bytes == sum(f.stat().st_size for f in block_files(tmp_path))
+        np.testing.assert_array_equal(stored.to_numpy(), a)
+        # A second array only fits the 500 bytes left for blocks of its own size.
+        small = store.put(make_codes(50, 10, np.uint8))
+        assert small.n_blocks == 1 and store.memory_bytes == 3500
+        assert_blocks_cover(stored)
+    finally:
+        store.close()
+    assert store.memory_bytes == 0 and store.disk_bytes == 0
+
+
+def test_blocks_stop_early_and_prefetch(tmp_path):
+    a = make_codes(1000, 8, np.uint16)
+    store = make_store(tmp_path, budget=0, block_rows=100)
+    threads_before = set(threading.enumerate())
+    try:
+        stored = store.put(a)
+        for i, (start, stop, block) in enumerate(stored.blocks()):
+            if i == 2:
+                break  # the prefetch of block 3 is waited for or cancelled
+        gen = stored.blocks()
+        next(gen)
+        gen.close()
+        np.testing.assert_array_equal(stored.to_numpy(), a)
+        new_threads = set(threading.enumerate()) - threads_before
+        assert len(new_threads) <= blockstore.PREFETCH_THREADS
+        assert all(t.name.startswith("daskboost-prefetch") for t in new_threads)
+    finally:
+        store.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        next(stored.blocks())
+    with pytest.raises(RuntimeError, match="closed"):
+        store.put(a)
+
+
+def test_sharding_over_cache_dirs(tmp_path):
+    store = make_store(tmp_path, budget=0, block_rows=100, n_dirs=2)
+    try:
+        a = make_codes(400, 3, np.uint8)
+        np.testing.assert_array_equal(store.put(a).to_numpy(), a)
+        for i in range(2):
+            files = block_files(tmp_path / f"cache{i}")
+            assert len(files) == 2
+            assert all(f.parent.name == fit_dir_name("fit") for f in files)
+    finally:
+        store.close()
+    assert cache_entries(tmp_path / "cache0", tmp_path / "cache1") == []
+
+
+def test_concurrent_puts(tmp_path):
+    budget = 5000
+    store = make_store(tmp_path, budget=budget, block_rows=50)
+    arrays = [make_codes(120 + 17 * i, 9, np.uint8, seed=i) for i in range(8)]
+    results = [None] * 8
+    errors = []
+    barrier = threading.Barrier(8)
+
+    def work(i):
+        try:
+            barrier.wait()
+            for _ in range(3):
+                results[i] = store.put(arrays[i])
+                assert store.memory_bytes <= budget
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors
+        assert 0 < store.memory_bytes <= budget and store.spilled_blocks > 0
+        for a, s in zip(arrays, results):
+            np.testing.assert_array_equal(s.to_numpy(), a)
+        names = [f.name for f in block_files(tmp_path)]
+        assert len(names) == len(set(names)) == store.spilled_blocks
+    finally:
+        store.close()
+
+
+# --- registry and cleanup ----------------------------------------------------------
+
+def test_open_store_registry(tmp_path):
+    config = StoreConfig(0, tuple(check_cache_dirs(tmp_path)), "lz4", 10)
+    stores = []
+    threads = [
+        threading.Thread(target=lambda: stores.append(open_store("reg", config)))
+        for _ in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert len(stores) == 4 and all(s is stores[0] for s in stores)
+        assert open_store("reg", config) is stores[0]
+        stores[0].put(make_codes(30, 2, np.uint8))
+        assert os.path.isdir(tmp_path / fit_dir_name("reg"))
+    finally:
+        close_store("reg")
+    close_store("reg")  # absent: no error
+    assert stores[0].closed and cache_entries(tmp_path) == []
+    assert open_store("reg", config) is not stores[0]
+    close_store("reg")
+
+
+def test_close_is_idempotent_and_lazy_dir(tmp_path):
+    store = make_store(tmp_path, budget=10**6)
+    store.put(make_codes(100, 4, np.uint8))
+    assert cache_entries(tmp_path / "cache0") == []  # nothing spilled, no directory
+    store.close()
+    store.close()
+
+
+def test_cleanup_after_exception(tmp_path):
+    config = StoreConfig(0, tuple(check_cache_dirs(tmp_path)), "lz4", 10)
+    with pytest.raises(ZeroDivisionError):
+        store = open_store("boom", config)
+        try:
+            store.put(make_codes(100, 4, np.uint8))
+            assert os.path.isdir(tmp_path / fit_dir_name("boom"))
+            1 / 0
+        finally:
+            close_store("boom")
+    assert cache_entries(tmp_path) == []
+
+
+def test_cleanup_at_garbage_collection(tmp_path):
+    store = make_store(tmp_path, budget=0, block_rows=10)
+    stored = store.put(make_codes(100, 4, np.uint8))
+    assert len(block_files(tmp_path)) == 10
+    del store, stored
+    gc.collect()
+    assert cache_entries(tmp_path / "cache0") == []
+
+
+def test_remove_fit_dirs(tmp_path):
+    dirs = check_cache_dirs([tmp_path / "a", tmp_path / "b"])
+    for d in dirs:
+        os.makedirs(os.path.join(d, fit_dir_name("dead")))
+        Path(d, fit_dir_name("dead"), "123-0.blk").write_bytes(b"x")
+    os.makedirs(os.path.join(dirs[0], fit_dir_name("other")))
+    remove_fit_dirs("dead", dirs)
+    remove_fit_dirs("dead", dirs)  # absent: no error
+    remove_fit_dirs("dead", str(tmp_path / "missing"))
+    assert cache_entries(*dirs) == [fit_dir_name("other")]
+    with pytest.raises(ValueError, match="fit_id"):
+        fit_dir_name("../x")
+
+
+def test_cleanup_on_keyboard_interrupt(tmp_path):
+    cache = tmp_path / "cache"
+    script = PRELUDE + textwrap.dedent(f"""
+        config = bs.StoreConfig(0, tuple(bs.check_cache_dirs({str(cache)!r})), "lz4", 64)
+        store = bs.open_store("sigint", config)
+        try:
+            rng = np.random.default_rng(0)
+            for i in range(100_000):
+                stored = store.put(rng.integers(0, 255, (1000, 16), dtype=np.uint8))
+                for block in stored.blocks():
+                    pass
+                if i == 0:
+                    print("ready", flush=True)
+        finally:
+            bs.close_store("sigint")
+    """)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        assert os.path.isdir(cache / fit_dir_name("sigint"))
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert "KeyboardInterrupt" in stderr
+    assert cache_entries(cache) == []
+
+
+def test_cleanup_at_exit_without_close(tmp_path):
+    cache = tmp_path / "cache"
+    result = run_script(f"""
+        config = bs.StoreConfig(0, tuple(bs.check_cache_dirs({str(cache)!r})), None, 10)
+        store = bs.open_store("noclose", config)
+        store.put(np.zeros((100, 3), np.uint16))
+        print(len(os.listdir(os.path.join({str(cache)!r}, bs.fit_dir_name("noclose")))))
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "10"
+    assert cache_entries(cache) == []
+
+
+# --- errors ------------------------------------------------------------------------
+
+def test_check_cache_dirs(tmp_path):
+    assert check_cache_dirs(None) == [os.path.abspath(tempfile.gettempdir())]
+    nested = tmp_path / "x" / "y"
+    assert check_cache_dirs(nested) == [str(nested)]
+    assert check_cache_dirs((tmp_path / "a", str(tmp_path / "b"))) == [
+        str(tmp_path / "a"), str(tmp_path / "b")
+    ]
+    assert sorted(cache_entries(tmp_path)) == ["a", "b", "x"]  # no probe files left
+    assert cache_entries(nested) == []
+    for bad in ([], 3):
+        with pytest.raises(ValueError, match="cache_dir"):
+            check_cache_dirs(bad)
+
+
+def test_check_cache_dirs_under_a_file(tmp_path):
+    regular = tmp_path / "file"
+    regular.write_text("not a directory")
+    path = regular / "cache"
+    with pytest.raises(ValueError, match="cache_dir") as info:
+        check_cache_dirs(path)
+    assert str(path) in str(info.value) and "Not a directory" in str(info.value)
+    assert cache_entries(tmp_path) == ["file"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
+def test_check_cache_dirs_read_only(tmp_path):
+    read_only = tmp_path / "ro"
+    read_only.mkdir()
+    read_only.chmod(0o500)
+    try:
+        with pytest.raises(ValueError, match="cache_dir") as info:
+            check_cache_dirs(read_only)
+        assert str(read_only) in str(info.value) and "Permission denied" in str(info.value)
+        assert cache_entries(read_only) == []
+    finally:
+        read_only.chmod(0o700)
+
+
+def test_check_cache_dirs_probe_failure_removes_created_dirs(tmp_path, monkeypatch):
+    # Runs as root too: a failing probe stands in for an unwritable directory.
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(blockstore.tempfile, "mkstemp", refuse)
+    path = tmp_path / "new" / "cache"
+    with pytest.raises(ValueError, match="cache_dir") as info:
+        check_cache_dirs(path)
+    assert str(path) in str(info.value) and "Permission denied" in str(info.value)
+    assert cache_entries(tmp_path) == []
+
+
+def test_cache_full(tmp_path):
+    cache = tmp_path / "cache"
+    result = run_script(f"""
+        import resource, signal
+        config = bs.StoreConfig(0, tuple(bs.check_cache_dirs({str(cache)!r})), None, 1000)
+        store = bs.open_store("full", config)
+        fit_dir = os.path.join({str(cache)!r}, bs.fit_dir_name("full"))
+        store.put(np.ones((10, 8), np.uint8))  # one small block file: 80 bytes
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (10_000, 10_000))
+        try:
+            store.put(np.ones((3000, 64), np.uint8))  # blocks of 64000 bytes
+        except bs.CacheFullError as e:
+            print(e)
+            print(len(os.listdir(fit_dir)), store.spilled_blocks, store.disk_bytes)
+        finally:
+            bs.close_store("full")
+        print(os.path.exists(fit_dir))
+    """)
+    assert result.returncode == 0, result.stderr
+    message, listing, exists = result.stdout.strip().splitlines()
+    assert str(cache) in message and "64000 bytes" in message
+    assert "memory_budget" in message and "cache_dir" in message
+    assert listing == "1 1 80"  # only the first block's file: the partial one is removed
+    assert exists == "False" and cache_entries(cache) == []
+
+
+def test_cache_full_error_is_os_error():
+    assert issubclass(CacheFullError, OSError)
+
+
+@pytest.mark.parametrize("compression", ["snappy", "gzip", "LZ5", ""])
+def test_invalid_compression(tmp_path, compression):
+    with pytest.raises(ValueError, match="cache_compression") as info:
+        StoreConfig(0, (str(tmp_path),), compression)
+    assert repr(compression) in str(info.value)
+
+
+def test_invalid_config(tmp_path):
+    with pytest.raises(ValueError, match="block_rows"):
+        StoreConfig(0, (str(tmp_path),), "lz4", 0)
+    with pytest.raises(ValueError, match="cache_dir"):
+        StoreConfig(0, (), "lz4")
+    store = make_store(tmp_path, budget=0)
+    with pytest.raises(ValueError, match="2-D"):
+        store.put(np.zeros(5, np.uint8))
+    store.close()
