@@ -21,10 +21,13 @@ undisturbed run gives.
 """
 
 import itertools
+import logging
 import time
 
 from .runtime import StatesLost, per_partition_graph, raw_inputs, reduce_nodes
 from .worker_states import MissingStateError, StateHolder, lookup, register
+
+logger = logging.getLogger("daskboost")
 
 POLL_SECONDS = 1.0       # how often a waiting call checks that its worker is alive
 WORKER_WAIT_SECONDS = 60  # how long recovery waits for at least one live worker
@@ -239,6 +242,9 @@ class ClusterRuntime:
                              for i in index.get(states.name, [])}
             missing = [i for i in range(states.n_partitions) if i not in states.owners]
             if missing:
+                logger.warning("daskboost: partitions %s of %r were lost with a worker; "
+                               "rebuilding them and growing the round again", missing,
+                               states.name)
                 func, args, last_args = rebuild_args(states)
                 self._build(states, missing, func, args, last_args)
 

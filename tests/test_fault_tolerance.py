@@ -1,0 +1,87 @@
+"""A worker killed mid-training: the fit finishes with the model of an undisturbed run."""
+
+import os
+import signal
+import threading
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+
+from daskboost import DaskBoostClassifier, DaskBoostRegressor
+
+distributed = pytest.importorskip("distributed")
+
+
+def lake(tmp_path, n=6000, seed=5):
+    """A small parquet lake of 6 files (the parquet source can be read again)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 20, size=(n, 6)).astype(np.float64)
+    y = np.cos(X[:, 0] / 3) + 0.1 * X[:, 1] + rng.normal(0, 0.2, n)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(6)])
+    frame["y"] = y
+    frame["label"] = (frame["y"] > frame["y"].median()).astype(int)
+    path = tmp_path / "lake"
+    dd.from_pandas(frame, npartitions=6).to_parquet(path)
+    return path
+
+
+def fit(model, path, eval_set=False, **fit_kwargs):
+    df = dd.read_parquet(path)
+    X = df[[f"f{i}" for i in range(6)]]
+    y = df["label"] if isinstance(model, DaskBoostClassifier) else df["y"]
+    if eval_set:
+        fit_kwargs["eval_set"] = [(X, y)]
+    return model.fit(X, y, **fit_kwargs)
+
+
+class KillAWorker:
+    """Progress callback that kills one worker process (SIGKILL) after round
+    ``after_round``, either at once (between rounds) or ``delay`` seconds later
+    (somewhere in the next round's passes)."""
+
+    def __init__(self, client, after_round, delay=None):
+        self.client, self.after_round, self.delay = client, after_round, delay
+        self.killed = None
+
+    def __call__(self, rounds_done, total, evals_result):
+        if rounds_done != self.after_round or self.killed is not None:
+            return
+        pids = self.client.run(os.getpid)
+        address = sorted(pids)[0]
+        self.killed = address
+        kill = lambda: os.kill(pids[address], signal.SIGKILL)  # noqa: E731
+        if self.delay is None:
+            kill()
+        else:
+            threading.Timer(self.delay, kill).start()
+
+
+@pytest.mark.parametrize("make, delay, eval_set", [
+    (lambda: DaskBoostRegressor(n_estimators=8, max_depth=4), None, False),
+    (lambda: DaskBoostClassifier(n_estimators=8, max_depth=4, subsample=0.8), 0.05, True),
+    (lambda: DaskBoostRegressor(n_estimators=6, max_depth=3, tree_method="approx",
+                                objective="reg:absoluteerror"), 0.02, True),
+])
+def test_killing_a_worker_mid_training_gives_the_same_model(tmp_path, monkeypatch, caplog, make,
+                                                            delay, eval_set):
+    path = lake(tmp_path)
+    with dask.config.set(scheduler="threads"):
+        undisturbed = fit(make(), path, eval_set)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        killer = KillAWorker(client, after_round=3, delay=delay)
+        # verbose=True reports progress after every round: kill from there
+        monkeypatch.setattr("daskboost.sklearn.ProgressReporter", lambda: killer)
+        recovered = fit(make().set_params(verbose=True), path, eval_set)
+        assert killer.killed is not None
+        assert killer.killed not in client.run(os.getpid)  # the process really died
+    assert "were lost with a worker; rebuilding them" in caplog.text
+    # the boosters (trees, base margin, objective) are equal to the last bit
+    assert recovered.get_booster().to_dict() == undisturbed.get_booster().to_dict()
+    if eval_set:
+        assert recovered.evals_result() == undisturbed.evals_result()
