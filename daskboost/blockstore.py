@@ -29,7 +29,7 @@ import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -142,7 +142,7 @@ def _remove_dirs(dirs):
 class StoreConfig:
     """Settings of a block store; ``cache_dirs`` as returned by ``check_cache_dirs``."""
 
-    memory_budget: int
+    memory_budget: int            # bytes; None: "auto", resolved by each process
     cache_dirs: tuple
     compression: str = "lz4"
     block_rows: int = DEFAULT_BLOCK_ROWS
@@ -169,12 +169,28 @@ _stores_lock = threading.Lock()
 
 
 def open_store(fit_id, config):
-    """The process-wide store of ``fit_id``, created by the first call."""
+    """The process-wide store of ``fit_id``, created by the first call.
+
+    A ``memory_budget`` of None means "auto", resolved in this process: half of its
+    available memory, and on a ``distributed`` worker at most half of its memory limit.
+    """
     with _stores_lock:
         store = _stores.get(fit_id)
         if store is None or store.closed:
+            if config.memory_budget is None:
+                config = replace(config, memory_budget=_auto_budget())
             store = _stores[fit_id] = BlockStore(fit_id, config)
         return store
+
+
+def _auto_budget():
+    budget = parse_memory_budget("auto")
+    try:
+        from distributed import get_worker
+        limit = get_worker().memory_manager.memory_limit
+    except (ImportError, ValueError, AttributeError):
+        limit = None
+    return min(budget, limit // 2) if limit else budget
 
 
 def close_store(fit_id):
@@ -372,6 +388,13 @@ class StoredArray:
         if i is None:
             return None, None
         return i, self._store._pool.submit(self._store._read, blocks[i][2])
+
+    def release(self):
+        """Give the array's memory back to the budget and delete its disk blocks (when
+        it is replaced, e.g. by codes binned again); it cannot be read afterwards."""
+        blocks, self._blocks = self._blocks, None
+        if blocks:
+            self._store._discard(blocks)
 
     def to_numpy(self):
         """The whole array (the block itself when stored as one block)."""

@@ -17,7 +17,15 @@ import numba
 import numpy as np
 
 
-@numba.njit(nogil=True, cache=True)
+def row_blocks(codes):
+    """``(start, stop, block)`` row blocks of a code matrix: a numpy array is one block;
+    a ``blockstore.StoredArray`` streams its blocks (prefetching those on disk)."""
+    if isinstance(codes, np.ndarray):
+        yield 0, codes.shape[0], codes
+    else:
+        yield from codes.blocks()
+
+
 def build_histograms(codes, grad, hess, positions, split_feature, split_bin, default_left,
                      left_child, right_child, missing_code, node_to_slot, n_slots, n_codes):
     """Apply the last level's splits and sum (g, h) per (node slot, feature, bin code).
@@ -43,10 +51,25 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
     new_positions : (K, n_rows) int32.
     hist : (n_slots, n_features, n_codes, 2) float64.
     """
+    new_positions = np.empty_like(positions)
+    hist = np.zeros((n_slots, codes.shape[1], n_codes, 2), dtype=np.float64)
+    # block by block, into the same histogram: each cell sums its rows in row order
+    # whatever the blocks, so the sums do not depend on the memory budget
+    for start, stop, block in row_blocks(codes):
+        _accumulate_histograms(block, grad[:, start:stop], hess[:, start:stop],
+                               positions[:, start:stop], split_feature, split_bin,
+                               default_left, left_child, right_child, missing_code,
+                               node_to_slot, new_positions[:, start:stop], hist)
+    return new_positions, hist
+
+
+@numba.njit(nogil=True, cache=True)
+def _accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin,
+                           default_left, left_child, right_child, missing_code, node_to_slot,
+                           new_positions, hist):
+    """The kernel of ``build_histograms`` on one block of rows (adds into ``hist``)."""
     n_trees = positions.shape[0]
     n_rows, n_features = codes.shape
-    new_positions = np.empty_like(positions)
-    hist = np.zeros((n_slots, n_features, n_codes, 2), dtype=np.float64)
     for t in range(n_trees):
         for i in range(n_rows):
             # move the row to its child (the split test is written out here and in
@@ -72,7 +95,6 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
                 b = codes[i, f]
                 row_hist[f, b, 0] += g
                 row_hist[f, b, 1] += h
-    return new_positions, hist
 
 
 def add_histograms(a, b):
@@ -89,7 +111,6 @@ def add_histograms_into(a, b):
     return np.add(a, b, out=a)
 
 
-@numba.njit(nogil=True, cache=True)
 def add_leaf_values(codes, positions, split_feature, split_bin, default_left, left_child,
                     right_child, missing_code, leaf_values, margin):
     """``margin + leaf value of each row`` after applying the last splits (new array).
@@ -100,6 +121,17 @@ def add_leaf_values(codes, positions, split_feature, split_bin, default_left, le
     (K, n_nodes).
     """
     out = np.empty_like(margin)
+    for start, stop, block in row_blocks(codes):
+        _add_leaf_values(block, positions[:, start:stop], split_feature, split_bin,
+                         default_left, left_child, right_child, missing_code, leaf_values,
+                         margin[:, start:stop], out[:, start:stop])
+    return out
+
+
+@numba.njit(nogil=True, cache=True)
+def _add_leaf_values(codes, positions, split_feature, split_bin, default_left, left_child,
+                     right_child, missing_code, leaf_values, margin, out):
+    """The kernel of ``add_leaf_values`` on one block of rows (writes into ``out``)."""
     for t in range(positions.shape[0]):
         for i in range(positions.shape[1]):
             # the split test of build_histograms, written out (see there)
@@ -113,4 +145,3 @@ def add_leaf_values(codes, positions, split_feature, split_bin, default_left, le
                     go_left = code <= split_bin[t, node]
                 node = left_child[t, node] if go_left else right_child[t, node]
             out[t, i] = margin[t, i] + leaf_values[t, node]
-    return out

@@ -153,8 +153,8 @@ def encode_labels(labels, classes):
         raise ValueError(f"y has label {err.args[0]!r} that is not one of {classes.tolist()}") from None
 
 
-def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, row_offset=0,
-                  margins=None):
+def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, store=None,
+                  row_offset=0, margins=None):
     """Second pass: bin one partition and set up its training state.
 
     The starting margins: ``margins`` (the user's per-row base_margin block) if given,
@@ -164,10 +164,19 @@ def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, row_of
     """
     X, labels, weights = read_partition(x, y, w, index)
     return _start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
-                        row_offset, margins)
+                        store, row_offset, margins)
 
 
-def _start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
+def store_codes(codes, store):
+    """Codes kept by the fit's block store, ``store`` = (fit_id, StoreConfig), in this
+    process (as they are when ``store`` is None)."""
+    if store is None:
+        return codes
+    from .blockstore import open_store
+    return open_store(*store).put(codes)
+
+
+def _start_state(X, labels, weights, index, mapper, base_margin, classes, previous, store,
                  row_offset, margins):
     if classes is not None:
         labels = encode_labels(labels, classes)
@@ -182,7 +191,7 @@ def _start_state(X, labels, weights, index, mapper, base_margin, classes, previo
     else:
         start = np.repeat(np.asarray(base_margin, dtype=np.float64)[:, None], n, axis=1)
     return PartitionState(
-        codes=mapper.transform(X),
+        codes=store_codes(mapper.transform(X), store),
         label=np.asarray(labels, dtype=np.float32),
         weight=None if weights is None else weights.astype(np.float32),
         margin=start,
@@ -191,8 +200,8 @@ def _start_state(X, labels, weights, index, mapper, base_margin, classes, previo
     )
 
 
-def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, row_offset,
-                      margins, new_trees, rounds):
+def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
+                      row_offset, margins, new_trees, rounds):
     """A partition's state as training had it at the start of round ``rounds``: binned
     like ``bin_partition``, with the fit's finished trees ``new_trees`` added to the
     starting margins one by one, in order (the additions training made, so the same
@@ -200,7 +209,7 @@ def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, ro
     from .tree import PackedForest
     X, labels, weights = read_partition(x, y, w, index)
     state = _start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
-                         row_offset, margins)
+                         store, row_offset, margins)
     PackedForest(new_trees, len(base_margin)).add_margin(
         np.ascontiguousarray(X, dtype=np.float64), state.margin)
     return replace(state, rounds=rounds)
@@ -362,9 +371,13 @@ def hessian_summaries(x, w, state, size):
     return summarize_block(X, state.hess.sum(axis=0, dtype=np.float64), size)
 
 
-def rebin_partition(x, w, state, mapper):
-    """The state with the raw partition binned again by a new mapper."""
-    return replace(state, codes=mapper.transform(feature_block(x)))
+def rebin_partition(x, w, state, mapper, store):
+    """The state with the raw partition binned again by a new mapper (the old codes'
+    memory and disk go back to the block store)."""
+    codes = store_codes(mapper.transform(feature_block(x)), store)
+    if hasattr(state.codes, "release"):
+        state.codes.release()
+    return replace(state, codes=codes)
 
 
 def hessian_self_summaries(state, size):

@@ -34,7 +34,8 @@ class _DaskBoostModel:
                  max_delta_step=None, subsample=1.0, colsample_bytree=1.0, colsample_bylevel=1.0,
                  colsample_bynode=1.0, random_state=None, tree_method="hist",
                  grow_policy="depthwise", max_leaves=0, trim_fraction=0.0, verbose=False,
-                 checkpoint_path=None, checkpoint_interval=10):
+                 checkpoint_path=None, checkpoint_interval=10, memory_budget="auto",
+                 cache_dir=None, cache_compression="lz4"):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -64,6 +65,9 @@ class _DaskBoostModel:
         self.verbose = verbose
         self.checkpoint_path = checkpoint_path
         self.checkpoint_interval = checkpoint_interval
+        self.memory_budget = memory_budget
+        self.cache_dir = cache_dir
+        self.cache_compression = cache_compression
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -114,6 +118,7 @@ class _DaskBoostModel:
         params = self._checked_params()
         eval_set = _check_eval_set(eval_set, sample_weight_eval_set)
         checkpoint = self._checkpoint()
+        store_config = self._store_config()
         if resume:
             if checkpoint is None:
                 raise ValueError("resume=True needs checkpoint_path")
@@ -135,10 +140,21 @@ class _DaskBoostModel:
                               eval_set=eval_set, sample_weight_eval_set=sample_weight_eval_set,
                               previous=previous, base_margin=base_margin,
                               base_margin_eval_set=base_margin_eval_set, progress=progress,
-                              checkpoint=checkpoint)
+                              checkpoint=checkpoint, store_config=store_config)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
         return info
+
+    def _store_config(self):
+        """Where binned blocks beyond ``memory_budget`` go; checked before any work."""
+        from .blockstore import StoreConfig, check_cache_dirs, parse_memory_budget
+        budget = self.memory_budget
+        if not (isinstance(budget, str) and budget.strip().lower() == "auto"):
+            budget = parse_memory_budget(budget)
+        else:
+            budget = None  # resolved by each process: half of its available memory
+        return StoreConfig(budget, tuple(check_cache_dirs(self.cache_dir)),
+                           self.cache_compression)
 
     def _checkpoint(self):
         if self.checkpoint_path is None:

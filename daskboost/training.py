@@ -139,8 +139,11 @@ def _metric_names(params, objective):
 
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
           sample_weight_eval_set=None, previous=None, base_margin=None,
-          base_margin_eval_set=None, progress=None, checkpoint=None):
+          base_margin_eval_set=None, progress=None, checkpoint=None, store_config=None):
     """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
+
+    ``store_config``: a ``blockstore.StoreConfig`` (memory budget, cache dirs) for the
+    binned blocks; default: "auto" budget in the system temp dir.
 
     ``previous``: a Booster to continue (its trees come first; its predictions are the
     starting margins).  ``checkpoint``: (path, every) writes the model every ``every``
@@ -152,7 +155,10 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     evals = [partition_input(Xe, ye, we, me) for (Xe, ye), we, me in
              zip(eval_set or [], sample_weight_eval_set or [None] * n_evals,
                  base_margin_eval_set or [None] * n_evals)]
-    with make_runtime(uuid.uuid4().hex[:12], None) as runtime:
+    if store_config is None:
+        from .blockstore import StoreConfig, check_cache_dirs
+        store_config = StoreConfig(None, tuple(check_cache_dirs(None)))
+    with make_runtime(uuid.uuid4().hex[:12], store_config) as runtime:
         return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint)
 
 
@@ -270,7 +276,7 @@ class _Boosting:
             for i, e in enumerate(evals)]
 
     def _bin_args(self):
-        return (self.mapper, *self.start)
+        return (self.mapper, *self.start, (self.runtime.fit_id, self.runtime.store_config))
 
     @staticmethod
     def _last_args(data, offsets, extra=()):
@@ -404,9 +410,10 @@ def _propose_again(runtime, data, evals, states, eval_sets, mapper, params):
     size = sketch_size_for(params["max_bin"])
     summaries = runtime.source_pass(data, states, hessian_summaries, (size,), _SummaryMerger(size))
     mapper = BinMapper.from_summaries(summaries, params["max_bin"])
-    states = runtime.source_pass(data, states, rebin_partition, (mapper,))
+    store = (runtime.fit_id, runtime.store_config)
+    states = runtime.source_pass(data, states, rebin_partition, (mapper, store))
     for e, source in zip(eval_sets, evals):
-        e.states = runtime.source_pass(source, e.states, rebin_partition, (mapper,))
+        e.states = runtime.source_pass(source, e.states, rebin_partition, (mapper, store))
     return states, mapper, eval_sets
 
 

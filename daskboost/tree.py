@@ -133,7 +133,6 @@ def _predict_kernel(X, feature, threshold, default_left, left, right, value, off
                 margin[output, i] += value[base + node]
 
 
-@numba.njit(nogil=True, cache=True)
 def add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right, value,
                             missing_code, margin):
     """``margin[t] += output of tree t`` for rows given as bin codes (new array).
@@ -142,7 +141,18 @@ def add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right
     ``code <= split_bin`` go left): the same decisions as the raw-value thresholds,
     since binning is monotone.  Used for eval sets binned with the training cut points.
     """
+    from .histogram import row_blocks
     out = margin.copy()
+    for start, stop, block in row_blocks(codes):
+        _add_binned_tree_outputs(block, feature, split_bin, default_left, left, right, value,
+                                 missing_code, out[:, start:stop])
+    return out
+
+
+@numba.njit(nogil=True, cache=True)
+def _add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right, value,
+                             missing_code, out):
+    """The kernel of ``add_binned_tree_outputs`` on one block of rows (adds into ``out``)."""
     for t in range(feature.shape[0]):
         for i in range(codes.shape[0]):
             node = 0
@@ -154,4 +164,3 @@ def add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right
                     go_left = code <= split_bin[t, node]
                 node = left[t, node] if go_left else right[t, node]
             out[t, i] += value[t, node]
-    return out

@@ -25,7 +25,9 @@ XGBOOST_DEFAULTS = {
     "quantile_alpha": 0.5, "tweedie_variance_power": 1.5, "reg_alpha": 0.0,
     "max_delta_step": None, "subsample": 1.0, "colsample_bytree": 1.0, "colsample_bylevel": 1.0,
     "colsample_bynode": 1.0, "random_state": None, "tree_method": "hist",
-    "grow_policy": "depthwise", "max_leaves": 0, "trim_fraction": 0.0, "verbose": False, "checkpoint_path": None, "checkpoint_interval": 10,
+    "grow_policy": "depthwise", "max_leaves": 0, "trim_fraction": 0.0, "verbose": False,
+    "checkpoint_path": None, "checkpoint_interval": 10, "memory_budget": "auto",
+    "cache_dir": None, "cache_compression": "lz4",
 }
 ESTIMATORS = [DaskBoostRegressor, DaskBoostClassifier]
 

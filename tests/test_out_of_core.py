@@ -1,0 +1,205 @@
+"""Training with binned blocks spilled to disk: same model, bounded memory, no leftovers."""
+
+import functools
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+
+import daskboost.blockstore as blockstore
+from daskboost import DaskBoostClassifier, DaskBoostRegressor
+
+
+def frame(n=4000, seed=11):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * (X[:, 2] > 0) + rng.normal(0, 0.3, n)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    return pd.DataFrame(X, columns=[f"f{i}" for i in range(5)]), pd.Series(y, name="y")
+
+
+def fit(model, n_partitions=3, eval_set=True):
+    X, y = frame()
+    if isinstance(model, DaskBoostClassifier):
+        y = np.digitize(y, np.quantile(y, [0.33, 0.66]))  # three classes
+        y = pd.Series(y, name="y")
+    Xd, yd = dd.from_pandas(X, npartitions=n_partitions), dd.from_pandas(y, npartitions=n_partitions)
+    return model.fit(Xd, yd, eval_set=[(Xd, yd)] if eval_set else None)
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 128 rows, so that every partition streams several blocks."""
+    monkeypatch.setattr(blockstore, "StoreConfig",
+                        functools.partial(blockstore.StoreConfig, block_rows=128))
+
+
+def leftovers(directory):
+    return [name for name in os.listdir(directory) if name.startswith("daskboost-cache-")]
+
+
+MODELS = [
+    lambda **kw: DaskBoostRegressor(n_estimators=6, max_depth=4, **kw),
+    lambda **kw: DaskBoostClassifier(n_estimators=4, max_depth=3, subsample=0.8, **kw),
+    lambda **kw: DaskBoostRegressor(n_estimators=4, max_depth=3, tree_method="approx",
+                                    objective="reg:absoluteerror", **kw),
+]
+
+
+@pytest.mark.parametrize("make", MODELS)
+@pytest.mark.parametrize("budget", [0, 20_000])  # everything on disk; some blocks in memory
+def test_spilled_blocks_give_the_same_model(tmp_path, small_blocks, make, budget):
+    in_memory = fit(make())
+    spilled = fit(make(memory_budget=budget, cache_dir=str(tmp_path)))
+    assert spilled.get_booster().to_dict() == in_memory.get_booster().to_dict()
+    assert spilled.evals_result() == in_memory.evals_result()
+    assert leftovers(tmp_path) == []
+
+
+def test_blocks_really_go_to_disk(tmp_path, small_blocks, monkeypatch):
+    """Spy on the store: with budget 0 every block is written, and read back per level."""
+    writes, reads = [], []
+    spill, read = blockstore.BlockStore._spill, blockstore.BlockStore._read
+    monkeypatch.setattr(blockstore.BlockStore, "_spill",
+                        lambda self, block: writes.append(block.shape) or spill(self, block))
+    monkeypatch.setattr(blockstore.BlockStore, "_read",
+                        lambda self, disk: reads.append(disk.path) or read(self, disk))
+    fit(DaskBoostRegressor(n_estimators=2, max_depth=2, memory_budget="0MB",
+                           cache_dir=str(tmp_path)), eval_set=False)
+    n_blocks = sum(-(-rows // 128) for rows in (1334, 1333, 1333))
+    assert len(writes) == n_blocks
+    assert len(reads) >= 2 * 2 * n_blocks  # every block, in each of the 2 passes of 2 rounds
+    assert leftovers(tmp_path) == []
+
+
+def test_several_cache_dirs_share_the_blocks(tmp_path, small_blocks, monkeypatch):
+    seen = set()
+    spill = blockstore.BlockStore._spill
+
+    def spy(self, block):
+        out = spill(self, block)
+        seen.add(os.path.dirname(os.path.dirname(out.path)))
+        return out
+
+    monkeypatch.setattr(blockstore.BlockStore, "_spill", spy)
+    dirs = [str(tmp_path / "disk1"), str(tmp_path / "disk2")]
+    model = fit(DaskBoostRegressor(n_estimators=2, max_depth=2, memory_budget=0, cache_dir=dirs),
+                eval_set=False)
+    assert seen == set(dirs)
+    assert model.get_booster().to_dict() == fit(
+        DaskBoostRegressor(n_estimators=2, max_depth=2), eval_set=False).get_booster().to_dict()
+    assert leftovers(dirs[0]) == leftovers(dirs[1]) == []
+
+
+def test_cache_is_removed_when_training_fails(tmp_path):
+    X, y = frame()
+    y = y.copy()
+    y.iloc[-1] = np.inf  # found by the scan pass of the last partition
+    model = DaskBoostRegressor(n_estimators=2, memory_budget=0, cache_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="inf"):
+        model.fit(dd.from_pandas(X, npartitions=3), dd.from_pandas(y, npartitions=3))
+    assert leftovers(tmp_path) == []
+
+    def fail_after_first_round(*args):
+        raise RuntimeError("stop here")
+
+    import daskboost.sklearn
+    original = daskboost.sklearn.ProgressReporter
+    daskboost.sklearn.ProgressReporter = lambda: fail_after_first_round
+    try:
+        with pytest.raises(RuntimeError, match="stop here"):
+            fit(DaskBoostRegressor(n_estimators=3, memory_budget=0, cache_dir=str(tmp_path),
+                                   verbose=True))
+    finally:
+        daskboost.sklearn.ProgressReporter = original
+    assert leftovers(tmp_path) == []
+
+
+INTERRUPTED_FIT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from daskboost import DaskBoostRegressor
+
+    def say_ready(done, total, evals):
+        if done == 1:
+            print("ready", flush=True)
+
+    import daskboost.sklearn
+    daskboost.sklearn.ProgressReporter = lambda: say_ready
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200_000, 8))
+    y = X[:, 0] + rng.normal(size=200_000)
+    DaskBoostRegressor(n_estimators=100_000, max_depth=6, memory_budget=0,
+                       cache_dir=sys.argv[1], verbose=True).fit(X, y)
+""")
+
+
+def test_cache_is_removed_on_ctrl_c(tmp_path):
+    process = subprocess.Popen([sys.executable, "-c", INTERRUPTED_FIT, str(tmp_path)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        assert leftovers(tmp_path) != []  # blocks are on disk while it trains
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert "KeyboardInterrupt" in err
+    assert leftovers(tmp_path) == []
+
+
+FULL_DISK_FIT = textwrap.dedent("""
+    import resource, signal, sys
+    import numpy as np
+    from daskboost import DaskBoostRegressor
+    from daskboost.blockstore import CacheFullError
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300_000, 8))
+    y = X[:, 0] + rng.normal(size=300_000)
+    try:
+        DaskBoostRegressor(n_estimators=2, memory_budget=0, cache_dir=sys.argv[1],
+                           cache_compression=None).fit(X, y)
+    except CacheFullError as err:
+        print(err)
+""")
+
+
+def test_a_full_cache_dir_is_a_clear_error_and_leaves_nothing(tmp_path):
+    out = subprocess.run([sys.executable, "-c", FULL_DISK_FIT, str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert f"cache_dir {str(tmp_path)!r} is full" in out.stdout, out.stderr[-2000:]
+    assert leftovers(tmp_path) == []
+
+
+def test_bad_cache_settings_are_refused_before_any_work(tmp_path):
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    X, y = frame(200)
+    with pytest.raises(ValueError, match="cache_dir.*file"):
+        DaskBoostRegressor(cache_dir=str(not_a_dir / "sub")).fit(X, y)
+    with pytest.raises(ValueError, match="memory_budget.*'lots'"):
+        DaskBoostRegressor(memory_budget="lots").fit(X, y)
+    with pytest.raises(ValueError, match="cache_compression.*'gzip'"):
+        DaskBoostRegressor(cache_compression="gzip").fit(X, y)
+    assert os.listdir(tmp_path) == ["file"]
+
+
+def test_spilled_fit_on_a_cluster_equals_the_threaded_fit(tmp_path, small_blocks):
+    distributed = pytest.importorskip("distributed")
+    make = MODELS[0]
+    with dask.config.set(scheduler="threads"):
+        threaded = fit(make())
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        on_cluster = fit(make(memory_budget=0, cache_dir=str(tmp_path)))
+    assert on_cluster.get_booster().to_dict() == threaded.get_booster().to_dict()
+    assert leftovers(tmp_path) == []
