@@ -130,6 +130,10 @@ def train(args):
     params = dict(parse_param(p) for p in args.param)
     if args.objective:
         params["objective"] = args.objective
+    if args.memory_budget is not None:
+        params["memory_budget"] = args.memory_budget
+    if args.cache_dir:
+        params["cache_dir"] = args.cache_dir
     cls = estimator_for(params.get("objective"))
     try:
         model = cls(verbose=not args.quiet, **params)
@@ -199,6 +203,11 @@ def build_parser():
     t.add_argument("--output", required=True, help="the model file to write (JSON)")
     t.add_argument("--scheduler", help="threads (default), synchronous, or a distributed address")
     t.add_argument("--quiet", action="store_true", help="no progress display")
+    t.add_argument("--memory-budget", help="memory for binned data, e.g. 2GB (default: auto, "
+                   "half the available memory); the rest is spilled to --cache-dir")
+    t.add_argument("--cache-dir", action="append", metavar="DIR",
+                   help="directory for spilled blocks (repeatable: blocks are spread over "
+                   "them); default: the system temp dir")
     p = sub.add_parser("predict", help="predict for a parquet lake with a saved model")
     p.add_argument("model", help="a model file written by `daskboost train` or save_model")
     p.add_argument("data", nargs="+", help="parquet files, directories or globs")

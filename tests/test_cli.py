@@ -69,6 +69,9 @@ def test_regression_with_params_and_quiet(lake, capsys):
      r"learning_rate=-1"),
     (["train", "{tmp}/lake", "--label", "y", "--param", "nonsense=3"], "unknown --param"),
     (["train", "{tmp}/lake", "--label", "y", "--param", "novalue"], "must look like key=value"),
+    (["train", "{tmp}/lake", "--label", "y", "--memory-budget", "lots"], "memory_budget.*'lots'"),
+    (["train", "{tmp}/lake", "--label", "y", "--cache-dir", "{tmp}/lake/p0.parquet/x"],
+     "cache_dir"),
 ])
 def test_bad_input_is_one_clear_line_and_leaves_nothing(lake, capsys, argv, message):
     tmp, frame = lake
@@ -83,6 +86,18 @@ def test_bad_input_is_one_clear_line_and_leaves_nothing(lake, capsys, argv, mess
     assert re.search(message, capsys.readouterr().err)
     assert not out.exists()
     assert not [p for p in tmp.iterdir() if p.name.startswith(".model.json")]
+
+
+def test_train_out_of_core_leaves_no_cache(lake, capsys):
+    tmp, _ = lake
+    cache = tmp / "cache"
+    assert main(["train", str(tmp / "lake"), "--label", "r", "--quiet", "--param",
+                 "n_estimators=3", "--memory-budget", "0", "--cache-dir", str(cache),
+                 "--output", str(tmp / "m.json")]) == 0
+    in_memory = DaskBoostRegressor(n_estimators=3).fit(dd.read_parquet(str(tmp / "lake")), "r")
+    saved = DaskBoostRegressor().load_model(tmp / "m.json")
+    assert saved.get_booster().to_dict() == in_memory.get_booster().to_dict()
+    assert list(cache.iterdir()) == []
 
 
 def test_predict_with_a_missing_model_fails_cleanly(lake, capsys):
