@@ -166,8 +166,9 @@ class ClusterRuntime:
 
     def map_reduce(self, func, states, arg, combine, combine_into=None):
         """One call per worker; returns the same handle and the reduced total."""
+        # partial sums on a worker are fresh arrays used once: combine them in place
         calls = [(address, self._holder(address).run(states.name, indices, states.n_partitions,
-                                                     func, arg, combine))
+                                                     func, arg, combine_into or combine))
                  for address, indices in states.by_worker().items()]
         nodes = {}
         for partial in self._wait_all(calls):

@@ -15,6 +15,8 @@ worker still holds, and the client rebuilds the lost ones from the raw data (see
 ``cluster.py``).
 """
 
+import ctypes
+import ctypes.util
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -25,6 +27,26 @@ _fits = {}   # fit_id -> {(collection, index): state}
 _pools = {}  # fit_id -> ThreadPoolExecutor
 
 
+# glibc's mallopt(M_MMAP_THRESHOLD): dask's nanny starts workers with
+# MALLOC_TRIM_THRESHOLD_ set, which pins glibc's mmap threshold at 128 KiB, so every
+# histogram and position array of a level is a fresh mmap whose pages fault in on first
+# touch: the histogram kernel measured 1.55x slower in a worker than in a plain process
+# (5.9 vs 3.8 ms per 125k rows).  While a fit runs, workers serve allocations up to
+# 64 MiB from the heap (the trim threshold still returns freed memory at its top);
+# ``release`` puts glibc's default back.
+_M_MMAP_THRESHOLD = -3
+_FIT_MMAP_THRESHOLD = 64 * 2 ** 20
+_DEFAULT_MMAP_THRESHOLD = 128 * 2 ** 10
+
+
+def _set_mmap_threshold(nbytes):
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        libc.mallopt(_M_MMAP_THRESHOLD, nbytes)
+    except (OSError, AttributeError, TypeError):  # not glibc: nothing to tune
+        pass
+
+
 class MissingStateError(RuntimeError):
     """A pass needed a partition state that this worker does not hold (it was lost)."""
 
@@ -32,6 +54,8 @@ class MissingStateError(RuntimeError):
 def register(fit_id, collection, index, state):
     """Keep ``state`` as partition ``index`` of ``collection`` in this process."""
     with _lock:
+        if not _fits:
+            _set_mmap_threshold(_FIT_MMAP_THRESHOLD)
         _fits.setdefault(fit_id, {})[(collection, index)] = state
 
 
@@ -58,6 +82,8 @@ def release(fit_id):
     with _lock:
         _fits.pop(fit_id, None)
         pool = _pools.pop(fit_id, None)
+        if not _fits:
+            _set_mmap_threshold(_DEFAULT_MMAP_THRESHOLD)
     if pool is not None:
         pool.shutdown()
     close_store(fit_id)
