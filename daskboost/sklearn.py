@@ -23,6 +23,11 @@ from .progress import ProgressReporter
 _ESTIMATOR_KEY = "estimator"
 
 
+# how a fit runs, not what it learns: not saved with the model (a model trained out of
+# core or with progress on is the same model, and a cache path means nothing elsewhere)
+RUN_SETTINGS = ("memory_budget", "cache_dir", "cache_compression", "verbose")
+
+
 class _DaskBoostModel:
     _estimator_type = None
     _objectives = ()
@@ -268,7 +273,8 @@ class _DaskBoostModel:
     def save_model(self, path):
         """Write the fitted model as versioned JSON (atomically: no half-written file)."""
         payload = self.get_booster().to_dict()
-        params = {k: _jsonable(v) for k, v in self.get_params().items()}
+        params = {k: _jsonable(v) for k, v in self.get_params().items()
+                  if k not in RUN_SETTINGS}
         payload[_ESTIMATOR_KEY] = {"class": type(self).__name__, "params": params,
                                    **self._model_extras()}
         write_json_atomically(path, payload)
