@@ -27,7 +27,8 @@ def row_blocks(codes):
 
 
 def build_histograms(codes, grad, hess, positions, split_feature, split_bin, default_left,
-                     left_child, right_child, missing_code, node_to_slot, n_slots, n_codes):
+                     left_child, right_child, missing_code, node_to_slot, n_slots, n_codes,
+                     out_positions=None):
     """Apply the last level's splits and sum (g, h) per (node slot, feature, bin code).
 
     For each of the K trees grown together (K = 1, or one tree per class), one pass
@@ -48,10 +49,11 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
 
     Returns
     -------
-    new_positions : (K, n_rows) int32.
+    new_positions : (K, n_rows) int32 (``out_positions`` if given: it may be
+        ``positions`` itself, each row's node is read before it is overwritten).
     hist : (n_slots, n_features, n_codes, 2) float64.
     """
-    new_positions = np.empty_like(positions)
+    new_positions = np.empty_like(positions) if out_positions is None else out_positions
     hist = np.zeros((n_slots, codes.shape[1], n_codes, 2), dtype=np.float64)
     # block by block, into the same histogram: each cell sums its rows in row order
     # whatever the blocks, so the sums do not depend on the memory budget
@@ -112,7 +114,7 @@ def add_histograms_into(a, b):
 
 
 def add_leaf_values(codes, positions, split_feature, split_bin, default_left, left_child,
-                    right_child, missing_code, leaf_values, margin):
+                    right_child, missing_code, leaf_values, margin, out=None):
     """``margin + leaf value of each row`` after applying the last splits (new array).
 
     One pass that finishes the K trees of a round on a partition: the rows move to
@@ -120,7 +122,7 @@ def add_leaf_values(codes, positions, split_feature, split_bin, default_left, le
     margins.  ``positions``/``margin``: (K, n_rows); split arrays and ``leaf_values``:
     (K, n_nodes).
     """
-    out = np.empty_like(margin)
+    out = np.empty_like(margin) if out is None else out  # may be margin itself
     for start, stop, block in row_blocks(codes):
         _add_leaf_values(block, positions[:, start:stop], split_feature, split_bin,
                          default_left, left_child, right_child, missing_code, leaf_values,

@@ -10,8 +10,9 @@ Three kinds of task touch rows, and only these:
 3. ``partition_step`` (once per tree level): applies the previous level's splits to the
    rows' node positions, and at the start of a tree adds the finished tree's leaf values
    to the margin and recomputes gradients; then builds the histograms of the nodes the
-   client asked for.  It returns a new state (sharing the unchanged arrays) and the
-   histograms; the state is never mutated, so a lost task can be recomputed.
+   client asked for.  It returns the state, updated in place, and the histograms (a
+   state lost with a worker is rebuilt from the raw data and the trees so far, and the
+   round grown again: see ``cluster.py``).
 """
 
 from dataclasses import dataclass, replace
@@ -122,7 +123,7 @@ def merge_scans(a, b, sketch_size):
 
 @dataclass
 class PartitionState:
-    """Everything training keeps per partition.  Replaced, never mutated.
+    """Everything training keeps per partition (its arrays belong to it alone).
 
     K is the number of trees grown per round (1, or the number of classes).
     """
@@ -183,7 +184,7 @@ def _start_state(X, labels, weights, index, mapper, base_margin, classes, previo
     n = X.shape[0]
     K = len(base_margin)
     if margins is not None:
-        start = margin_block(margins, K, n, index)
+        start = margin_block(margins, K, n, index).copy()  # updated in place in training
         if previous is not None:
             start = start + previous.predict_margin(X) - previous.base_margin[:, None]
     elif previous is not None:
@@ -294,34 +295,34 @@ def partition_step(state, step):
 
     At the first level of a round, the previous round's last splits are applied first,
     its leaf values added to the margins and the gradients recomputed; every row then
-    starts at the root of each new tree.
+    starts at the root of each new tree.  The state is updated in place (its arrays
+    belong to it alone): keeping the old arrays until every partition is done would
+    hold a second copy of the margins, gradients and positions of all rows.
     """
-    positions, margin, grad, hess = state.positions, state.margin, state.grad, state.hess
-    n_trees = margin.shape[0]
+    n_trees = state.margin.shape[0]
     splits = step.split_arrays()
-    rounds = state.rounds
     if step.new_tree:
         # a round's first pass adds the previous round's trees, unless this state has
         # them already (a round grown again after a lost worker)
         if step.leaf_values is not None and state.rounds < step.round:
-            margin = add_leaf_values(state.codes, positions, *splits, step.missing_code,
-                                     step.leaf_values, margin)
-        grad, hess = step.objective.gradients(margin, state.label, state.weight)
+            add_leaf_values(state.codes, state.positions, *splits, step.missing_code,
+                            step.leaf_values, state.margin, out=state.margin)
+        state.grad = state.hess = state.positions = None  # free them before the new ones
+        grad, hess = step.objective.gradients(state.margin, state.label, state.weight)
         if step.subsample < 1.0:
             keep = sampled_rows(step.sample_seed, step.round, state.row_offset,
-                                margin.shape[1], step.subsample)
+                                state.margin.shape[1], step.subsample)
             grad, hess = grad * keep, hess * keep  # unsampled rows add nothing
         if step.trim_threshold is not None:
             kept = hess >= step.trim_threshold[:, None]
             grad, hess = grad * kept, hess * kept
-        positions = np.zeros(margin.shape, dtype=np.int32)
+        state.grad, state.hess, state.rounds = grad, hess, step.round
+        state.positions = np.zeros(state.margin.shape, dtype=np.int32)
         splits = no_splits(n_trees, 1)  # every row is at the root
-        rounds = step.round
-    positions, hist = build_histograms(state.codes, grad, hess, positions, *splits,
-                                       step.missing_code, step.node_to_slot, step.n_slots,
-                                       step.n_codes)
-    return replace(state, margin=margin, grad=grad, hess=hess, positions=positions,
-                   rounds=rounds), hist
+    _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions, *splits,
+                               step.missing_code, step.node_to_slot, step.n_slots,
+                               step.n_codes, out_positions=state.positions)
+    return state, hist
 
 
 def leaf_residual_summaries(state, arg):

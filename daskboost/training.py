@@ -112,12 +112,12 @@ def eval_step(state, arg):
     """Add round ``round_``'s trees to one eval partition's margins (unless they are in
     already: a round grown again after a lost worker); metric partial sums."""
     trees, missing_code, metrics, objective, round_ = arg
-    margin = state.margin
     if state.rounds == round_:
-        margin = add_binned_tree_outputs(state.codes, *trees, missing_code, state.margin)
-    y = state.label
-    partials = tuple(m.partial(y, margin, state.weight, objective) for m in metrics)
-    return replace(state, margin=margin, rounds=round_ + 1), partials
+        add_binned_tree_outputs(state.codes, *trees, missing_code, state.margin, in_place=True)
+        state.rounds = round_ + 1
+    partials = tuple(m.partial(state.label, state.margin, state.weight, objective)
+                     for m in metrics)
+    return state, partials
 
 
 class _PartialsCombiner:

@@ -134,7 +134,7 @@ def _predict_kernel(X, feature, threshold, default_left, left, right, value, off
 
 
 def add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right, value,
-                            missing_code, margin):
+                            missing_code, margin, in_place=False):
     """``margin[t] += output of tree t`` for rows given as bin codes (new array).
 
     The K trees of a round as (K, n_nodes) arrays with bin thresholds (rows with
@@ -142,7 +142,7 @@ def add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right
     since binning is monotone.  Used for eval sets binned with the training cut points.
     """
     from .histogram import row_blocks
-    out = margin.copy()
+    out = margin if in_place else margin.copy()
     for start, stop, block in row_blocks(codes):
         _add_binned_tree_outputs(block, feature, split_bin, default_left, left, right, value,
                                  missing_code, out[:, start:stop])
