@@ -58,7 +58,7 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
     # block by block, into the same histogram: each cell sums its rows in row order
     # whatever the blocks, so the sums do not depend on the memory budget
     for start, stop, block in row_blocks(codes):
-        _accumulate_histograms(block, grad[:, start:stop], hess[:, start:stop],
+        accumulate_histograms(block, grad[:, start:stop], hess[:, start:stop],
                                positions[:, start:stop], split_feature, split_bin,
                                default_left, left_child, right_child, missing_code,
                                node_to_slot, new_positions[:, start:stop], hist)
@@ -66,7 +66,7 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
 
 
 @numba.njit(nogil=True, cache=True)
-def _accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin,
+def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin,
                            default_left, left_child, right_child, missing_code, node_to_slot,
                            new_positions, hist):
     """The kernel of ``build_histograms`` on one block of rows (adds into ``hist``)."""
@@ -124,14 +124,14 @@ def add_leaf_values(codes, positions, split_feature, split_bin, default_left, le
     """
     out = np.empty_like(margin) if out is None else out  # may be margin itself
     for start, stop, block in row_blocks(codes):
-        _add_leaf_values(block, positions[:, start:stop], split_feature, split_bin,
+        add_leaf_values_kernel(block, positions[:, start:stop], split_feature, split_bin,
                          default_left, left_child, right_child, missing_code, leaf_values,
                          margin[:, start:stop], out[:, start:stop])
     return out
 
 
 @numba.njit(nogil=True, cache=True)
-def _add_leaf_values(codes, positions, split_feature, split_bin, default_left, left_child,
+def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_left, left_child,
                      right_child, missing_code, leaf_values, margin, out):
     """The kernel of ``add_leaf_values`` on one block of rows (writes into ``out``)."""
     for t in range(positions.shape[0]):

@@ -21,7 +21,8 @@ import numba
 import numpy as np
 
 from .data import feature_block, label_block, margin_block, weight_block
-from .histogram import add_leaf_values, build_histograms
+from .histogram import (accumulate_histograms, add_leaf_values_kernel, build_histograms,
+                        row_blocks)
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
 
 
@@ -299,30 +300,56 @@ def partition_step(state, step):
     belong to it alone): keeping the old arrays until every partition is done would
     hold a second copy of the margins, gradients and positions of all rows.
     """
-    n_trees = state.margin.shape[0]
-    splits = step.split_arrays()
     if step.new_tree:
-        # a round's first pass adds the previous round's trees, unless this state has
-        # them already (a round grown again after a lost worker)
-        if step.leaf_values is not None and state.rounds < step.round:
-            add_leaf_values(state.codes, state.positions, *splits, step.missing_code,
-                            step.leaf_values, state.margin, out=state.margin)
-        state.grad = state.hess = state.positions = None  # free them before the new ones
-        grad, hess = step.objective.gradients(state.margin, state.label, state.weight)
-        if step.subsample < 1.0:
-            keep = sampled_rows(step.sample_seed, step.round, state.row_offset,
-                                state.margin.shape[1], step.subsample)
-            grad, hess = grad * keep, hess * keep  # unsampled rows add nothing
-        if step.trim_threshold is not None:
-            kept = hess >= step.trim_threshold[:, None]
-            grad, hess = grad * kept, hess * kept
-        state.grad, state.hess, state.rounds = grad, hess, step.round
-        state.positions = np.zeros(state.margin.shape, dtype=np.int32)
-        splits = no_splits(n_trees, 1)  # every row is at the root
-    _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions, *splits,
-                               step.missing_code, step.node_to_slot, step.n_slots,
-                               step.n_codes, out_positions=state.positions)
+        return _start_round(state, step)
+    _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions,
+                               *step.split_arrays(), step.missing_code, step.node_to_slot,
+                               step.n_slots, step.n_codes, out_positions=state.positions)
     return state, hist
+
+
+def _start_round(state, step):
+    """A round's first pass, in one read of the codes, block by block: add the previous
+    round's trees to the margins (unless this state has them already: a round grown
+    again after a lost worker), compute the new gradients, build the roots' histograms.
+    (Elementwise, so block by block gives the same values as whole arrays.)"""
+    n_trees = state.margin.shape[0]
+    add_trees = step.leaf_values is not None and state.rounds < step.round
+    old_positions = state.positions
+    state.grad = state.hess = state.positions = None  # free them before the new ones
+    positions = np.zeros(state.margin.shape, dtype=np.int32)  # every row at the root
+    hist = np.zeros((step.n_slots, state.codes.shape[1], step.n_codes, 2), dtype=np.float64)
+    root = no_splits(n_trees, 1)
+    grads, hesses = [], []
+    for start, stop, block in row_blocks(state.codes):
+        rows = slice(start, stop)
+        margin = state.margin[:, rows]
+        if add_trees:
+            add_leaf_values_kernel(block, old_positions[:, rows], *step.split_arrays(),
+                                   step.missing_code, step.leaf_values, margin, margin)
+        grad, hess = _round_gradients(state, step, rows)
+        accumulate_histograms(block, grad, hess, positions[:, rows], *root, step.missing_code,
+                              step.node_to_slot, positions[:, rows], hist)
+        grads.append(grad)
+        hesses.append(hess)
+    state.grad = grads[0] if len(grads) == 1 else np.concatenate(grads, axis=1)
+    state.hess = hesses[0] if len(hesses) == 1 else np.concatenate(hesses, axis=1)
+    state.positions, state.rounds = positions, step.round
+    return state, hist
+
+
+def _round_gradients(state, step, rows):
+    """The new round's (g, h) of ``rows``, with row subsampling and trimming applied."""
+    weight = None if state.weight is None else state.weight[rows]
+    grad, hess = step.objective.gradients(state.margin[:, rows], state.label[rows], weight)
+    if step.subsample < 1.0:
+        keep = sampled_rows(step.sample_seed, step.round, state.row_offset + rows.start,
+                            rows.stop - rows.start, step.subsample)
+        grad, hess = grad * keep, hess * keep  # unsampled rows add nothing
+    if step.trim_threshold is not None:
+        kept = hess >= step.trim_threshold[:, None]
+        grad, hess = grad * kept, hess * kept
+    return np.ascontiguousarray(grad), np.ascontiguousarray(hess)
 
 
 def leaf_residual_summaries(state, arg):
