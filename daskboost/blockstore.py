@@ -4,8 +4,8 @@ Training reads every partition's code matrix (a C-contiguous 2-D uint8/uint16 ar
 on every pass.  ``BlockStore.put`` keeps an array in memory, as is, while the
 per-process ``memory_budget`` has room for it.  Beyond the budget the array is cut into
 row blocks of ``block_rows`` rows: blocks are copied into memory while the budget lasts,
-the rest are compressed (pyarrow ``lz4`` frame or ``zstd`` codecs, or raw bytes) and
-written to ``<cache_dir>/daskboost-cache-<fit_id>/``.  With several cache directories
+the rest are compressed (pyarrow ``lz4`` frame or ``zstd`` codecs, or raw bytes when
+compression saves less than 20%) and written to ``<cache_dir>/daskboost-cache-<fit_id>/``.  With several cache directories
 the spilled blocks are spread over them round-robin (block sharding across disks).
 
 ``StoredArray.blocks()`` streams the blocks back in row order; a small thread pool
@@ -36,6 +36,10 @@ import pyarrow as pa
 
 DEFAULT_BLOCK_ROWS = 65536
 PREFETCH_THREADS = 2
+# a block whose compressed size is above this fraction of its size is written raw:
+# e.g. uint16 codes of continuous features compress to ~94% with lz4, and decompressing
+# them on every pass cost more CPU than reading raw bytes from the page cache
+MAX_COMPRESSED_FRACTION = 0.8
 
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 _UNITS = {"": 1, "b": 1}
@@ -225,10 +229,11 @@ def _cleanup(pool, dirs):
 
 
 class _DiskBlock:
-    __slots__ = ("path", "shape", "dtype", "size")
+    __slots__ = ("path", "shape", "dtype", "size", "compressed")
 
-    def __init__(self, path, shape, dtype, size):
+    def __init__(self, path, shape, dtype, size, compressed):
         self.path, self.shape, self.dtype, self.size = path, shape, dtype, size
+        self.compressed = compressed
 
 
 class BlockStore:
@@ -286,7 +291,11 @@ class BlockStore:
             self._n_spills += 1
         directory = self._dirs[index % len(self._dirs)]
         path = os.path.join(directory, f"{os.getpid()}-{index}.blk")
-        data = self._codec.compress(block) if self._codec else memoryview(block).cast("B")
+        raw = memoryview(block).cast("B")
+        data = self._codec.compress(block) if self._codec else raw
+        compressed = data is not raw and len(data) < MAX_COMPRESSED_FRACTION * block.nbytes
+        if not compressed:  # compression that saves little costs a decompression per read
+            data = raw
         try:
             if directory not in self._made_dirs:
                 os.makedirs(directory, exist_ok=True)
@@ -306,7 +315,7 @@ class BlockStore:
         with self._lock:
             self.disk_bytes += len(data)
             self.spilled_blocks += 1
-        return _DiskBlock(path, block.shape, block.dtype, len(data))
+        return _DiskBlock(path, block.shape, block.dtype, len(data), compressed)
 
     def _discard(self, blocks):
         """Give back the memory and disk of the blocks of a failed ``put``."""
@@ -321,7 +330,7 @@ class BlockStore:
     def _read(self, disk):
         """Read and decompress one disk block (runs in the prefetch pool)."""
         nbytes = math.prod(disk.shape) * disk.dtype.itemsize
-        if self._codec is None:
+        if not disk.compressed:
             out = np.empty(disk.shape, disk.dtype)
             with open(disk.path, "rb") as f:
                 n_read = f.readinto(memoryview(out).cast("B"))

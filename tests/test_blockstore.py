@@ -476,3 +476,20 @@ def test_invalid_config(tmp_path):
     with pytest.raises(ValueError, match="2-D"):
         store.put(np.zeros(5, np.uint8))
     store.close()
+
+
+@pytest.mark.parametrize("compression", ["lz4", "zstd"])
+def test_compression_is_kept_only_where_it_pays(tmp_path, compression):
+    store = make_store(tmp_path, budget=0, compression=compression, block_rows=1000)
+    try:
+        runs = np.repeat(np.arange(4, dtype=np.uint8), 250)[:, None].repeat(8, axis=1)
+        noise = make_codes(1000, 8, np.uint8)  # incompressible: stored raw
+        stored_runs, stored_noise = store.put(runs), store.put(noise)
+        sizes = [os.path.getsize(b.path) for s in (stored_runs, stored_noise)
+                 for _, _, b in s._blocks]
+        assert sizes[0] < 0.1 * runs.nbytes
+        assert sizes[1] == noise.nbytes
+        np.testing.assert_array_equal(stored_runs.to_numpy(), runs)
+        np.testing.assert_array_equal(stored_noise.to_numpy(), noise)
+    finally:
+        store.close()
