@@ -75,7 +75,7 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
     for t in range(n_trees):
         for i in range(n_rows):
             # move the row to its child (the split test is written out here and in
-            # add_leaf_values, not called: a function call in this loop, even
+            # add_leaf_values_kernel, not called: a function call in this loop, even
             # numba-inlined, measured 1.3-2.7x slower)
             node = positions[t, i]
             f_split = split_feature[t, node]
@@ -113,27 +113,16 @@ def add_histograms_into(a, b):
     return np.add(a, b, out=a)
 
 
-def add_leaf_values(codes, positions, split_feature, split_bin, default_left, left_child,
-                    right_child, missing_code, leaf_values, margin, out=None):
-    """``margin + leaf value of each row`` after applying the last splits (new array).
-
-    One pass that finishes the K trees of a round on a partition: the rows move to
-    their leaves and the leaves' outputs (learning rate included) are added to the
-    margins.  ``positions``/``margin``: (K, n_rows); split arrays and ``leaf_values``:
-    (K, n_nodes).
-    """
-    out = np.empty_like(margin) if out is None else out  # may be margin itself
-    for start, stop, block in row_blocks(codes):
-        add_leaf_values_kernel(block, positions[:, start:stop], split_feature, split_bin,
-                         default_left, left_child, right_child, missing_code, leaf_values,
-                         margin[:, start:stop], out[:, start:stop])
-    return out
-
-
 @numba.njit(nogil=True, cache=True)
-def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_left, left_child,
-                     right_child, missing_code, leaf_values, margin, out):
-    """The kernel of ``add_leaf_values`` on one block of rows (writes into ``out``)."""
+def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_left,
+                           left_child, right_child, missing_code, leaf_values, margin, out):
+    """``out = margin + leaf value of each row`` after applying the last splits, for
+    one block of rows (``out`` may be ``margin`` itself).
+
+    Finishes the K trees of a round: the rows move to their leaves and the leaves'
+    outputs (learning rate included) are added to the margins.  ``positions``/``margin``
+    /``out``: (K, n_rows); split arrays and ``leaf_values``: (K, n_nodes).
+    """
     for t in range(positions.shape[0]):
         for i in range(positions.shape[1]):
             # the split test of build_histograms, written out (see there)

@@ -17,7 +17,6 @@ The client only ever holds sketches, histograms, metric sums and trees: never ro
 """
 
 import uuid
-from dataclasses import replace
 
 import numpy as np
 

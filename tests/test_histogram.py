@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from daskboost.histogram import add_histograms, add_histograms_into, add_leaf_values, build_histograms
+from daskboost.histogram import (add_histograms, add_histograms_into, add_leaf_values_kernel,
+                                 build_histograms)
 from daskboost.partition import no_splits
 
 
@@ -113,7 +114,10 @@ def test_add_leaf_values_moves_rows_to_leaves_then_adds():
         np.array([3, -1, -1, -1], np.int32)))
     leaf_values = np.array([0.0, 0.5, -1.0, 2.0])
     margin = rng.normal(size=codes.shape[0])
-    out = add_leaf_values(codes, positions[None], *splits, 8, leaf_values[None], margin[None])[0]
+    out = np.empty((1, codes.shape[0]))
+    add_leaf_values_kernel(codes, positions[None], *splits, 8, leaf_values[None], margin[None],
+                           out)
+    out = out[0]
     code = codes[:, 2]
     leaf = np.where(positions == 1, 1, np.where((code <= 5) & (code != 8), 2, 3))
     np.testing.assert_array_equal(out, margin + leaf_values[leaf])
