@@ -68,7 +68,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
 from common import (FEATURE_NAMES, LABEL_NAME, LEARNING_RATE, MAX_BIN, MAX_DEPTH,  # noqa: E402
-                    N_ESTIMATORS, WARMUP_ROWS, load_average, machine_info, make_binary,
+                    N_ESTIMATORS, WARMUP_ROWS, machine_info, make_binary,
                     markdown_table, median, roc_auc, timed, write_parquet_lake,
                     write_results)
 
@@ -409,16 +409,7 @@ def main(argv=None):
                   "warmup_rows": WARMUP_ROWS, "warmup_rounds": WARMUP_ROUNDS,
                   "cluster": cluster_info, "parquet_lake": lake,
                   "true_logit_test_auc": true_auc}
-        payload = {
-            "benchmark": "bench_distributed",
-            "command": " ".join([os.path.basename(sys.executable), *sys.argv]),
-            "config": config,
-            "machine": {**info, "load_average_at_end": load_average()},
-            "results": results,
-            "markdown": markdown,
-        }
-        json_path, md_path = write_results(args.output, payload, markdown)
-        print(f"\n# wrote {json_path} and {md_path}")
+        write_results(args.output, "bench_distributed", config, info, results, markdown)
     return 1 if failed else 0
 
 

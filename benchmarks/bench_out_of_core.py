@@ -68,7 +68,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
 from common import (FEATURE_NAMES, LABEL_NAME, LEARNING_RATE, MAX_BIN, MAX_DEPTH,  # noqa: E402
-                    N_FEATURES, N_THREADS, WARMUP_ROWS, load_average, machine_info,
+                    N_FEATURES, N_THREADS, WARMUP_ROWS, machine_info,
                     make_binary, markdown_table, median, timed, write_parquet_lake,
                     write_results)
 
@@ -638,16 +638,7 @@ def main(argv=None):
                   "model_dir": args.model_dir, "warmup_rows": WARMUP_ROWS,
                   "warmup_rounds": WARMUP_ROUNDS, "warmup_spill_budget": WARMUP_SPILL_BUDGET,
                   "targets": TARGETS, **mode_config}
-        payload = {
-            "benchmark": "bench_out_of_core",
-            "command": " ".join([os.path.basename(sys.executable), *sys.argv]),
-            "config": config,
-            "machine": {**info, "load_average_at_end": load_average()},
-            "results": entries,
-            "markdown": markdown,
-        }
-        json_path, md_path = write_results(args.output, payload, markdown)
-        print(f"\n# wrote {json_path} and {md_path}")
+        write_results(args.output, "bench_out_of_core", config, info, entries, markdown)
     return 1 if failed else 0
 
 

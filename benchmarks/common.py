@@ -263,15 +263,24 @@ def machine_info():
     }
 
 
-def write_results(path, payload, markdown):
-    """Write ``payload`` as JSON and ``markdown`` next to it (same stem, .json and .md)."""
+def write_results(path, benchmark, config, machine, results, markdown):
+    """Write the run (command, config, machine, results) as ``PATH.json`` and the table
+    as ``PATH.md``; print where they went."""
+    payload = {
+        "benchmark": benchmark,
+        "command": " ".join([os.path.basename(sys.executable), *sys.argv]),
+        "config": config,
+        "machine": {**machine, "load_average_at_end": load_average()},
+        "results": results,
+        "markdown": markdown,
+    }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     json_path = path.with_suffix(".json")
     md_path = path.with_suffix(".md")
     json_path.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n")
     md_path.write_text(markdown + "\n")
-    return json_path, md_path
+    print(f"\n# wrote {json_path} and {md_path}")
 
 
 # ---- parquet lake -------------------------------------------------------------------------
@@ -682,14 +691,5 @@ def run_benchmark(case, argv=None):
         if data.info:
             config["data"] = data.info
         config["parquet_lake"] = lake
-        payload = {
-            "benchmark": case.name,
-            "command": " ".join([os.path.basename(sys.executable), *sys.argv]),
-            "config": config,
-            "machine": {**info, "load_average_at_end": load_average()},
-            "results": results,
-            "markdown": markdown,
-        }
-        json_path, md_path = write_results(args.output, payload, markdown)
-        print(f"\n# wrote {json_path} and {md_path}")
+        write_results(args.output, case.name, config, info, results, markdown)
     return 1 if failed else 0
