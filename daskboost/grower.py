@@ -90,21 +90,25 @@ class TreeGrower:
         (``split_feature == -1`` where a node is not split), or None if nothing split.
         After this call ``finished`` tells whether the tree needs another pass.
         """
-        new_nodes = list(self._to_build)
+        new_nodes = sorted(self._to_build + [node for node, _, _ in self._to_derive])
+        # the new nodes' histograms in one array, in node order (what find_splits takes):
+        # built ones copied from their slots, derived ones subtracted straight into it
+        row = {node: j for j, node in enumerate(new_nodes)}
+        level = np.empty((len(new_nodes),) + hist.shape[1:], dtype=hist.dtype)
         for slot, node in enumerate(self._to_build):
-            self._hists[node] = hist[slot]
+            level[row[node]] = hist[slot]
             if self.sums[node] is None:  # the root: its sums come from its histogram
                 totals = hist[slot, 0].sum(axis=0)
                 self.sums[node] = (float(totals[0]), float(totals[1]))
         for node, parent, sibling in self._to_derive:
-            self._hists[node] = self._hists[parent] - self._hists[sibling]
-            new_nodes.append(node)
+            np.subtract(self._hists[parent], level[row[sibling]], out=level[row[node]])
         for _, parent, _ in self._to_derive:
             self._hists.pop(parent, None)
-        new_nodes.sort()
+        for node in new_nodes:
+            self._hists[node] = level[row[node]]
         self._to_build, self._to_derive = [], []
         splittable = [n for n in new_nodes if self._may_split(n)]
-        self._find_candidates(splittable)
+        self._find_candidates(splittable, level if len(splittable) == len(new_nodes) else None)
         for node in new_nodes:
             if node not in self._candidates:
                 self._hists.pop(node, None)
@@ -164,12 +168,14 @@ class TreeGrower:
             masks.append(self._sample(self._level_features[depth], p.get("colsample_bynode", 1.0)))
         return np.array(masks, dtype=np.bool_)
 
-    def _find_candidates(self, nodes):
-        """Best split of each node; those with a valid split become candidates."""
+    def _find_candidates(self, nodes, hists=None):
+        """Best split of each node; those with a valid split become candidates.
+        (``hists``: the nodes' histograms stacked in order, if the caller has them.)"""
         if not nodes:
             return
         p = self.params
-        hists = np.stack([self._hists[n] for n in nodes])
+        if hists is None:
+            hists = np.stack([self._hists[n] for n in nodes])
         sums = np.array([self.sums[n] for n in nodes], dtype=np.float64)
         gain, feature, bin_, default_left, left_sums = find_splits(
             hists, sums, self.mapper.n_bins, self.mapper.missing_code,

@@ -107,9 +107,14 @@ def add_histograms(a, b):
 def add_histograms_into(a, b):
     """``add_histograms`` reusing ``a``'s memory (same sums, same order).
 
-    Only for in-process schedulers, where each partial sum is used exactly once; a
-    retried task on ``distributed`` could otherwise see an input it already mutated.
+    Only where each partial sum is used exactly once: in-process passes, a worker's
+    own partial sums, and the client's sum of the workers' replies (not in task
+    graphs: a retried task on ``distributed`` could see an input it already mutated).
+    A read-only ``a`` (e.g. a reply deserialized over a read-only buffer) is not
+    touched.
     """
+    if not a.flags.writeable:
+        return a + b
     return np.add(a, b, out=a)
 
 

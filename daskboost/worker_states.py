@@ -97,7 +97,8 @@ def _pool(fit_id):
                 threads = get_worker().state.nthreads
             except (ImportError, ValueError):
                 threads = 1
-            _pools[fit_id] = ThreadPoolExecutor(threads, thread_name_prefix="daskboost")
+            _pools[fit_id] = (None if threads == 1 else
+                              ThreadPoolExecutor(threads, thread_name_prefix="daskboost"))
         return _pools[fit_id]
 
 
@@ -108,10 +109,13 @@ def run_pass(fit_id, collection, indices, n_partitions, func, arg, combine):
     {(level, j): partial sum} that these partitions complete.
     """
     states = [lookup(fit_id, collection, i) for i in indices]  # fail before any change
-    futures = [_pool(fit_id).submit(func, state, arg) for state in states]
+    pool = _pool(fit_id)
+    if pool is None:  # one thread: run here, in the actor's thread (no hand-offs)
+        outputs = [func(state, arg) for state in states]
+    else:
+        outputs = [f.result() for f in [pool.submit(func, state, arg) for state in states]]
     nodes = {}
-    for i, future in zip(indices, futures):
-        new_state, result = future.result()
+    for i, (new_state, result) in zip(indices, outputs):
         register(fit_id, collection, i, new_state)
         nodes[(0, i)] = result
     return reduce_nodes(nodes, n_partitions, combine)
@@ -123,7 +127,11 @@ class StateHolder:
     def __init__(self, fit_id):
         self.fit_id = fit_id
 
-    def run(self, collection, indices, n_partitions, func, arg, combine):
+    def run(self, collection, indices, n_partitions, shared):
+        """``run_pass``; ``shared`` = pickled (func, arg, combine), the same bytes for
+        every worker (pickled once by the client)."""
+        from distributed.protocol.pickle import loads
+        func, arg, combine = loads(shared)
         return run_pass(self.fit_id, collection, indices, n_partitions, func, arg, combine)
 
     def partition_index(self):
