@@ -68,13 +68,30 @@ def cluster():
         yield local_cluster
 
 
-def test_distributed_cluster_gives_a_byte_identical_model(tmp_path, cluster):
+@pytest.mark.parametrize("direct_to_workers", [None, False])
+def test_distributed_cluster_gives_a_byte_identical_model(tmp_path, cluster, direct_to_workers):
+    # None: the client calls the workers' StateHolders directly; False: the calls go
+    # through the scheduler, as the Client asks
     import distributed
+
+    from daskboost import cluster as cluster_runtime
     with dask.config.set(scheduler="threads"):
         threaded = saved_model(tmp_path, "threads")
-    with distributed.Client(cluster):
+    routes = []
+    original = cluster_runtime.ClusterRuntime._rpc
+
+    def recording_rpc(self, address):
+        rpc = original(self, address)
+        routes.append(type(rpc).__name__)
+        return rpc
+
+    with distributed.Client(cluster, direct_to_workers=direct_to_workers), \
+            pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cluster_runtime.ClusterRuntime, "_rpc", recording_rpc)
         on_cluster = saved_model(tmp_path, "cluster")
     assert on_cluster == threaded
+    expected = "ProxyRPC" if direct_to_workers is False else "PooledRPCCall"
+    assert routes == [expected, expected]
 
 
 def test_every_pass_kind_gives_the_same_model_on_a_cluster(cluster):
