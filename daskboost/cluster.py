@@ -80,7 +80,7 @@ class ClusterRuntime:
         self.fit_id = fit_id
         self.store_config = store_config
         self._counter = itertools.count()
-        self._holders = {}      # worker address -> (actor future, actor key, rpc)
+        self._holders = {}      # worker address -> (StateHolder actor future, rpc)
         self._collections = []
 
     # ---- lifetime ------------------------------------------------------------------
@@ -203,8 +203,9 @@ class ClusterRuntime:
             future = self.client.submit(StateHolder, self.fit_id, workers=[address],
                                         actor=True, pure=False)
             future.result()
-            self._holders[address] = (future, future.key, self._rpc(address))
-        return self._holders[address][1:]
+            self._holders[address] = (future, self._rpc(address))
+        future, rpc = self._holders[address]
+        return future.key, rpc
 
     def _rpc(self, address):
         from distributed.actor import ProxyRPC
