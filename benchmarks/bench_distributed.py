@@ -68,9 +68,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
 from common import (FEATURE_NAMES, LABEL_NAME, LEARNING_RATE, MAX_BIN, MAX_DEPTH,  # noqa: E402
-                    N_ESTIMATORS, WARMUP_ROWS, machine_info, make_binary,
-                    markdown_table, median, roc_auc, timed, write_parquet_lake,
-                    write_results)
+                    N_ESTIMATORS, WARMUP_ROWS, add_run_options, machine_info,
+                    make_binary, markdown_table, median, parse_libraries, roc_auc, timed,
+                    write_parquet_lake, write_results)
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
@@ -192,19 +192,9 @@ def parse_args(argv=None):
     parser.add_argument("--test-rows", type=int, default=200_000, help="test rows")
     parser.add_argument("--rounds", type=int, default=N_ESTIMATORS, help="trees (boosting rounds)")
     parser.add_argument("--files", type=int, default=8, help="parquet files in the training lake")
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="fits per library; median times are reported")
-    parser.add_argument("--libraries", default=",".join(LIBRARIES),
-                        help=f"comma list out of {','.join(LIBRARIES)}")
-    parser.add_argument("--seed", type=int, default=0, help="data seed")
-    parser.add_argument("--output", default=None,
-                        help="write PATH.json and PATH.md with the results")
+    add_run_options(parser, LIBRARIES)
     args = parser.parse_args(argv)
-    libraries = [name.strip() for name in args.libraries.split(",") if name.strip()]
-    unknown = [name for name in libraries if name not in LIBRARIES]
-    if unknown or not libraries:
-        parser.error(f"--libraries: unknown {unknown}; choose from {','.join(LIBRARIES)}")
-    args.libraries = list(dict.fromkeys(libraries))
+    parse_libraries(parser, args, LIBRARIES)
     if (args.rows < 2 * WARMUP_ROWS or args.test_rows < 100 or args.repeats < 1
             or args.files < 1 or args.rounds < 1):
         parser.error(f"need --rows >= {2 * WARMUP_ROWS}, --test-rows >= 100, --repeats >= 1, "

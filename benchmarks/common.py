@@ -507,25 +507,37 @@ class Case:
             raise ValueError(f"task must be one of {TASKS}, not {self.task!r}")
 
 
+def add_run_options(parser, libraries):
+    """The options every side-by-side benchmark takes: --repeats, --libraries (out of
+    ``libraries``), --seed and --output."""
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="fits per library; median times are reported")
+    parser.add_argument("--libraries", default=",".join(libraries),
+                        help=f"comma list out of {','.join(libraries)}")
+    parser.add_argument("--seed", type=int, default=0, help="data seed")
+    parser.add_argument("--output", default=None,
+                        help="write PATH.json and PATH.md with the results")
+
+
+def parse_libraries(parser, args, libraries):
+    """Replace ``args.libraries`` (the comma list) by its names, checked against
+    ``libraries``, duplicates dropped; a parser error names unknown ones."""
+    names = [name.strip() for name in args.libraries.split(",") if name.strip()]
+    unknown = [name for name in names if name not in libraries]
+    if unknown or not names:
+        parser.error(f"--libraries: unknown {unknown}; choose from {','.join(libraries)}")
+    args.libraries = list(dict.fromkeys(names))
+
+
 def parse_args(case, argv=None):
     parser = argparse.ArgumentParser(description=case.doc.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=case.default_rows, help="training rows")
     parser.add_argument("--test-rows", type=int, default=case.default_test_rows,
                         help="test rows")
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="fits per library; median times are reported")
-    parser.add_argument("--libraries", default=",".join(LIBRARIES),
-                        help=f"comma list out of {','.join(LIBRARIES)}")
     parser.add_argument("--files", type=int, default=8, help="parquet files in daskboost's lake")
-    parser.add_argument("--seed", type=int, default=0, help="data seed")
-    parser.add_argument("--output", default=None,
-                        help="write PATH.json and PATH.md with the results")
+    add_run_options(parser, LIBRARIES)
     args = parser.parse_args(argv)
-    libraries = [name.strip() for name in args.libraries.split(",") if name.strip()]
-    unknown = [name for name in libraries if name not in LIBRARIES]
-    if unknown or not libraries:
-        parser.error(f"--libraries: unknown {unknown}; choose from {','.join(LIBRARIES)}")
-    args.libraries = list(dict.fromkeys(libraries))
+    parse_libraries(parser, args, LIBRARIES)
     if args.rows < 2 * WARMUP_ROWS or args.test_rows < 100 or args.repeats < 1 or args.files < 1:
         parser.error(f"need --rows >= {2 * WARMUP_ROWS}, --test-rows >= 100, "
                      "--repeats >= 1, --files >= 1")
