@@ -5,15 +5,21 @@
   worker's address.  Partitions are placed in contiguous ranges (partitions 0..3 on
   the first worker, 4..7 on the second, ...), so each worker completes whole subtrees
   of the fixed reduction tree and sends one or two partial sums per pass.
-- A per-level pass is one direct call per worker to its ``StateHolder`` actor: no
-  scheduler round trip, no task per partition.  On this 2-core machine that measured
-  about 4 ms per level against about 16 ms for one task per worker (and 29 ms for one
-  task per partition plus the reduction tasks).
+- A pass is one direct call per worker to its ``StateHolder`` actor: no scheduler
+  round trip, no task per partition.  On this 2-core machine that measured about 4 ms
+  per level against about 16 ms for one task per worker (and 29 ms for one task per
+  partition plus the reduction tasks).
+- The levels of a round are one call per worker (``run_loop``): the workers grow the
+  round's trees themselves, swapping partial histograms with each other after each
+  level and taking the same decisions from the same sums, so the client is out of the
+  per-level path (one message between workers per level instead of a round trip
+  through the client).
 - Passes that also read the raw data (re-binning for ``tree_method="approx"``) are task
   graphs, each task restricted to the worker holding the partition's state.
 
 Losing a worker loses its states.  Calls to it fail (or, for a worker already gone,
-are noticed by polling the scheduler's worker list); the runtime raises
+are noticed by polling the scheduler's worker list); the other workers' loops are
+aborted (they would wait for the lost worker's sums); the runtime raises
 ``StatesLost``, and ``recover`` rebuilds every missing partition on the live workers
 from the raw data, with the trees finished so far added to its margins.  Training
 then redoes the current round, which is deterministic, so the model is the one an
@@ -27,7 +33,8 @@ import logging
 import time
 
 from .runtime import StatesLost, per_partition_graph, raw_inputs, reduce_nodes
-from .worker_states import MissingStateError, StateHolder, lookup, register
+from .worker_states import (MissingStateError, PeerLost, StateHolder, actor_execute, lookup,
+                            register)
 
 logger = logging.getLogger("daskboost")
 
@@ -82,6 +89,8 @@ class ClusterRuntime:
         self._counter = itertools.count()
         self._holders = {}      # worker address -> (StateHolder actor future, rpc)
         self._collections = []
+        from .worker_states import begin_fit
+        client.run(begin_fit, fit_id)
 
     # ---- lifetime ------------------------------------------------------------------
     def __enter__(self):
@@ -181,6 +190,29 @@ class ClusterRuntime:
         nodes = reduce_nodes(nodes, states.n_partitions, combine_into or combine)
         return states, next(iter(nodes.values()))
 
+    def run_loop(self, states, loop, func, combine, combine_into=None):
+        """``loop(reduce_pass)`` run by every worker holding ``states`` (see
+        ``Runtime.run_loop``); the workers swap partial sums after each pass."""
+        from distributed.protocol.pickle import dumps
+        shared = dumps((loop, func, combine, combine_into or combine))
+        by_worker = states.by_worker()
+        keys = {address: self._holder(address)[0] for address in by_worker}
+        call = next(self._counter)
+        leader = min(by_worker)
+        calls = [(address, self._call_holder(
+                    address, "run_loop", states.name, indices, states.n_partitions, shared,
+                    call, [(peer, keys[peer]) for peer in by_worker if peer != address],
+                    address == leader))
+                 for address, indices in by_worker.items()]
+
+        def abort():  # the others would wait for the failed worker's sums
+            for address in by_worker:
+                if address in self._holders:  # not one found lost
+                    self._call_holder(address, "abort", call)
+
+        results = self._wait_all(calls, on_failure=abort)
+        return states, results[[address for address, _ in calls].index(leader)]
+
     # ---- workers and failures ------------------------------------------------------
     def _live_workers(self):
         workers = list(self.client.scheduler_info(n_workers=-1)["workers"])
@@ -224,73 +256,78 @@ class ClusterRuntime:
         actor calls from a client go through the scheduler, which measured ~3 ms more
         per level here, and each ``ActorFuture.result`` is another thread hop)."""
         key, rpc = self._holder(address)
-        return asyncio.run_coroutine_threadsafe(_actor_execute(rpc, key, method, args),
+        return asyncio.run_coroutine_threadsafe(actor_execute(rpc, key, method, args),
                                                 self.client.loop.asyncio_loop)
 
-    def _wait_all(self, calls):
-        """Results of actor calls; ``StatesLost`` if a worker is lost (after letting the
-        other calls finish, so that no pass is still running during recovery)."""
-        results, lost = [], None
-        for address, future in calls:
-            try:
-                results.append(self._wait(address, future))
-            except StatesLost as err:
-                lost = lost or err
-        if lost is not None:
-            raise lost
-        return results
+    def _wait_all(self, calls, on_failure=None):
+        """Results of actor calls [(address, future)], in order.  If a call fails or
+        its worker is lost, ``on_failure()`` is called once, the other calls are still
+        waited for (so that no pass runs during recovery), and the first error is
+        raised: ``StatesLost`` for a lost worker or state."""
+        results, failure = {}, None
+        pending = dict(calls)
+        while pending:
+            done, _ = concurrent.futures.wait(list(pending.values()), timeout=POLL_SECONDS,
+                                              return_when=concurrent.futures.FIRST_COMPLETED)
+            finished = [(a, f) for a, f in pending.items() if f in done]
+            if not done:  # a worker gone without closing its connection: poll
+                live = self._scheduler_workers()
+                finished = [(a, f) for a, f in pending.items() if a not in live]
+            for address, future in finished:
+                del pending[address]
+                try:
+                    results[address] = self._result(address, future, future in done)
+                except Exception as err:  # noqa: BLE001 - re-raised below
+                    if failure is None and on_failure is not None:
+                        on_failure()
+                    failure = failure or err
+        if failure is not None:
+            raise failure
+        return [results[address] for address, _ in calls]
 
-    def _wait(self, address, future):
-        while True:
-            try:
-                return future.result(timeout=POLL_SECONDS)
-            except concurrent.futures.TimeoutError:
-                if address not in self._scheduler_workers():
-                    self._holders.pop(address, None)
-                    raise StatesLost(f"worker {address} was lost") from None
-            except MissingStateError as err:
-                raise StatesLost(str(err)) from err
-            except OSError as err:  # the worker died during the call
-                self._holders.pop(address, None)
-                raise StatesLost(f"worker {address} was lost: {err}") from err
+    def _result(self, address, future, done):
+        if not done:
+            future.cancel()
+            self._holders.pop(address, None)
+            raise StatesLost(f"worker {address} was lost")
+        try:
+            return future.result()
+        except (MissingStateError, PeerLost) as err:
+            raise StatesLost(str(err)) from err
+        except OSError as err:  # the worker died during the call
+            self._holders.pop(address, None)
+            raise StatesLost(f"worker {address} was lost: {err}") from err
 
-    def recover(self, rebuild_args):
+    def recover(self, rebuild_args, everything=False):
         """Rebuild every lost partition state on the live workers.
 
         ``rebuild_args(collection_name)`` gives, for a collection, the (func, args,
         last_args) that build its states as they are at the start of the current
-        round.
+        round.  ``everything``: rebuild the states the live workers still hold as well
+        (after a loop over several rounds they may be rounds ahead of that start).
         """
-        from .worker_states import partition_index
+        from .worker_states import forget_states, partition_index
         self._live_workers()  # wait for at least one
         live = self._scheduler_workers()
         for address in list(self._holders):
             if address not in live:
                 del self._holders[address]
         held = self.client.run(partition_index, self.fit_id, on_error="ignore")
+        if everything:
+            self.client.run(forget_states, self.fit_id, on_error="ignore")
         for states in self._collections:
             states.owners = {i: address for address, index in held.items()
                              for i in index.get(states.name, [])}
             missing = [i for i in range(states.n_partitions) if i not in states.owners]
             if missing:
                 logger.warning("daskboost: partitions %s of %r were lost with a worker; "
-                               "rebuilding them and growing the round again", missing,
-                               states.name)
+                               "rebuilding them%s and growing the round again", missing,
+                               states.name, " (and the others)" if everything else "")
+            if everything:
+                states.owners, missing = {}, list(range(states.n_partitions))
+            if missing:
                 func, args, last_args = rebuild_args(states)
                 self._build(states, missing, func, args, last_args)
-
-
-async def _actor_execute(rpc, key, method, args):
-    """Run an actor's method on its worker (as distributed's Actor does); its result,
-    or the exception it raised."""
-    from distributed.core import clean_exception
-    from distributed.protocol import to_serialize
-    reply = await rpc.actor_execute(actor=key, function=method,
-                                    args=[to_serialize(a) for a in args], kwargs={})
-    if reply["status"] == "OK":
-        return reply["result"]
-    _, exc, tb = clean_exception(**reply)
-    raise exc.with_traceback(tb)
 
 
 def _worker_addresses(dask_scheduler):

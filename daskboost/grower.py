@@ -125,6 +125,11 @@ class TreeGrower:
             return None
         return self._split_arrays(split_nodes)
 
+    def drop_histograms(self):
+        """Forget the histograms kept for deriving siblings (once the tree is grown:
+        what is left of them would only travel with the grower)."""
+        self._hists.clear()
+
     def _may_split(self, node):
         max_depth = self.params["max_depth"]
         return max_depth == 0 or self.depth[node] < max_depth

@@ -192,6 +192,22 @@ class Runtime:
         total = _value(*level[0])
         return [out.result()[0] for out in outs], total
 
+    def run_loop(self, states, loop, func, combine, combine_into=None):
+        """``loop(reduce_pass)``, where ``reduce_pass(arg)`` is ``map_reduce(func,
+        states, arg, ...)``'s total; returns the new states and the loop's result.
+
+        Here the loop runs in the caller; a cluster runs it on every worker at once
+        (see ``cluster.py``), so it must be deterministic.
+        """
+        current = [states]
+
+        def reduce_pass(arg):
+            current[0], total = self.map_reduce(func, current[0], arg, combine, combine_into)
+            return total
+
+        result = loop(reduce_pass)
+        return current[0], result
+
 
 def _value(future, is_pair):
     result = future.result()

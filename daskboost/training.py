@@ -16,6 +16,7 @@
 The client only ever holds sketches, histograms, metric sums and trees: never rows.
 """
 
+import functools
 import uuid
 
 import numpy as np
@@ -220,8 +221,8 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     first_round = 0 if previous is None else previous.n_rounds
     best = (None, None)   # (round, score) for early stopping
     stopping = params.get("early_stopping_rounds")
-    for round_ in range(first_round, first_round + params["n_estimators"]):
-        scores = fit.boost_round(round_)
+    end = first_round + params["n_estimators"]
+    for round_, scores in _each_round(fit, first_round, end, progress, checkpoint):
         for name, values in scores.items():
             for metric_name, value in values.items():
                 evals_result[name][metric_name].append(value)
@@ -244,6 +245,17 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
 
 
 MAX_RECOVERIES = 10  # lost-worker recoveries per round before giving up
+
+
+def _each_round(fit, first_round, end, progress, checkpoint):
+    """``(round, scores)`` of every round, grown as many at a time as
+    ``fit.rounds_per_call`` allows."""
+    round_ = first_round
+    while round_ < end:
+        count = fit.rounds_per_call(round_, end, progress, checkpoint)
+        for scores in fit.boost_rounds(round_, count):
+            yield round_, scores
+            round_ += 1
 
 
 class _Boosting:
@@ -283,22 +295,40 @@ class _Boosting:
         margins = data.m_keys or [None] * data.n_partitions
         return [(int(o), m, *extra) for o, m in zip(offsets, margins)]
 
-    def boost_round(self, round_):
-        """Grow the round's K trees; returns {eval set: {metric: value}}.
+    def rounds_per_call(self, round_, end, progress, checkpoint):
+        """How many rounds to grow in one go from ``round_``: all the rounds left (up to
+        the next checkpoint) when the client has nothing to do between rounds (no eval
+        set, progress display, approx re-binning, trimming or leaf refit); else one.
+        On a cluster the workers then grow them without a client round trip per round.
+        """
+        p = self.params
+        if (self.eval_sets or progress is not None or p.get("tree_method") == "approx"
+                or p.get("trim_fraction") or self.objective.leaf_quantile is not None):
+            return 1
+        count = end - round_
+        if checkpoint is not None:
+            count = min(count, checkpoint[1] - round_ % checkpoint[1])
+        return count
+
+    def boost_rounds(self, first, count):
+        """Grow rounds ``first .. first + count - 1``; returns each round's
+        {eval set: {metric: value}}.
 
         A worker lost on the way (``StatesLost``) is recovered from: the lost states
-        are rebuilt as they were at the start of the round and the round is grown
+        are rebuilt as they were at the start of ``first`` (all the states if several
+        rounds were in flight: the others may have moved on) and the rounds are grown
         again, which is deterministic, so the trees are the same.
         """
         at_start = (self.pending, self.leaf_values, self.mapper)
         for attempt in range(MAX_RECOVERIES + 1):
             try:
-                return self._grow_round(round_)
+                return self._grow_rounds(first, count)
             except StatesLost:
                 if attempt == MAX_RECOVERIES:
                     raise
                 self.pending, self.leaf_values, self.mapper = at_start
-                self.runtime.recover(lambda states: self._rebuild_args(states, round_))
+                self.runtime.recover(lambda states: self._rebuild_args(states, first),
+                                     everything=count > 1)
 
     def _rebuild_args(self, states, round_):
         """How to rebuild a lost partition of ``states`` at the start of ``round_``: bin
@@ -312,12 +342,12 @@ class _Boosting:
         return (rebuild_partition, self._bin_args(),
                 self._last_args(data, offsets, (new_trees, round_)))
 
-    def _grow_round(self, round_):
+    def _grow_rounds(self, first, count):
         runtime, params, objective = self.runtime, self.params, self.objective
         trim = None
-        if params.get("tree_method") == "approx" or params.get("trim_fraction"):
+        if params.get("tree_method") == "approx" or params.get("trim_fraction"):  # count 1
             self.states = _finish_round(runtime, self.states, self.pending, self.leaf_values,
-                                        objective, self.mapper, params, round_)
+                                        objective, self.mapper, params, first)
             self.pending = self.leaf_values = None
             if params.get("tree_method") == "approx":
                 self.states, self.mapper, self.eval_sets = _propose_again(
@@ -325,37 +355,24 @@ class _Boosting:
                     params)
             if params.get("trim_fraction"):
                 trim = _trim_thresholds(runtime, self.states, params)
-        # column sampling keyed on (seed, round, tree), like row sampling: continuing a
-        # fit draws the same columns as training in one go
-        growers = [TreeGrower(self.mapper, params, np.random.default_rng([self.seed, round_, k]))
-                   for k in range(objective.n_outputs())]
-        pending, leaf_values = self.pending, self.leaf_values
-        new_tree = True
-        while True:
-            # rows may still sit in the previous round's trees: cover their node ids
-            min_width = leaf_values.shape[1] if new_tree and leaf_values is not None else 1
-            step, slot_counts = _level_step(growers, pending, self.mapper, min_width)
-            if new_tree:
-                step.new_tree, step.leaf_values, step.objective = True, leaf_values, objective
-                step.subsample = params.get("subsample", 1.0)
-                step.sample_seed, step.round = self.seed, round_
-                step.trim_threshold = trim
-                new_tree = False
-            self.states, hist = runtime.map_reduce(partition_step, self.states, step,
-                                                   add_histograms, add_histograms_into)
-            pending = _receive(growers, hist, slot_counts)
-            if all(g.finished for g in growers):
-                break
-        if objective.leaf_quantile is not None:
-            self.states, pending = _refit_leaves(runtime, self.states, pending, growers[0],
-                                                 objective, self.mapper, params)
-        scores = self._evaluate(growers, round_)
-        # the round is done: only now does it change what the next round starts from
-        self.trees.extend(g.to_tree() for g in growers)
-        self.pending = pending
-        self.leaf_values = stack_node_arrays([g.leaf_values() for g in growers], 0.0,
-                                             np.float64)
-        return scores
+        rounds = range(first, first + count)
+        # the level loop runs where the runtime puts it: on a cluster, on every worker
+        self.states, grown = runtime.run_loop(
+            self.states, functools.partial(grow_rounds, self.mapper, params, self.seed,
+                                           objective, rounds, self.pending, self.leaf_values,
+                                           trim),
+            partition_step, add_histograms, add_histograms_into)
+        all_scores = []
+        for round_, (growers, pending) in zip(rounds, grown):
+            if objective.leaf_quantile is not None:  # count 1
+                self.states, pending = _refit_leaves(runtime, self.states, pending, growers[0],
+                                                     objective, self.mapper, params)
+            all_scores.append(self._evaluate(growers, round_))
+            # the round is done: only now does it change what the next round starts from
+            self.trees.extend(g.to_tree() for g in growers)
+            self.pending = pending
+            self.leaf_values = _round_leaf_values(growers)
+        return all_scores
 
     def _evaluate(self, growers, round_):
         """Add the round's trees to the eval margins; {eval set: {metric: value}}."""
@@ -454,6 +471,62 @@ def _refit_leaves(runtime, states, pending, grower, objective, mapper, params):
     grower.refit_leaves({leaf: eta * float(weighted_quantile(summary, objective.leaf_quantile))
                          for leaf, summary in summaries.items() if summary.total_weight > 0})
     return states, None
+
+
+def grow_rounds(mapper, params, seed, objective, rounds, pending, leaf_values, trim,
+                level_pass):
+    """Grow the trees of ``rounds`` one round after the other; returns
+    ``[(growers, pending splits)]``, one per round.
+
+    ``pending`` and ``leaf_values``: what the round before ``rounds[0]`` left (its last
+    splits and its trees' node values, applied by the next round's first pass).
+    ``level_pass`` as in ``grow_levels``.
+    """
+    grown = []
+    for round_ in rounds:
+        # column sampling keyed on (seed, round, tree), like row sampling: continuing a
+        # fit draws the same columns as training in one go
+        growers = [TreeGrower(mapper, params, np.random.default_rng([seed, round_, k]))
+                   for k in range(objective.n_outputs())]
+        first = dict(new_tree=True, leaf_values=leaf_values, objective=objective,
+                     subsample=params.get("subsample", 1.0), sample_seed=seed, round=round_,
+                     trim_threshold=trim)
+        growers, pending = grow_levels(growers, pending, mapper, first, level_pass)
+        leaf_values = _round_leaf_values(growers)
+        grown.append((growers, pending))
+    return grown
+
+
+def _round_leaf_values(growers):
+    """(K, n_nodes) node values of a round's trees (learning rate included)."""
+    return stack_node_arrays([g.leaf_values() for g in growers], 0.0, np.float64)
+
+
+def grow_levels(growers, pending, mapper, first, level_pass):
+    """Grow a round's trees level by level; returns ``(growers, pending)``.
+
+    ``level_pass(step)`` runs ``partition_step`` with ``step`` on every partition and
+    returns the reduced histograms.  ``pending``: the previous round's last splits;
+    ``first``: the ``LevelStep`` fields of the round's first pass (``new_tree=True``,
+    the previous round's leaf values, the objective, row sampling).  Deterministic: on
+    a cluster every worker runs it on the same sums and takes the same decisions.
+    """
+    leaf_values = first["leaf_values"]
+    new_tree = True
+    while True:
+        # rows may still sit in the previous round's trees: cover their node ids
+        min_width = leaf_values.shape[1] if new_tree and leaf_values is not None else 1
+        step, slot_counts = _level_step(growers, pending, mapper, min_width)
+        if new_tree:
+            for name, value in first.items():
+                setattr(step, name, value)
+            new_tree = False
+        pending = _receive(growers, level_pass(step), slot_counts)
+        if all(g.finished for g in growers):
+            break
+    for grower in growers:
+        grower.drop_histograms()
+    return growers, pending
 
 
 def _level_step(growers, pending, mapper, min_width=1):

@@ -2,21 +2,29 @@
 
 On a cluster, each worker keeps the training states of the partitions it binned in a
 process-wide registry (keyed by fit, collection and partition index).  Each worker
-also holds one ``StateHolder`` actor per fit: the client calls it once per pass
-(``run``), directly, without the scheduler in the loop, and it runs the pass over the
-worker's partitions with as many threads as the worker has.  A pass returns only
-partial sums: the nodes of the fixed pairwise reduction tree (see
-``runtime.reduce_nodes``) that the worker's partitions complete, so the client finishes
-the same sums, in the same order, as the in-process scheduler: same model, byte for
-byte.
+also holds one ``StateHolder`` actor per fit, which the client calls directly, without
+the scheduler in the loop:
+
+- ``run``: one pass over the worker's partitions (with as many threads as the worker
+  has).  It returns only partial sums: the nodes of the fixed pairwise reduction tree
+  (see ``runtime.reduce_nodes``) that the worker's partitions complete, so the client
+  finishes the same sums, in the same order, as the in-process scheduler: same model,
+  byte for byte.
+- ``run_loop``: a loop of such passes (the levels of a round), run by every worker at
+  once.  After each pass the workers send their partial sums to each other (``deliver``,
+  worker to worker) and each completes the same reduction tree, so every worker holds
+  the same totals and the deterministic loop takes the same decisions everywhere; the
+  client waits for the round instead of relaying every level.
 
 If a worker dies, its states die with it; ``partition_index`` says which partitions a
 worker still holds, and the client rebuilds the lost ones from the raw data (see
 ``cluster.py``).
 """
 
+import asyncio
 import ctypes
 import ctypes.util
+import itertools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -51,12 +59,33 @@ class MissingStateError(RuntimeError):
     """A pass needed a partition state that this worker does not hold (it was lost)."""
 
 
+class PeerLost(RuntimeError):
+    """A loop stopped because another worker of the loop failed or was lost."""
+
+
+def begin_fit(fit_id):
+    """Make room for the fit's states in this process (and tune glibc for it from its
+    first pass over the raw data on: reading and sketching allocate large arrays too)."""
+    with _lock:
+        _begin(fit_id)
+
+
+def _begin(fit_id):
+    if not _fits:
+        _set_mmap_threshold(_FIT_MMAP_THRESHOLD)
+    return _fits.setdefault(fit_id, {})
+
+
 def register(fit_id, collection, index, state):
     """Keep ``state`` as partition ``index`` of ``collection`` in this process."""
     with _lock:
-        if not _fits:
-            _set_mmap_threshold(_FIT_MMAP_THRESHOLD)
-        _fits.setdefault(fit_id, {})[(collection, index)] = state
+        _begin(fit_id)[(collection, index)] = state
+
+
+def forget_states(fit_id):
+    """Drop the fit's states held here (they are about to be rebuilt)."""
+    with _lock:
+        _fits.get(fit_id, {}).clear()
 
 
 def lookup(fit_id, collection, index):
@@ -125,7 +154,11 @@ class StateHolder:
     """Actor giving the client direct access to one worker's states of one fit."""
 
     def __init__(self, fit_id):
+        from distributed import get_worker
         self.fit_id = fit_id
+        self._worker = get_worker()
+        self._inbox = {}     # (loop call, pass, sender) -> future of the sender's sums
+        self._ended = set()  # loop calls finished or aborted here
 
     def run(self, collection, indices, n_partitions, shared):
         """``run_pass``; ``shared`` = pickled (func, arg, combine), the same bytes for
@@ -134,8 +167,111 @@ class StateHolder:
         func, arg, combine = loads(shared)
         return run_pass(self.fit_id, collection, indices, n_partitions, func, arg, combine)
 
+    def run_loop(self, collection, indices, n_partitions, shared, call, peers, leader):
+        """``loop(reduce_pass)`` with ``shared`` = pickled (loop, func, combine,
+        combine_into): each ``reduce_pass(arg)`` runs ``func`` on the local partitions,
+        swaps partial sums with ``peers`` ([(address, StateHolder key)] of the loop's
+        other workers) and returns the total.  ``call`` tells this loop's messages from other loops'.
+        Returns the loop's result if ``leader`` (one worker answers for all), else
+        None.  Runs in the actor's thread, while the worker's event loop exchanges."""
+        from distributed.protocol.pickle import loads
+        loop, func, combine, combine_into = loads(shared)
+        passes = itertools.count()
+        sends = []  # the sends in flight (waited for at the next exchange)
+
+        def reduce_pass(arg):
+            nodes = run_pass(self.fit_id, collection, indices, n_partitions, func, arg,
+                             combine_into)
+            if peers:
+                received = self._on_loop(self._exchange(call, next(passes), nodes, peers, sends))
+                for partial in received:
+                    nodes.update(partial)
+                # every worker adds the same partial sums in the same tree: same totals
+                # (not in place: the sums sent may still be on their way out)
+                nodes = reduce_nodes(nodes, n_partitions, combine)
+            (total,) = nodes.values()
+            return total
+
+        try:
+            result = loop(reduce_pass)
+            self._on_loop(self._finish_sends(sends))
+        finally:
+            self._on_loop(self._end(call, sends))
+        return result if leader else None
+
+    def _on_loop(self, coroutine):
+        """Run ``coroutine`` on the worker's event loop from the actor's thread."""
+        return asyncio.run_coroutine_threadsafe(
+            coroutine, self._worker.loop.asyncio_loop).result()
+
+    async def _exchange(self, call, step, nodes, peers, sends):
+        """Send ``nodes`` to every peer; the peers' nodes, in ``peers`` order.
+
+        The sends are not waited for here (a worker would wait for its peer's reply,
+        a round trip, instead of just its peer's sums): ``sends`` keeps them, and the
+        next exchange first checks that the previous ones arrived.
+        """
+        await self._finish_sends(sends)
+        me = self._worker.address
+        sends.extend(asyncio.ensure_future(actor_execute(
+            self._worker.rpc(address), key, "deliver", (call, step, me, nodes)))
+            for address, key in peers)
+        return await asyncio.gather(*[self._slot(call, step, address) for address, _ in peers])
+
+    async def _finish_sends(self, sends):
+        try:
+            await asyncio.gather(*sends)
+        except Exception as err:  # noqa: BLE001 - a peer died or failed: stop the loop
+            raise PeerLost(f"could not send partial sums to a peer: {err!r}") from err
+        finally:
+            sends.clear()
+
+    def _slot(self, call, step, sender):
+        key = (call, step, sender)
+        if key not in self._inbox:
+            self._inbox[key] = asyncio.get_running_loop().create_future()
+            if call in self._ended:
+                self._inbox[key].set_exception(PeerLost(f"loop {call} was aborted"))
+        return self._inbox[key]
+
+    async def deliver(self, call, step, sender, nodes):
+        """A peer's partial sums of one pass (runs on the event loop: the actor's
+        thread is busy running the loop)."""
+        if call in self._ended:  # a loop that stopped here: nobody will read it
+            return
+        slot = self._slot(call, step, sender)
+        if not slot.done():
+            slot.set_result(nodes)
+
+    async def abort(self, call):
+        """Stop loop ``call``: its waits for peers raise ``PeerLost`` (the client calls
+        this when one of the loop's workers failed or was lost)."""
+        self._ended.add(call)
+        for key, slot in self._inbox.items():
+            if key[0] == call and not slot.done():
+                slot.set_exception(PeerLost(f"loop {call} was aborted"))
+
+    async def _end(self, call, sends):
+        await asyncio.gather(*sends, return_exceptions=True)  # a failed loop's, if any
+        self._ended.add(call)
+        for key in [key for key in self._inbox if key[0] == call]:
+            del self._inbox[key]
+
     def partition_index(self):
         return partition_index(self.fit_id)
 
     def release(self):
         release(self.fit_id)
+
+
+async def actor_execute(rpc, key, method, args):
+    """Run an actor's method on its worker over ``rpc`` (as distributed's Actor does);
+    its result, or the exception it raised."""
+    from distributed.core import clean_exception
+    from distributed.protocol import to_serialize
+    reply = await rpc.actor_execute(actor=key, function=method,
+                                    args=[to_serialize(a) for a in args], kwargs={})
+    if reply["status"] == "OK":
+        return reply["result"]
+    _, exc, tb = clean_exception(**reply)
+    raise exc.with_traceback(tb)

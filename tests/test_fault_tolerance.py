@@ -85,3 +85,33 @@ def test_killing_a_worker_mid_training_gives_the_same_model(tmp_path, monkeypatc
     assert recovered.get_booster().to_dict() == undisturbed.get_booster().to_dict()
     if eval_set:
         assert recovered.evals_result() == undisturbed.evals_result()
+
+
+def test_a_worker_killed_while_the_workers_grow_many_rounds_gives_the_same_model(tmp_path,
+                                                                                 caplog):
+    # no eval set and no progress display: the workers grow all the rounds in one call;
+    # a worker killed during it makes every state be rebuilt at the call's first round
+    # (the live workers' states may be rounds ahead) and the rounds grown again
+    from daskboost import cluster as cluster_runtime
+    path = lake(tmp_path)
+    make = lambda: DaskBoostRegressor(n_estimators=60, max_depth=4)  # noqa: E731
+    with dask.config.set(scheduler="threads"):
+        undisturbed = fit(make(), path)
+    calls = []  # rounds grown per run_loop call
+    original = cluster_runtime.ClusterRuntime.run_loop
+
+    def run_loop(self, states, loop, *args):
+        calls.append(len(loop.args[4]))
+        if len(calls) == 1:  # kill a worker 0.2 s into the first call
+            pids = self.client.run(os.getpid)
+            threading.Timer(0.2, os.kill, (pids[sorted(pids)[0]], signal.SIGKILL)).start()
+        return original(self, states, loop, *args)
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cluster_runtime.ClusterRuntime, "run_loop", run_loop)
+        recovered = fit(make(), path)
+    assert calls == [60, 60]  # all in one call, then again after the loss
+    assert "rebuilding them (and the others)" in caplog.text
+    assert recovered.get_booster().to_dict() == undisturbed.get_booster().to_dict()
