@@ -1,5 +1,6 @@
 """A worker killed mid-training: the fit finishes with the model of an undisturbed run."""
 
+import functools
 import os
 import signal
 import threading
@@ -115,3 +116,63 @@ def test_a_worker_killed_while_the_workers_grow_many_rounds_gives_the_same_model
     assert calls == [60, 60]  # all in one call, then again after the loss
     assert "rebuilding them (and the others)" in caplog.text
     assert recovered.get_booster().to_dict() == undisturbed.get_booster().to_dict()
+
+
+def test_a_loop_failing_on_one_worker_stops_the_others_and_raises_its_error():
+    # run_loop: the workers wait for each other's partial sums after every pass, so a
+    # worker whose loop fails must not leave the others waiting: they are aborted and
+    # the client raises the failure (here within seconds, not a hang)
+    import concurrent.futures
+
+    from daskboost.cluster import ClusterRuntime, ClusterStates
+    from daskboost.worker_states import register
+
+    def add(a, b):
+        return a + b
+
+    def count_rows(state, arg):
+        return state, np.array([state * arg], dtype=np.float64)
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        runtime = ClusterRuntime(client, "failing-loop", None)
+        addresses = sorted(client.scheduler_info()["workers"])
+        states = ClusterStates("numbers", 4, recipe=None)
+        for i in range(4):  # partitions 0, 1 on the first worker, 2, 3 on the second
+            client.run(register, "failing-loop", "numbers", i, i + 1,
+                       workers=[addresses[i // 2]])
+            states.owners[i] = addresses[i // 2]
+
+        def loop(reduce_pass, fail_on=None):
+            from distributed import get_worker
+            first = reduce_pass(1.0)
+            if get_worker().address == fail_on:
+                raise ValueError("this worker's loop failed")
+            return first, reduce_pass(10.0)
+
+        # both workers see the same totals: 1 + 2 + 3 + 4, then ten times that
+        _, totals = runtime.run_loop(states, loop, count_rows, add)
+        assert [float(t[0]) for t in totals] == [10.0, 100.0]
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            failing = functools.partial(loop, fail_on=addresses[1])
+            future = pool.submit(runtime.run_loop, states, failing, count_rows, add)
+            with pytest.raises(ValueError, match="this worker's loop failed"):
+                future.result(timeout=60)
+        # the aborted loop left the workers usable
+        _, totals = runtime.run_loop(states, loop, count_rows, add)
+        assert [float(t[0]) for t in totals] == [10.0, 100.0]
+        runtime.close()
+
+
+def test_workers_tune_malloc_only_while_a_fit_holds_states(monkeypatch):
+    from daskboost import worker_states
+    calls = []
+    monkeypatch.setattr(worker_states, "_tune_malloc", lambda during_fit: calls.append(during_fit))
+    worker_states.begin_fit("fit-a")
+    worker_states.register("fit-a", "train", 0, "state")
+    worker_states.begin_fit("fit-b")
+    worker_states.release("fit-a")
+    assert calls == [True]  # fit-b still runs
+    worker_states.release("fit-b")
+    assert calls == [True, False]
