@@ -223,14 +223,14 @@ class StateHolder:
     async def _exchange(self, call, step, nodes, peers, sends):
         """Send ``nodes`` to every peer; the peers' nodes, in ``peers`` order.
 
-        The sends are not waited for here (a worker would wait for its peer's reply,
-        a round trip, instead of just its peer's sums): ``sends`` keeps them, and the
-        next exchange first checks that the previous ones arrived.
+        The sends expect no reply (a worker would wait for its peer's reply, a round
+        trip, instead of just its peer's sums) and are not waited for here: ``sends``
+        keeps them, and the next exchange first checks that they were sent.
         """
         await self._finish_sends(sends)
         me = self._worker.address
         sends.extend(asyncio.ensure_future(actor_execute(
-            self._worker.rpc(address), key, "deliver", (call, step, me, nodes)))
+            self._worker.rpc(address), key, "deliver", (call, step, me, nodes), reply=False))
             for address, key in peers)
         return await asyncio.gather(*[self._slot(call, step, address) for address, _ in peers])
 
@@ -280,13 +280,15 @@ class StateHolder:
         release(self.fit_id)
 
 
-async def actor_execute(rpc, key, method, args):
+async def actor_execute(rpc, key, method, args, reply=True):
     """Run an actor's method on its worker over ``rpc`` (as distributed's Actor does);
-    its result, or the exception it raised."""
+    its result, or the exception it raised (with ``reply=False``: only send the call)."""
     from distributed.core import clean_exception
     from distributed.protocol import to_serialize
-    reply = await rpc.actor_execute(actor=key, function=method,
+    reply = await rpc.actor_execute(actor=key, function=method, reply=reply,
                                     args=[to_serialize(a) for a in args], kwargs={})
+    if reply is None:
+        return None
     if reply["status"] == "OK":
         return reply["result"]
     _, exc, tb = clean_exception(**reply)
