@@ -285,11 +285,11 @@ async def actor_execute(rpc, key, method, args, reply=True):
     its result, or the exception it raised (with ``reply=False``: only send the call)."""
     from distributed.core import clean_exception
     from distributed.protocol import to_serialize
-    reply = await rpc.actor_execute(actor=key, function=method, reply=reply,
-                                    args=[to_serialize(a) for a in args], kwargs={})
-    if reply is None:
+    response = await rpc.actor_execute(actor=key, function=method, reply=reply,
+                                       args=[to_serialize(a) for a in args], kwargs={})
+    if not reply:
         return None
-    if reply["status"] == "OK":
-        return reply["result"]
-    _, exc, tb = clean_exception(**reply)
+    if response["status"] == "OK":
+        return response["result"]
+    _, exc, tb = clean_exception(**response)
     raise exc.with_traceback(tb)
