@@ -192,14 +192,12 @@ class StateHolder:
         from distributed.protocol.pickle import loads
         loop, func, combine, combine_into = loads(shared)
         passes = itertools.count()
-        sends = []  # the sends in flight (waited for at the next exchange)
 
         def reduce_pass(arg):
             nodes = run_pass(self.fit_id, collection, indices, n_partitions, func, arg,
                              combine_into)
             if peers:
-                received = self._on_loop(
-                    self._exchange(call, next(passes), nodes, peers, sends))
+                received = self._on_loop(self._exchange(call, next(passes), nodes, peers))
                 for partial in received:
                     nodes.update(partial)
                 # every worker adds the same partial sums in the same tree: same totals
@@ -210,9 +208,8 @@ class StateHolder:
 
         try:
             result = loop(reduce_pass)
-            self._on_loop(self._finish_sends(sends))
         finally:
-            self._on_loop(self._end(call, sends))
+            self._on_loop(self._end(call))
         return result if leader else None
 
     def _on_loop(self, coroutine):
@@ -220,27 +217,26 @@ class StateHolder:
         return asyncio.run_coroutine_threadsafe(
             coroutine, self._worker.loop.asyncio_loop).result()
 
-    async def _exchange(self, call, step, nodes, peers, sends):
+    async def _exchange(self, call, step, nodes, peers):
         """Send ``nodes`` to every peer; the peers' nodes, in ``peers`` order.
 
-        The sends expect no reply (a worker would wait for its peer's reply, a round
-        trip, instead of just its peer's sums) and are not waited for here: ``sends``
-        keeps them, and the next exchange first checks that they were sent.
+        The sends expect no reply (waiting for the peer's reply would be a round trip),
+        but they are written before this returns: the actor's thread, let go on to
+        Python work, would hold the GIL that the event loop needs to write them, and the
+        peer would get the sums ~1 ms later.
         """
-        await self._finish_sends(sends)
         me = self._worker.address
-        sends.extend(asyncio.ensure_future(actor_execute(
-            self._worker.rpc(address), key, "deliver", (call, step, me, nodes), reply=False))
-            for address, key in peers)
-        return await asyncio.gather(*[self._slot(call, step, address) for address, _ in peers])
-
-    async def _finish_sends(self, sends):
+        sends = [actor_execute(self._worker.rpc(address), key, "deliver", (call, step, me, nodes),
+                               reply=False)
+                 for address, key in peers]
+        inbox = [self._slot(call, step, address) for address, _ in peers]
         try:
-            await asyncio.gather(*sends)
+            received = await asyncio.gather(*sends, *inbox)
+        except PeerLost:
+            raise
         except Exception as err:  # noqa: BLE001 - a peer died or failed: stop the loop
             raise PeerLost(f"could not send partial sums to a peer: {err!r}") from err
-        finally:
-            sends.clear()
+        return received[len(sends):]
 
     def _slot(self, call, step, sender):
         key = (call, step, sender)
@@ -267,8 +263,7 @@ class StateHolder:
             if key[0] == call and not slot.done():
                 slot.set_exception(PeerLost(f"loop {call} was aborted"))
 
-    async def _end(self, call, sends):
-        await asyncio.gather(*sends, return_exceptions=True)  # a failed loop's, if any
+    async def _end(self, call):
         self._ended.add(call)
         for key in [key for key in self._inbox if key[0] == call]:
             del self._inbox[key]
