@@ -94,6 +94,21 @@ def test_distributed_cluster_gives_a_byte_identical_model(tmp_path, cluster, dir
     assert routes == [expected, expected]
 
 
+@pytest.mark.parametrize("n_workers, threads", [(3, 1), (2, 2)])
+def test_other_cluster_shapes_give_the_threaded_model(tmp_path, n_workers, threads):
+    # three workers: each sends its partial sums to two peers, and the 4 partitions sit
+    # 2 + 1 + 1, so no worker completes the second pair of the reduction tree alone;
+    # two threads per worker: a worker's partitions run on its thread pool
+    import distributed
+    with dask.config.set(scheduler="threads"):
+        threaded = saved_model(tmp_path, "threads")
+    with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads,
+                                  processes=True, dashboard_address=None) as local_cluster, \
+            distributed.Client(local_cluster):
+        on_cluster = saved_model(tmp_path, "cluster")
+    assert on_cluster == threaded
+
+
 def test_every_pass_kind_gives_the_same_model_on_a_cluster(cluster):
     # eval sets, approx re-sketching and re-binning, lossguide, subsampling, multiclass,
     # adaptive (LAD) leaves and trimming: threaded and distributed agree bit for bit
