@@ -102,8 +102,9 @@ def test_other_cluster_shapes_give_the_threaded_model(tmp_path, n_workers, threa
     import distributed
     with dask.config.set(scheduler="threads"):
         threaded = saved_model(tmp_path, "threads")
+    # (the module's cluster holds the default HTTP port: take any free one)
     with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads,
-                                  processes=True, dashboard_address=None) as local_cluster, \
+                                  processes=True, dashboard_address=":0") as local_cluster, \
             distributed.Client(local_cluster):
         on_cluster = saved_model(tmp_path, "cluster")
     assert on_cluster == threaded
