@@ -6,10 +6,12 @@
 2. the binning pass: per-partition ``PartitionState`` (codes, labels, weights, margins),
    kept where the partitions are (eval sets are binned with the same cut points);
 3. for each round, one pass per tree level (``partition.partition_step``) for the K
-   trees of the round together; their histograms are tree-reduced to the client, where
-   one ``grower.TreeGrower`` per tree decides the splits.  The last level's splits and
-   the finished trees' leaf values travel with the next round's first pass, which
-   updates the margins and gradients in the same task;
+   trees of the round together; their histograms are tree-reduced and one
+   ``grower.TreeGrower`` per tree decides the splits (``grow_levels``).  The last
+   level's splits and the finished trees' leaf values travel with the next round's
+   first pass, which updates the margins and gradients in the same task.  The level
+   loop of a batch of rounds (``grow_rounds``) runs where the runtime puts it
+   (``run_loop``): in process on the client, on a cluster on every worker at once;
 4. after each round, one pass per eval set adds the round's trees to the eval margins
    (kept per partition, so nothing is recomputed) and returns metric partial sums.
 
@@ -345,7 +347,8 @@ class _Boosting:
     def _grow_rounds(self, first, count):
         runtime, params, objective = self.runtime, self.params, self.objective
         trim = None
-        if params.get("tree_method") == "approx" or params.get("trim_fraction"):  # count 1
+        # approx, trimming and leaf refits come with one round per call (rounds_per_call)
+        if params.get("tree_method") == "approx" or params.get("trim_fraction"):
             self.states = _finish_round(runtime, self.states, self.pending, self.leaf_values,
                                         objective, self.mapper, params, first)
             self.pending = self.leaf_values = None
@@ -364,7 +367,7 @@ class _Boosting:
             partition_step, add_histograms, add_histograms_into)
         all_scores = []
         for round_, (growers, pending) in zip(rounds, grown):
-            if objective.leaf_quantile is not None:  # count 1
+            if objective.leaf_quantile is not None:
                 self.states, pending = _refit_leaves(runtime, self.states, pending, growers[0],
                                                      objective, self.mapper, params)
             all_scores.append(self._evaluate(growers, round_))
