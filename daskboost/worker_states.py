@@ -268,12 +268,6 @@ class StateHolder:
         for key in [key for key in self._inbox if key[0] == call]:
             del self._inbox[key]
 
-    def partition_index(self):
-        return partition_index(self.fit_id)
-
-    def release(self):
-        release(self.fit_id)
-
 
 async def actor_execute(rpc, key, method, args, reply=True):
     """Run an actor's method on its worker over ``rpc`` (as distributed's Actor does);
