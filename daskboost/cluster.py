@@ -191,18 +191,18 @@ class ClusterRuntime:
         return states, next(iter(nodes.values()))
 
     def run_loop(self, states, loop, func, combine, combine_into=None):
-        """``loop(reduce_pass)`` run by every worker holding ``states`` (see
+        """The pass loop ``loop()`` run by every worker holding ``states`` (see
         ``Runtime.run_loop``); the workers swap partial sums after each pass."""
         from distributed.protocol.pickle import dumps
         shared = dumps((loop, func, combine, combine_into or combine))
         by_worker = states.by_worker()
-        keys = {address: self._holder(address)[0] for address in by_worker}
+        for address in by_worker:  # every holder is ready to read its peers' sums first
+            self._holder(address)
         call = next(self._counter)
         leader = min(by_worker)
         calls = [(address, self._call_holder(
                     address, "run_loop", states.name, indices, states.n_partitions, shared,
-                    call, [(peer, keys[peer]) for peer in by_worker if peer != address],
-                    address == leader))
+                    call, [peer for peer in by_worker if peer != address], address == leader))
                  for address, indices in by_worker.items()]
 
         def abort():  # the others would wait for the failed worker's sums

@@ -193,8 +193,9 @@ class Runtime:
         return [out.result()[0] for out in outs], total
 
     def run_loop(self, states, loop, func, combine, combine_into=None):
-        """``loop(reduce_pass)``, where ``reduce_pass(arg)`` is ``map_reduce(func,
-        states, arg, ...)``'s total; returns the new states and the loop's result.
+        """Run the pass loop ``loop()`` (see ``drive``), each pass being
+        ``map_reduce(func, states, arg, ...)``'s total; returns the new states and the
+        loop's result.
 
         Here the loop runs in the caller; a cluster runs it on every worker at once
         (see ``cluster.py``), so it must be deterministic.
@@ -205,8 +206,21 @@ class Runtime:
             current[0], total = self.map_reduce(func, current[0], arg, combine, combine_into)
             return total
 
-        result = loop(reduce_pass)
+        result = drive(loop(), reduce_pass)
         return current[0], result
+
+
+def drive(passes, reduce_pass):
+    """Run a pass loop: ``passes`` is a generator that yields the argument of each pass
+    and is sent back the pass's result, ``reduce_pass(arg)``; returns what the
+    generator returns.  (A generator, not a callback, so that a cluster worker can run
+    the same loop as a coroutine on its event loop: see ``worker_states``.)"""
+    try:
+        arg = next(passes)
+        while True:
+            arg = passes.send(reduce_pass(arg))
+    except StopIteration as stop:
+        return stop.value
 
 
 def _value(future, is_pair):

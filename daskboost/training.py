@@ -10,8 +10,9 @@
    ``grower.TreeGrower`` per tree decides the splits (``grow_levels``).  The last
    level's splits and the finished trees' leaf values travel with the next round's
    first pass, which updates the margins and gradients in the same task.  The level
-   loop of a batch of rounds (``grow_rounds``) runs where the runtime puts it
-   (``run_loop``): in process on the client, on a cluster on every worker at once;
+   loop of a batch of rounds (``grow_rounds``, a generator of passes) runs where the
+   runtime puts it (``run_loop``): in process on the client, on a cluster on every
+   worker at once;
 4. after each round, one pass per eval set adds the round's trees to the eval margins
    (kept per partition, so nothing is recomputed) and returns metric partial sums.
 
@@ -476,14 +477,14 @@ def _refit_leaves(runtime, states, pending, grower, objective, mapper, params):
     return states, None
 
 
-def grow_rounds(mapper, params, seed, objective, rounds, pending, leaf_values, trim,
-                level_pass):
+def grow_rounds(mapper, params, seed, objective, rounds, pending, leaf_values, trim):
     """Grow the trees of ``rounds`` one round after the other; returns
     ``[(growers, pending splits)]``, one per round.
 
-    ``pending`` and ``leaf_values``: what the round before ``rounds[0]`` left (its last
-    splits and its trees' node values, applied by the next round's first pass).
-    ``level_pass`` as in ``grow_levels``.
+    A pass loop, as ``grow_levels`` (a generator: it yields each pass's step and is
+    sent back the pass's reduced histograms).  ``pending`` and ``leaf_values``: what
+    the round before ``rounds[0]`` left (its last splits and its trees' node values,
+    applied by the next round's first pass).
     """
     grown = []
     for round_ in rounds:
@@ -494,7 +495,7 @@ def grow_rounds(mapper, params, seed, objective, rounds, pending, leaf_values, t
         first = dict(new_tree=True, leaf_values=leaf_values, objective=objective,
                      subsample=params.get("subsample", 1.0), sample_seed=seed, round=round_,
                      trim_threshold=trim)
-        growers, pending = grow_levels(growers, pending, mapper, first, level_pass)
+        growers, pending = yield from grow_levels(growers, pending, mapper, first)
         leaf_values = _round_leaf_values(growers)
         grown.append((growers, pending))
     return grown
@@ -505,14 +506,16 @@ def _round_leaf_values(growers):
     return stack_node_arrays([g.leaf_values() for g in growers], 0.0, np.float64)
 
 
-def grow_levels(growers, pending, mapper, first, level_pass):
+def grow_levels(growers, pending, mapper, first):
     """Grow a round's trees level by level; returns ``(growers, pending)``.
 
-    ``level_pass(step)`` runs ``partition_step`` with ``step`` on every partition and
-    returns the reduced histograms.  ``pending``: the previous round's last splits;
-    ``first``: the ``LevelStep`` fields of the round's first pass (``new_tree=True``,
-    the previous round's leaf values, the objective, row sampling).  Deterministic: on
-    a cluster every worker runs it on the same sums and takes the same decisions.
+    A generator: it yields the ``LevelStep`` of each pass and is sent back the pass's
+    result, ``partition_step`` with that step run on every partition and its
+    histograms reduced (``runtime.drive`` runs such a loop).  ``pending``: the previous
+    round's last splits; ``first``: the ``LevelStep`` fields of the round's first pass
+    (``new_tree=True``, the previous round's leaf values, the objective, row
+    sampling).  Deterministic: on a cluster every worker runs it on the same sums and
+    takes the same decisions.
     """
     leaf_values = first["leaf_values"]
     new_tree = True
@@ -524,7 +527,8 @@ def grow_levels(growers, pending, mapper, first, level_pass):
             for name, value in first.items():
                 setattr(step, name, value)
             new_tree = False
-        pending = _receive(growers, level_pass(step), slot_counts)
+        hist = yield step
+        pending = _receive(growers, hist, slot_counts)
         if all(g.finished for g in growers):
             break
     for grower in growers:

@@ -11,10 +11,12 @@ the scheduler in the loop:
   finishes the same sums, in the same order, as the in-process scheduler: same model,
   byte for byte.
 - ``run_loop``: a loop of such passes (the levels of a round), run by every worker at
-  once.  After each pass the workers send their partial sums to each other (``deliver``,
-  worker to worker) and each completes the same reduction tree, so every worker holds
-  the same totals and the deterministic loop takes the same decisions everywhere; the
-  client waits for the round instead of relaying every level.
+  once, as a coroutine on its event loop.  After each pass the workers send their
+  partial sums to each other (worker to worker, over a dask comm kept per peer for the
+  fit, read by the ``daskboost_sums`` handler) and each completes the same reduction
+  tree, so every worker holds the same totals and the deterministic loop takes the
+  same decisions everywhere; the client waits for the round instead of relaying every
+  level.
 
 If a worker dies, its states die with it; ``partition_index`` says which partitions a
 worker still holds, and the client rebuilds the lost ones from the raw data (see
@@ -32,8 +34,11 @@ from concurrent.futures import ThreadPoolExecutor
 from .runtime import reduce_nodes
 
 _lock = threading.Lock()
-_fits = {}   # fit_id -> {(collection, index): state}
-_pools = {}  # fit_id -> ThreadPoolExecutor
+_fits = {}     # fit_id -> {(collection, index): state}
+_pools = {}    # fit_id -> ThreadPoolExecutor
+_holders = {}  # fit_id -> this process's StateHolder (receives the peers' sums)
+
+SUMS_HANDLER = "daskboost_sums"  # the worker handler that reads a peer's sums stream
 
 
 # glibc's mallopt: dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=64 KiB, which
@@ -125,10 +130,13 @@ def release(fit_id):
     with _lock:
         _fits.pop(fit_id, None)
         pool = _pools.pop(fit_id, None)
+        holder = _holders.pop(fit_id, None)
         if not _fits:
             _tune_malloc(during_fit=False)
     if pool is not None:
         pool.shutdown()
+    if holder is not None:
+        holder.close_streams()
     close_store(fit_id)
 
 
@@ -153,10 +161,28 @@ def run_pass(fit_id, collection, indices, n_partitions, func, arg, combine):
     """
     states = [lookup(fit_id, collection, i) for i in indices]  # fail before any change
     pool = _pool(fit_id)
-    if pool is None:  # one thread: run here, in the actor's thread (no hand-offs)
+    if pool is None:  # one thread: run here (no hand-offs)
         outputs = [func(state, arg) for state in states]
     else:
         outputs = [f.result() for f in [pool.submit(func, state, arg) for state in states]]
+    return _keep_outputs(fit_id, collection, indices, n_partitions, outputs, combine)
+
+
+async def run_pass_async(fit_id, collection, indices, n_partitions, func, arg, combine):
+    """``run_pass`` from the worker's event loop: with one thread, the partitions run
+    right here, blocking the loop for the pass (the kernels are the only work, and the
+    peers' sums wait in the socket meanwhile); with more, in the fit's thread pool."""
+    states = [lookup(fit_id, collection, i) for i in indices]
+    pool = _pool(fit_id)
+    if pool is None:
+        outputs = [func(state, arg) for state in states]
+    else:
+        outputs = await asyncio.gather(*[asyncio.wrap_future(pool.submit(func, state, arg))
+                                         for state in states])
+    return _keep_outputs(fit_id, collection, indices, n_partitions, outputs, combine)
+
+
+def _keep_outputs(fit_id, collection, indices, n_partitions, outputs, combine):
     nodes = {}
     for i, (new_state, result) in zip(indices, outputs):
         register(fit_id, collection, i, new_state)
@@ -173,6 +199,10 @@ class StateHolder:
         self._worker = get_worker()
         self._inbox = {}     # (loop call, pass, sender) -> future of the sender's sums
         self._ended = set()  # loop calls finished or aborted here
+        self._streams = {}   # peer address -> open comm for this fit's partial sums
+        self._worker.handlers[SUMS_HANDLER] = _read_sums
+        with _lock:
+            _holders[fit_id] = self
 
     def run(self, collection, indices, n_partitions, shared):
         """``run_pass``; ``shared`` = pickled (func, arg, combine), the same bytes for
@@ -181,62 +211,82 @@ class StateHolder:
         func, arg, combine = loads(shared)
         return run_pass(self.fit_id, collection, indices, n_partitions, func, arg, combine)
 
-    def run_loop(self, collection, indices, n_partitions, shared, call, peers, leader):
-        """``loop(reduce_pass)`` with ``shared`` = pickled (loop, func, combine,
-        combine_into): each ``reduce_pass(arg)`` runs ``func`` on the local partitions,
-        swaps partial sums with ``peers`` ([(address, StateHolder key)] of the loop's
-        other workers) and returns the total.  ``call`` tells this loop's messages from
-        other loops'.  Returns the loop's result if ``leader`` (one worker answers for
-        all), else None.  Runs in the actor's thread, while the worker's event loop
-        exchanges."""
+    async def run_loop(self, collection, indices, n_partitions, shared, call, peers, leader):
+        """Run the pass loop ``loop()`` (see ``runtime.drive``) with ``shared`` =
+        pickled (loop, func, combine, combine_into): each pass runs ``func`` on the
+        local partitions, swaps partial sums with ``peers`` (the addresses of the
+        loop's other workers) and sends the total back into the loop.
+        ``call`` tells this loop's messages from other loops'.  Returns the loop's
+        result if ``leader`` (one worker answers for all), else None.
+
+        A coroutine on the worker's event loop, passes included: one thread does
+        everything, so no thread hands the loop over to another twice a pass, and
+        nothing competes for the GIL while the sums come in.  Measured against the loop
+        in the actor's thread with the event loop exchanging (1M rows, 100 trees, 2
+        workers): a 1.84 MB message took ~11 ms to arrive there, against ~4 ms between
+        idle workers.
+        """
         from distributed.protocol.pickle import loads
         loop, func, combine, combine_into = loads(shared)
-        passes = itertools.count()
-
-        def reduce_pass(arg):
-            nodes = run_pass(self.fit_id, collection, indices, n_partitions, func, arg,
-                             combine_into)
-            if peers:
-                received = self._on_loop(self._exchange(call, next(passes), nodes, peers))
-                for partial in received:
-                    nodes.update(partial)
-                # every worker adds the same partial sums in the same tree: same totals
-                # (not in place: the sums sent may still be on their way out)
-                nodes = reduce_nodes(nodes, n_partitions, combine)
-            (total,) = nodes.values()
-            return total
-
+        passes = loop()
         try:
-            result = loop(reduce_pass)
+            arg = next(passes)
+            for step in itertools.count():
+                nodes = await run_pass_async(self.fit_id, collection, indices, n_partitions,
+                                             func, arg, combine_into)
+                if peers:
+                    for partial in await self._exchange(call, step, nodes, peers):
+                        nodes.update(partial)
+                    # every worker adds the same partial sums in the same tree: same
+                    # totals (not in place: the sums sent may still be on their way out)
+                    nodes = reduce_nodes(nodes, n_partitions, combine)
+                (total,) = nodes.values()
+                arg = passes.send(total)
+        except StopIteration as stop:
+            result = stop.value
         finally:
-            self._on_loop(self._end(call))
+            self._end(call)
         return result if leader else None
-
-    def _on_loop(self, coroutine):
-        """Run ``coroutine`` on the worker's event loop from the actor's thread."""
-        return asyncio.run_coroutine_threadsafe(
-            coroutine, self._worker.loop.asyncio_loop).result()
 
     async def _exchange(self, call, step, nodes, peers):
         """Send ``nodes`` to every peer; the peers' nodes, in ``peers`` order.
 
-        The sends expect no reply (waiting for the peer's reply would be a round trip),
-        but they are written before this returns: the actor's thread, let go on to
-        Python work, would hold the GIL that the event loop needs to write them, and the
-        peer would get the sums ~1 ms later.
+        Each peer gets them over this fit's stream to it (``_stream``): one message per
+        pass, no reply (waiting for one would be a round trip).
         """
-        me = self._worker.address
-        sends = [actor_execute(self._worker.rpc(address), key, "deliver", (call, step, me, nodes),
-                               reply=False)
-                 for address, key in peers]
-        inbox = [self._slot(call, step, address) for address, _ in peers]
-        try:
-            received = await asyncio.gather(*sends, *inbox)
-        except PeerLost:
-            raise
-        except Exception as err:  # noqa: BLE001 - a peer died or failed: stop the loop
-            raise PeerLost(f"could not send partial sums to a peer: {err!r}") from err
+        from distributed.protocol import to_serialize
+        message = {"call": call, "step": step, "sender": self._worker.address,
+                   "nodes": to_serialize(nodes)}
+        sends = [self._send(address, message) for address in peers]
+        inbox = [self._slot(call, step, address) for address in peers]
+        received = await asyncio.gather(*sends, *inbox)
         return received[len(sends):]
+
+    async def _send(self, address, message):
+        try:
+            comm = await self._stream(address)
+            await comm.write(message)
+        except Exception as err:  # noqa: BLE001 - a peer died or failed: stop the loop
+            self._streams.pop(address, None)
+            raise PeerLost(f"could not send partial sums to {address}: {err!r}") from err
+
+    async def _stream(self, address):
+        """This fit's open comm to the worker at ``address``, which hands what it reads
+        to its own StateHolder of the fit (``_read_sums``).  A comm of dask's own,
+        to the peer's listener, kept for the fit: the per-message handling of an actor
+        call measured ~0.8 ms more per message (2.2 vs 1.4 ms one way for 115 KB)."""
+        if address not in self._streams:
+            from distributed.comm import connect
+            comm = await connect(address, **self._worker.connection_args)
+            await comm.write({"op": SUMS_HANDLER, "fit_id": self.fit_id, "reply": False})
+            self._streams[address] = comm
+        return self._streams[address]
+
+    def close_streams(self):
+        """Close the comms to the peers (on the worker's event loop)."""
+        for comm in self._streams.values():
+            comm.abort()
+        self._streams.clear()
 
     def _slot(self, call, step, sender):
         key = (call, step, sender)
@@ -246,9 +296,8 @@ class StateHolder:
                 self._inbox[key].set_exception(PeerLost(f"loop {call} was aborted"))
         return self._inbox[key]
 
-    async def deliver(self, call, step, sender, nodes):
-        """A peer's partial sums of one pass (runs on the event loop: the actor's
-        thread is busy running the loop)."""
+    def deliver(self, call, step, sender, nodes):
+        """A peer's partial sums of one pass (from ``_read_sums``)."""
         if call in self._ended:  # a loop that stopped here: nobody will read it
             return
         slot = self._slot(call, step, sender)
@@ -263,10 +312,26 @@ class StateHolder:
             if key[0] == call and not slot.done():
                 slot.set_exception(PeerLost(f"loop {call} was aborted"))
 
-    async def _end(self, call):
+    def _end(self, call):
         self._ended.add(call)
         for key in [key for key in self._inbox if key[0] == call]:
             del self._inbox[key]
+
+
+async def _read_sums(comm, fit_id):
+    """Worker handler for a peer's stream of partial sums (see ``StateHolder._stream``):
+    each message goes to this process's StateHolder of ``fit_id``, until the peer
+    closes the comm or dies."""
+    from distributed.comm import CommClosedError
+    while True:
+        try:
+            message = await comm.read()
+        except (CommClosedError, OSError):
+            return
+        holder = _holders.get(fit_id)
+        if holder is not None:
+            holder.deliver(message["call"], message["step"], message["sender"],
+                           message["nodes"])
 
 
 async def actor_execute(rpc, key, method, args, reply=True):

@@ -144,12 +144,12 @@ def test_a_loop_failing_on_one_worker_stops_the_others_and_raises_its_error():
                        workers=[addresses[i // 2]])
             states.owners[i] = addresses[i // 2]
 
-        def loop(reduce_pass, fail_on=None):
+        def loop(fail_on=None):  # a pass loop: yields each pass's argument
             from distributed import get_worker
-            first = reduce_pass(1.0)
+            first = yield 1.0
             if get_worker().address == fail_on:
                 raise ValueError("this worker's loop failed")
-            return first, reduce_pass(10.0)
+            return first, (yield 10.0)
 
         # both workers see the same totals: 1 + 2 + 3 + 4, then ten times that
         _, totals = runtime.run_loop(states, loop, count_rows, add)
