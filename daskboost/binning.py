@@ -87,21 +87,46 @@ def _eytzinger_table(cuts, depth):
     return table
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _eytzinger_rank(table, depth, v):
+    """Number of keys below ``v`` in a complete Eytzinger search tree of ``depth`` levels:
+    walk ``k = 2k + (key < v)`` down every level; the leaf reached, ``k - 2**depth``, is
+    the count.  No data-dependent branch (random values make branches unpredictable:
+    this measured 3x faster than a classic binary search)."""
+    k = 1
+    for _ in range(depth):
+        k = 2 * k + np.intp(table[k] < v)
+    return k - (1 << depth)
+
+
 @numba.njit(nogil=True, cache=True)
 def _bin_kernel(X, tables, table_offsets, depths, missing_code, codes):
     """codes[i, f] = number of cuts of feature f below X[i, f] (missing_code for NaN).
 
-    The search walks the feature's Eytzinger table: ``k = 2k + (key < v)`` for each
-    level, and the leaf reached, ``k - 2**depth``, is the count of keys below ``v``.
-    It has no data-dependent branch (random values make branches unpredictable): this
-    measured 3x faster than a classic binary search.
+    Feature by feature (its table stays in L1 cache), four rows at a time: each search
+    is a chain of ``depth`` dependent loads, and four independent chains keep the core
+    busy while each waits.  (Measured on 125k x 28 float32 values with 256 bins: 35-44
+    ms, against 64-97 ms for one row at a time through all the features.)
     """
     n_rows, n_features = X.shape
-    for i in range(n_rows):
-        for f in range(n_features):
-            v = X[i, f]
-            table = table_offsets[f]
-            k = 1
-            for _ in range(depths[f]):
-                k = 2 * k + np.intp(tables[table + k] < v)
-            codes[i, f] = missing_code if np.isnan(v) else k - (1 << depths[f])
+    for f in range(n_features):
+        table = tables[table_offsets[f]:]
+        depth = depths[f]
+        top = 1 << depth
+        i = 0
+        while i + 4 <= n_rows:
+            v0, v1, v2, v3 = X[i, f], X[i + 1, f], X[i + 2, f], X[i + 3, f]
+            k0 = k1 = k2 = k3 = 1
+            for _ in range(depth):
+                k0 = 2 * k0 + np.intp(table[k0] < v0)
+                k1 = 2 * k1 + np.intp(table[k1] < v1)
+                k2 = 2 * k2 + np.intp(table[k2] < v2)
+                k3 = 2 * k3 + np.intp(table[k3] < v3)
+            codes[i, f] = missing_code if np.isnan(v0) else k0 - top
+            codes[i + 1, f] = missing_code if np.isnan(v1) else k1 - top
+            codes[i + 2, f] = missing_code if np.isnan(v2) else k2 - top
+            codes[i + 3, f] = missing_code if np.isnan(v3) else k3 - top
+            i += 4
+        for j in range(i, n_rows):
+            v = X[j, f]
+            codes[j, f] = missing_code if np.isnan(v) else _eytzinger_rank(table, depth, v)

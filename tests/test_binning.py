@@ -86,3 +86,19 @@ def test_search_equals_searchsorted_for_every_table_size(n_cuts):
     expected = np.searchsorted(cuts, probes, side="left")
     expected[np.isnan(probes)] = mapper.missing_code
     np.testing.assert_array_equal(codes, expected)
+
+
+@pytest.mark.parametrize("n_rows", range(10))
+def test_special_values_at_every_position_of_the_four_row_search(n_rows):
+    # the kernel searches four rows at a time, then the remaining rows one by one: NaN,
+    # +-inf and values exactly on a cut must be coded right in every lane and in the tail
+    cuts = np.array([-1.0, 0.0, 0.5, 2.0, 3.0])
+    specials = np.array([np.nan, -np.inf, np.inf, 0.0, 2.0, -1.0, 3.0, 0.25, 9.0, -7.0])
+    mapper = BinMapper([cuts, cuts[:2]])
+    for shift in range(len(specials)):
+        column = np.roll(specials, shift)[:n_rows]
+        X = np.column_stack([column, column[::-1]])
+        for f in range(2):
+            expected = np.searchsorted(mapper.cuts[f], X[:, f], side="left")
+            expected[np.isnan(X[:, f])] = mapper.missing_code
+            np.testing.assert_array_equal(mapper.transform(X)[:, f], expected)
