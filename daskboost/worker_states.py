@@ -170,12 +170,15 @@ def run_pass(fit_id, collection, indices, n_partitions, func, arg, combine):
 
 async def run_pass_async(fit_id, collection, indices, n_partitions, func, arg, combine):
     """``run_pass`` from the worker's event loop: with one thread, the partitions run
-    right here, blocking the loop for the pass (the kernels are the only work, and the
-    peers' sums wait in the socket meanwhile); with more, in the fit's thread pool."""
+    right here, one by one, the loop serving what came in (heartbeats, the peers'
+    sums) between them; with more, in the fit's thread pool."""
     states = [lookup(fit_id, collection, i) for i in indices]
     pool = _pool(fit_id)
     if pool is None:
-        outputs = [func(state, arg) for state in states]
+        outputs = []
+        for state in states:
+            outputs.append(func(state, arg))
+            await asyncio.sleep(0)
     else:
         outputs = await asyncio.gather(*[asyncio.wrap_future(pool.submit(func, state, arg))
                                          for state in states])
