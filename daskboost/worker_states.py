@@ -241,7 +241,7 @@ class StateHolder:
                     for partial in await self._exchange(call, step, nodes, peers):
                         nodes.update(partial)
                     # every worker adds the same partial sums in the same tree: same
-                    # totals (not in place: the sums sent may still be on their way out)
+                    # totals (into fresh arrays: what was sent and received stays as is)
                     nodes = reduce_nodes(nodes, n_partitions, combine)
                 (total,) = nodes.values()
                 arg = passes.send(total)
