@@ -12,11 +12,10 @@ import tempfile
 import numpy as np
 
 from . import inspection
+from .model_file import (FORMAT_NAME, FORMAT_VERSION, check_model, garbage_collection_paused,
+                         parse_model, read_model_json)
 from .objectives import CustomObjective, get_objective
-from .tree import PackedForest, Tree
-
-FORMAT_NAME = "daskboost"
-FORMAT_VERSION = 1
+from .tree import PackedForest
 
 
 class Booster:
@@ -72,16 +71,27 @@ class Booster:
         state["_packed"] = {}
         return state
 
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        check_model(self, "unpickled model")  # a pickle is a model file too
+
     def predict_margin(self, X, iteration_range=None, base_margin=None):
         """(K, n_rows) margins for a float (n_rows, n_features) array.
 
         ``base_margin``: per-row starting margins (K, n_rows) replacing the constant start.
         """
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(f"X has shape {X.shape}; the model takes (n_rows, "
+                             f"{self.n_features}) features")
         if base_margin is None:
             margin = np.repeat(self.base_margin[:, None], X.shape[0], axis=1)
         else:
             margin = np.array(base_margin, dtype=np.float64, copy=True)
-        self._forest(iteration_range).add_margin(np.ascontiguousarray(X, dtype=np.float64), margin)
+            if margin.shape != (self.n_outputs, X.shape[0]):
+                raise ValueError(f"base_margin has shape {margin.shape}; expected "
+                                 f"({self.n_outputs}, {X.shape[0]}) (outputs, rows)")
+        self._forest(iteration_range).add_margin(X, margin)
         return margin
 
     def output(self, margin, output_margin=False):
@@ -126,17 +136,18 @@ class Booster:
         }
 
     @classmethod
-    def from_dict(cls, data):
-        if data.get("format") != FORMAT_NAME:
-            raise ValueError(f"not a daskboost model: format={data.get('format')!r}")
-        if data.get("version") != FORMAT_VERSION:
-            raise ValueError(
-                f"model format version {data.get('version')!r} is not supported "
-                f"(this daskboost reads version {FORMAT_VERSION})")
-        return cls([Tree.from_dict(t) for t in data["trees"]], data["base_margin"],
-                   data["objective"], data["n_features"], data["feature_names"],
-                   data.get("objective_params"), data.get("best_iteration"),
-                   data.get("best_score"))
+    def from_dict(cls, data, source="model"):
+        """The model in a model file's JSON object, checked completely (``model_file``);
+        ValueError naming ``source`` (the file) and the bad field otherwise."""
+        booster = cls(**parse_model(data, source))
+        check_model(booster, source)
+        return booster
+
+    @classmethod
+    @garbage_collection_paused()
+    def load(cls, path):
+        """The model in the file at ``path`` (written by ``save_model``), checked."""
+        return cls.from_dict(read_model_json(path), os.fspath(path))
 
 
 def write_json_atomically(path, payload):

@@ -158,19 +158,13 @@ def train(args):
 
 
 def predict(args):
-    from .sklearn import DaskBoostClassifier, DaskBoostRegressor
-    if not os.path.exists(args.model):
-        raise CliError(f"no model file at {args.model!r}")
+    from .sklearn import DaskBoostClassifier, load_estimator
     try:
-        with open(args.model) as f:
-            kind = json.load(f).get("estimator", {}).get("class", "DaskBoostRegressor")
-    except (OSError, json.JSONDecodeError) as err:
-        raise CliError(f"cannot read model file {args.model!r}: {err}") from None
-    cls = DaskBoostClassifier if kind == "DaskBoostClassifier" else DaskBoostRegressor
-    try:
-        model = cls().load_model(args.model)
-    except ValueError as err:
-        raise CliError(str(err)) from None
+        model = load_estimator(args.model)  # ValueError for a bad file: one line, exit 2
+    except FileNotFoundError:
+        raise CliError(f"no model file at {args.model!r}") from None
+    except OSError as err:
+        raise CliError(f"cannot read model file {args.model!r}: {err.strerror or err}") from None
     features = list(getattr(model, "feature_names_in_", []))
     data, _ = read_lake(args.data, features or None)
     with scheduler(args.scheduler):

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from dataclasses import dataclass
 
 import numba
@@ -384,6 +385,9 @@ class Objective:
         xgboost's spelling.
     default_metric : str
         xgboost's default ``eval_metric`` for the objective.
+    max_margin : float
+        The largest margin whose prediction is finite (``exp`` overflows beyond
+        ``log(float max)``); a model file whose trees could add up to more is refused.
     leaf_quantile : float or None
         If not None, each leaf's value is to be re-estimated after growing as this
         weighted quantile of the residuals ``y - margin`` of its rows (xgboost's
@@ -396,6 +400,7 @@ class Objective:
 
     name = None
     default_metric = None
+    max_margin = math.inf
     leaf_quantile = None
     needs_label_summary = False
     needs_class_weights = False
@@ -770,6 +775,8 @@ class _LogLink(Objective):
     """Log link: prediction ``exp(m)``; ``F0 = log(ybar)`` (floored at 1e-6);
     ``base_score`` must be > 0 and maps to ``log(base_score)``."""
 
+    max_margin = math.log(sys.float_info.max)
+
     def _base_margin(self, stats):
         return math.log(max(self._weighted_mean(stats), _MEAN_FLOOR))
 
@@ -976,8 +983,8 @@ def _check_real(value, name):
         raise ValueError(f"{name}={value!r} must be a number")
     try:
         v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}={value!r} must be a number") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name}={value!r:.40} must be a number") from None
     if math.isnan(v):
         raise ValueError(f"{name}={value!r} must be a number")
     return v

@@ -21,7 +21,10 @@ def _integer(name, value, low, high=None):
 def _real(name, value, low, strict=False):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}={value!r} must be a number")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an integer beyond the float range
+        raise ValueError(f"{name}={value!r:.40} must be finite") from None
     if math.isnan(value) or math.isinf(value):
         raise ValueError(f"{name}={value!r} must be finite")
     if value < low or (strict and value == low):

@@ -6,7 +6,6 @@ pipelines work) without importing scikit-learn, and use xgboost's parameter name
 """
 
 import inspect
-import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,10 +16,9 @@ from . import inspection
 from .booster import Booster, write_json_atomically
 from .training import train
 from .data import describe_features, feature_block, is_dask_collection, margin_block
+from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_json
 from .params import validate_params
 from .progress import ProgressReporter
-
-_ESTIMATOR_KEY = "estimator"
 
 
 # how a fit runs, not what it learns: not saved with the model (a model trained out of
@@ -264,10 +262,10 @@ class _DaskBoostModel:
     def _model_extras(self):
         return {}
 
-    def _check_extras(self, extras):
-        pass
+    def _check_extras(self, section, booster, source):
+        """Raise ValueError unless the estimator section's extras fit the model."""
 
-    def _load_extras(self, extras):
+    def _load_extras(self, section):
         pass
 
     def save_model(self, path):
@@ -275,22 +273,47 @@ class _DaskBoostModel:
         payload = self.get_booster().to_dict()
         params = {k: _jsonable(v) for k, v in self.get_params().items()
                   if k not in RUN_SETTINGS}
-        payload[_ESTIMATOR_KEY] = {"class": type(self).__name__, "params": params,
-                                   **self._model_extras()}
+        payload[ESTIMATOR_KEY] = {"class": type(self).__name__, "params": params,
+                                  **self._model_extras()}
         write_json_atomically(path, payload)
 
+    @garbage_collection_paused()
     def load_model(self, path):
-        """Load a model written by ``save_model``; returns self."""
-        with open(os.fspath(path)) as f:
-            payload = json.load(f)
-        booster = Booster.from_dict(payload)
-        extras = payload.get(_ESTIMATOR_KEY, {})
-        self._check_extras(extras)
-        if "params" in extras:
-            self.set_params(**{k: v for k, v in extras["params"].items() if k in self._param_names()})
-        self._load_extras(extras)
+        """Load a model written by ``save_model``; returns self.
+
+        The file is checked completely before anything is used: a damaged or crafted
+        file raises ValueError naming the file and the field, and leaves this
+        estimator as it was.
+        """
+        return self._load_payload(read_model_json(path), os.fspath(path))
+
+    def _load_payload(self, payload, source):
+        booster = Booster.from_dict(payload, source)
+        section = payload.get(ESTIMATOR_KEY, {})
+        params = self._checked_section(section, source)
+        self._check_extras(section, booster, source)
+        self.set_params(**params)
+        self._load_extras(section)
         self._set_fitted(booster)
         return self
+
+    def _checked_section(self, section, source):
+        """The saved parameters this estimator takes, validated as ``fit`` would."""
+        if not isinstance(section, dict):
+            raise ValueError(f"{source}: {ESTIMATOR_KEY} must be an object; got {section!r:.80}")
+        unknown = [key for key in section if key not in ("class", "params", "classes")]
+        if unknown:
+            raise ValueError(f"{source}: {ESTIMATOR_KEY} has an unknown field {unknown[0]!r}")
+        saved = section.get("params", {})
+        if not isinstance(saved, dict):
+            raise ValueError(f"{source}: {ESTIMATOR_KEY}.params must be an object; got "
+                             f"{saved!r:.80}")
+        params = {k: v for k, v in saved.items() if k in self._param_names()}
+        try:
+            validate_params({**type(self)().get_params(), **params}, self._objectives)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{source}: {ESTIMATOR_KEY}.params: {err}") from None
+        return params
 
 
 REGRESSION_OBJECTIVES = ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror",
@@ -394,12 +417,22 @@ class DaskBoostClassifier(_DaskBoostModel):
     def _model_extras(self):
         return {"classes": self.classes_.tolist()}
 
-    def _check_extras(self, extras):
-        if "classes" not in extras:
-            raise ValueError("the model file has no classes; was it saved by a DaskBoostClassifier?")
+    def _check_extras(self, section, booster, source):
+        classes = section.get("classes")
+        if classes is None:
+            raise ValueError(f"{source}: the model file has no classes; was it saved by a "
+                             "DaskBoostClassifier?")
+        expected = 2 if booster.n_outputs == 1 else booster.n_outputs
+        if not isinstance(classes, list) or len(classes) != expected:
+            raise ValueError(f"{source}: classes = {classes!r:.80} must list the model's "
+                             f"{expected} classes")
+        if len({type(c) for c in classes}) != 1 or not isinstance(classes[0], (str, int, float)) \
+                or len(set(classes)) != len(classes):
+            raise ValueError(f"{source}: classes = {classes!r:.80} must be distinct labels of "
+                             "one type (strings, integers, numbers or booleans)")
 
-    def _load_extras(self, extras):
-        self.classes_ = np.array(extras["classes"])
+    def _load_extras(self, section):
+        self.classes_ = np.array(section["classes"])
         self.n_classes_ = len(self.classes_)
 
 
@@ -459,10 +492,24 @@ def _previous_booster(xgb_model):
     if isinstance(xgb_model, _DaskBoostModel):
         return xgb_model.get_booster()
     if isinstance(xgb_model, (str, os.PathLike)):
-        with open(os.fspath(xgb_model)) as f:
-            return Booster.from_dict(json.load(f))
+        return Booster.load(xgb_model)
     raise TypeError(f"xgb_model must be a fitted estimator, a Booster or a model file path; "
                     f"got {type(xgb_model).__name__}")
+
+
+@garbage_collection_paused()
+def load_estimator(path):
+    """The estimator saved at ``path``: a ``DaskBoostClassifier`` or ``DaskBoostRegressor``
+    as the file says (checked completely, as ``load_model``)."""
+    source = os.fspath(path)
+    payload = read_model_json(source)
+    section = payload.get(ESTIMATOR_KEY, {})
+    name = section.get("class", DaskBoostRegressor.__name__) if isinstance(section, dict) else None
+    classes = {cls.__name__: cls for cls in (DaskBoostRegressor, DaskBoostClassifier)}
+    if not isinstance(name, str) or name not in classes:
+        raise ValueError(f"{source}: {ESTIMATOR_KEY}.class = {name!r:.80} is not one of "
+                         f"{sorted(classes)}")
+    return classes[name]()._load_payload(payload, source)
 
 
 def _check_eval_set(eval_set, sample_weight_eval_set):

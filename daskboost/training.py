@@ -28,6 +28,7 @@ from .binning import BinMapper
 from .booster import Booster
 from .data import partition_input
 from .grower import TreeGrower, stack_node_arrays
+from .model_file import check_model, in_memory_checks_enabled
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_self_summaries,
                         hessian_summaries,
@@ -184,11 +185,21 @@ def _check_previous(previous, objective, data):
                          f"X has {data.feature_names or data.n_features}")
 
 
+def _trained_model(trees, base_margin, objective, data, objective_params, best=(None, None)):
+    """The Booster of the trees grown so far; with ``DASKBOOST_CHECK_MODELS=1`` (the test
+    suite) it passes the checks a model file passes, so the kernels' assumptions hold
+    for models built in memory too."""
+    booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
+                      objective_params, best_iteration=best[0], best_score=best[1])
+    if in_memory_checks_enabled():
+        check_model(booster, "the trained model")
+    return booster
+
+
 def _write_checkpoint(path, trees, base_margin, objective, data, objective_params):
     """The model so far, written atomically (a crash never leaves half a file)."""
     from .booster import write_json_atomically
-    booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
-                      objective_params)
+    booster = _trained_model(trees, base_margin, objective, data, objective_params)
     write_json_atomically(path, booster.to_dict())
 
 
@@ -241,9 +252,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
                 best = (round_, score)
             elif round_ - best[0] >= stopping:
                 break
-    booster = Booster(fit.trees, base_margin, objective.name, data.n_features,
-                      data.feature_names, objective_params, best_iteration=best[0],
-                      best_score=best[1])
+    booster = _trained_model(fit.trees, base_margin, objective, data, objective_params, best)
     return booster, TrainingInfo(classes, evals_result)
 
 

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 NODE_FIELDS = ("feature", "threshold", "default_left", "left", "right", "value", "gain", "cover")
-_DTYPES = {
+NODE_DTYPES = {
     "feature": np.int32,
     "threshold": np.float64,
     "default_left": np.bool_,
@@ -55,29 +55,16 @@ class Tree:
         return int(depth.max())
 
     def to_dict(self):
+        """The tree in a model file (read back, with checks, by ``model_file.parse_tree``)."""
         out = {name: getattr(self, name).tolist() for name in NODE_FIELDS}
         out["default_left"] = [int(v) for v in self.default_left]
         out["threshold"] = [_encode_float(v) for v in self.threshold]
         return out
 
-    @classmethod
-    def from_dict(cls, data):
-        arrays = {}
-        for name in NODE_FIELDS:
-            values = data[name]
-            if name == "threshold":
-                values = [_decode_float(v) for v in values]
-            arrays[name] = np.asarray(values, dtype=_DTYPES[name])
-        return cls(**arrays)
-
 
 def _encode_float(v):
     # JSON has no infinity: write it as a string so the file stays standard JSON.
     return float(v) if np.isfinite(v) else str(float(v))
-
-
-def _decode_float(v):
-    return float(v)
 
 
 class PackedForest:
@@ -94,7 +81,7 @@ class PackedForest:
         self.n_outputs = n_outputs
         for name in ("feature", "threshold", "default_left", "left", "right", "value"):
             parts = [getattr(tree, name) for tree in trees]
-            setattr(self, name, np.concatenate(parts) if parts else np.empty(0, _DTYPES[name]))
+            setattr(self, name, np.concatenate(parts) if parts else np.empty(0, NODE_DTYPES[name]))
 
     def add_margin(self, X, margin):
         """``margin[k] += outputs of the trees of output k`` for the rows of ``X``.

@@ -5,9 +5,14 @@ quantile sketch is exact) and models trained on differently partitioned copies o
 same rows differ only by floating point summation order.
 """
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
+
+# Every model a test trains passes the checks a model file passes (daskboost.model_file).
+os.environ["DASKBOOST_CHECK_MODELS"] = "1"
 
 N_ROWS = 1200
 FAST = {"n_estimators": 8, "max_depth": 3}

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 
+from daskboost.model_file import parse_trees
 from daskboost.tree import PackedForest, Tree
 
 
@@ -82,7 +83,7 @@ def test_empty_forest_adds_nothing():
 def test_round_trip_through_standard_json():
     tree = small_tree()
     text = json.dumps(tree.to_dict(), allow_nan=False)
-    back = Tree.from_dict(json.loads(text))
+    back, = parse_trees([json.loads(text)], "model")
     for name in ("feature", "threshold", "default_left", "left", "right", "value", "gain", "cover"):
         np.testing.assert_array_equal(getattr(back, name), getattr(tree, name))
         assert getattr(back, name).dtype == getattr(tree, name).dtype
