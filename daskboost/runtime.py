@@ -28,6 +28,8 @@ import dask.local
 import dask.threaded
 from dask.base import get_scheduler
 
+from .level_loop import drive, run_sync
+
 
 def add_tree_reduction(graph, keys, combine, name, *args):
     """Add a pairwise reduction of ``keys`` to ``graph``; return the key of the result."""
@@ -193,7 +195,7 @@ class Runtime:
         return [out.result()[0] for out in outs], total
 
     def run_loop(self, states, loop, func, combine, combine_into=None):
-        """Run the pass loop ``loop()`` (see ``drive``), each pass being
+        """Run the pass loop ``loop()`` (see ``level_loop.drive``), each pass being
         ``map_reduce(func, states, arg, ...)``'s total; returns the new states and the
         loop's result.
 
@@ -202,25 +204,12 @@ class Runtime:
         """
         current = [states]
 
-        def reduce_pass(arg):
+        async def reduce_pass(arg):
             current[0], total = self.map_reduce(func, current[0], arg, combine, combine_into)
             return total
 
-        result = drive(loop(), reduce_pass)
+        result = run_sync(drive(loop(), reduce_pass))
         return current[0], result
-
-
-def drive(passes, reduce_pass):
-    """Run a pass loop: ``passes`` is a generator that yields the argument of each pass
-    and is sent back the pass's result, ``reduce_pass(arg)``; returns what the
-    generator returns.  (A generator, not a callback, so that a cluster worker can run
-    the same loop as a coroutine on its event loop: see ``worker_states``.)"""
-    try:
-        arg = next(passes)
-        while True:
-            arg = passes.send(reduce_pass(arg))
-    except StopIteration as stop:
-        return stop.value
 
 
 def _value(future, is_pair):

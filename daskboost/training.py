@@ -27,7 +27,8 @@ import numpy as np
 from .binning import BinMapper
 from .booster import Booster
 from .data import partition_input
-from .grower import TreeGrower, stack_node_arrays
+from .grower import stack_node_arrays
+from .level_loop import SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values
 from .model_file import check_model, in_memory_checks_enabled
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_self_summaries,
@@ -384,7 +385,7 @@ class _Boosting:
             # the round is done: only now does it change what the next round starts from
             self.trees.extend(g.to_tree() for g in growers)
             self.pending = pending
-            self.leaf_values = _round_leaf_values(growers)
+            self.leaf_values = round_leaf_values(growers)
         return all_scores
 
     def _evaluate(self, growers, round_):
@@ -428,7 +429,7 @@ def _finish_round(runtime, states, pending, leaf_values, objective, mapper, para
     width = max(1, 0 if leaf_values is None else leaf_values.shape[1])
     splits = no_splits(K, width) if pending is None else pending
     (finish.split_feature, finish.split_bin, finish.default_left, finish.left_child,
-     finish.right_child) = (_pad(a, width) for a in splits)
+     finish.right_child) = (pad_nodes(a, width) for a in splits)
     states, _ = runtime.map_reduce(partition_step, states, finish, add_histograms)
     return states
 
@@ -484,128 +485,6 @@ def _refit_leaves(runtime, states, pending, grower, objective, mapper, params):
     grower.refit_leaves({leaf: eta * float(weighted_quantile(summary, objective.leaf_quantile))
                          for leaf, summary in summaries.items() if summary.total_weight > 0})
     return states, None
-
-
-def grow_rounds(mapper, params, seed, objective, rounds, pending, leaf_values, trim):
-    """Grow the trees of ``rounds`` one round after the other; returns
-    ``[(growers, pending splits)]``, one per round.
-
-    A pass loop, as ``grow_levels`` (a generator: it yields each pass's step and is
-    sent back the pass's reduced histograms).  ``pending`` and ``leaf_values``: what
-    the round before ``rounds[0]`` left (its last splits and its trees' node values,
-    applied by the next round's first pass).
-    """
-    grown = []
-    for round_ in rounds:
-        # column sampling keyed on (seed, round, tree), like row sampling: continuing a
-        # fit draws the same columns as training in one go
-        growers = [TreeGrower(mapper, params, np.random.default_rng([seed, round_, k]))
-                   for k in range(objective.n_outputs())]
-        first = dict(new_tree=True, leaf_values=leaf_values, objective=objective,
-                     subsample=params.get("subsample", 1.0), sample_seed=seed, round=round_,
-                     trim_threshold=trim)
-        growers, pending = yield from grow_levels(growers, pending, mapper, first)
-        leaf_values = _round_leaf_values(growers)
-        grown.append((growers, pending))
-    return grown
-
-
-def _round_leaf_values(growers):
-    """(K, n_nodes) node values of a round's trees (learning rate included)."""
-    return stack_node_arrays([g.leaf_values() for g in growers], 0.0, np.float64)
-
-
-def grow_levels(growers, pending, mapper, first):
-    """Grow a round's trees level by level; returns ``(growers, pending)``.
-
-    A generator: it yields the ``LevelStep`` of each pass and is sent back the pass's
-    result, ``partition_step`` with that step run on every partition and its
-    histograms reduced (``runtime.drive`` runs such a loop).  ``pending``: the previous
-    round's last splits; ``first``: the ``LevelStep`` fields of the round's first pass
-    (``new_tree=True``, the previous round's leaf values, the objective, row
-    sampling).  Deterministic: on a cluster every worker runs it on the same sums and
-    takes the same decisions.
-    """
-    leaf_values = first["leaf_values"]
-    new_tree = True
-    while True:
-        # rows may still sit in the previous round's trees: cover their node ids
-        min_width = leaf_values.shape[1] if new_tree and leaf_values is not None else 1
-        step, slot_counts = _level_step(growers, pending, mapper, min_width)
-        if new_tree:
-            for name, value in first.items():
-                setattr(step, name, value)
-            new_tree = False
-        hist = yield step
-        pending = _receive(growers, hist, slot_counts)
-        if all(g.finished for g in growers):
-            break
-    for grower in growers:
-        grower.drop_histograms()
-    return growers, pending
-
-
-def _level_step(growers, pending, mapper, min_width=1):
-    """The pass that builds what every still-growing tree asked for.
-
-    Returns the step and the number of histogram slots of each tree.  Node arrays are
-    as wide as the largest tree, the previous round's included (``min_width``: its last
-    splits and leaf values are applied at a round's first pass): the kernels index them
-    by node id unchecked.
-    """
-    n_nodes = max(max(g.n_nodes for g in growers), min_width)
-    if pending is not None:
-        n_nodes = max(n_nodes, pending[0].shape[1])
-    node_to_slot = np.full((len(growers), n_nodes), -1, dtype=np.int32)
-    counts = []
-    offset = 0
-    for t, grower in enumerate(growers):
-        slots, n = (None, 0) if grower.finished else grower.build_request()
-        if n:
-            node_to_slot[t, :len(slots)] = np.where(slots >= 0, slots + offset, -1)
-        counts.append(n)
-        offset += n
-    step = LevelStep(node_to_slot=node_to_slot, n_slots=offset, n_codes=mapper.n_codes,
-                     missing_code=mapper.missing_code)
-    splits = no_splits(len(growers), n_nodes) if pending is None else pending
-    (step.split_feature, step.split_bin, step.default_left, step.left_child,
-     step.right_child) = (_pad(a, n_nodes) for a in splits)
-    return step, counts
-
-
-def _pad(array, n_nodes):
-    """Widen a (K, m) node array to (K, n_nodes); new nodes are 'not split'."""
-    if array.shape[1] == n_nodes:
-        return array
-    out = np.full((array.shape[0], n_nodes), False if array.dtype == np.bool_ else -1,
-                  dtype=array.dtype)
-    out[:, :array.shape[1]] = array
-    return out
-
-
-def _receive(growers, hist, slot_counts):
-    """Hand each growing tree its histogram slots; stack the splits they decide."""
-    offset = 0
-    splits = []
-    for grower, n in zip(growers, slot_counts):
-        if n == 0:
-            splits.append(None)
-            continue
-        splits.append(grower.receive(hist[offset:offset + n]))
-        offset += n
-    if all(s is None for s in splits):
-        return None
-    n_nodes = max(g.n_nodes for g in growers)
-    columns = []
-    for j, (fill, dtype) in enumerate(SPLIT_FILLS):
-        rows = [np.full(1, fill, dtype) if s is None else s[j] for s in splits]
-        columns.append(stack_node_arrays(rows, fill, dtype, n_nodes))
-    return tuple(columns)
-
-
-# fill values and dtypes of (feature, bin, default_left, left, right) for nodes not split
-SPLIT_FILLS = ((-1, np.int32), (-1, np.int32), (False, np.bool_), (-1, np.int32),
-               (-1, np.int32))
 
 
 def _binned_round(growers):

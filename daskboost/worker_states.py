@@ -31,6 +31,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from .level_loop import drive
 from .runtime import reduce_nodes
 
 _lock = threading.Lock()
@@ -215,7 +216,7 @@ class StateHolder:
         return run_pass(self.fit_id, collection, indices, n_partitions, func, arg, combine)
 
     async def run_loop(self, collection, indices, n_partitions, shared, call, peers, leader):
-        """Run the pass loop ``loop()`` (see ``runtime.drive``) with ``shared`` =
+        """Run the pass loop ``loop()`` (see ``level_loop.drive``) with ``shared`` =
         pickled (loop, func, combine, combine_into): each pass runs ``func`` on the
         local partitions, swaps partial sums with ``peers`` (the addresses of the
         loop's other workers) and sends the total back into the loop.
@@ -231,22 +232,22 @@ class StateHolder:
         """
         from distributed.protocol.pickle import loads
         loop, func, combine, combine_into = loads(shared)
-        passes = loop()
+        steps = itertools.count()
+
+        async def reduce_pass(arg):
+            nodes = await run_pass_async(self.fit_id, collection, indices, n_partitions,
+                                         func, arg, combine_into)
+            if peers:
+                for partial in await self._exchange(call, next(steps), nodes, peers):
+                    nodes.update(partial)
+                # every worker adds the same partial sums in the same tree: same totals
+                # (into fresh arrays: what was sent and received stays as is)
+                nodes = reduce_nodes(nodes, n_partitions, combine)
+            (total,) = nodes.values()
+            return total
+
         try:
-            arg = next(passes)
-            for step in itertools.count():
-                nodes = await run_pass_async(self.fit_id, collection, indices, n_partitions,
-                                             func, arg, combine_into)
-                if peers:
-                    for partial in await self._exchange(call, step, nodes, peers):
-                        nodes.update(partial)
-                    # every worker adds the same partial sums in the same tree: same
-                    # totals (into fresh arrays: what was sent and received stays as is)
-                    nodes = reduce_nodes(nodes, n_partitions, combine)
-                (total,) = nodes.values()
-                arg = passes.send(total)
-        except StopIteration as stop:
-            result = stop.value
+            result = await drive(loop(), reduce_pass)
         finally:
             self._end(call)
         return result if leader else None
