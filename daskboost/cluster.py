@@ -32,7 +32,8 @@ import itertools
 import logging
 import time
 
-from .runtime import StatesLost, per_partition_graph, raw_inputs, reduce_nodes
+from .reduction import reduce_all, reduce_nodes
+from .runtime import StatesLost, per_partition_graph, raw_inputs
 from .worker_states import (MissingStateError, PeerLost, StateHolder, actor_execute, lookup,
                             register)
 
@@ -153,8 +154,7 @@ class ClusterRuntime:
         if combine is None:
             states.owners.update(enumerate(results))
             return states
-        nodes = reduce_nodes({(0, i): r for i, r in enumerate(results)}, len(results), combine)
-        return next(iter(nodes.values()))
+        return reduce_all(results, combine)
 
     def _get_placed(self, graph, keys, placement):
         """Values of ``keys``, each computed (with its inputs) on ``placement[key]``

@@ -83,6 +83,8 @@ import warnings
 import numba
 import numpy as np
 
+from .reduction import reduce_all
+
 AUC_BINS = 2 ** 16
 
 # Objectives whose output (``objective.transform``) is already a score in [0, 1].
@@ -124,16 +126,10 @@ class Metric:
 
 
 def tree_reduce(metric, partials):
-    """Combine ``partials`` pairwise in the fixed order ``0+1, 2+3, ...``, then again."""
-    level = list(partials)
-    if not level:
+    """Combine ``partials`` in the fixed pairwise order of ``reduction``."""
+    if not partials:
         raise ValueError("tree_reduce needs at least one partial result")
-    while len(level) > 1:
-        paired = [metric.combine(level[j], level[j + 1]) for j in range(0, len(level) - 1, 2)]
-        if len(level) % 2:
-            paired.append(level[-1])
-        level = paired
-    return level[0]
+    return reduce_all(partials, metric.combine)
 
 
 def evaluate(metric, blocks, objective):

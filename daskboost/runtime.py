@@ -12,9 +12,9 @@ pool sized like dask's threaded scheduler (inline for the synchronous one): a le
 about ten tasks of a few milliseconds, and a ``dask.threaded.get`` call costs about
 1.8 ms more than that in graph handling: over 600 levels, 10% of a 1M-row fit.
 
-The reduction tree is fixed (pair 0+1, 2+3, ... then again; ``reduce_nodes``), so sums
-are added in the same order on every scheduler: same data and partitioning, same model,
-byte for byte.
+Every reduction follows the one fixed pairwise order of ``reduction`` (pair 0+1, 2+3,
+... then again), so sums are added in the same order on every scheduler: same data and
+partitioning, same model, byte for byte.
 """
 
 import ctypes
@@ -29,47 +29,20 @@ import dask.threaded
 from dask.base import get_scheduler
 
 from .level_loop import drive, run_sync
+from .reduction import reduce_all, reduction_steps, root
 
 
 def add_tree_reduction(graph, keys, combine, name, *args):
-    """Add a pairwise reduction of ``keys`` to ``graph``; return the key of the result."""
-    level = 0
-    keys = list(keys)
-    while len(keys) > 1:
-        next_keys = []
-        for j in range(0, len(keys) - 1, 2):
-            key = (f"{name}-reduce-{level}", j // 2)
-            graph[key] = (combine, keys[j], keys[j + 1], *args)
-            next_keys.append(key)
-        if len(keys) % 2:
-            next_keys.append(keys[-1])
-        keys = next_keys
-        level += 1
-    return keys[0]
-
-
-def reduce_nodes(nodes, n_leaves, combine):
-    """Complete what can be completed of the pairwise reduction tree over ``n_leaves``.
-
-    ``nodes`` maps (level, j) to a partial sum: leaf ``i`` is (0, i); node (level+1, j)
-    is ``combine(node (level, 2j), node (level, 2j+1))``, or node (level, 2j) carried up
-    when it has no right sibling.  This is the tree of ``add_tree_reduction`` and of the
-    in-process reduction, so whoever holds which leaves, the same sums are added in the
-    same order.  Returns the nodes left (just {(top, 0): total} once all leaves are in).
-    """
-    nodes = dict(nodes)
-    level, width = 0, n_leaves
-    while width > 1:
-        for j in range((width + 1) // 2):
-            left, right = (level, 2 * j), (level, 2 * j + 1)
-            if left not in nodes:
-                continue
-            if 2 * j + 1 >= width:
-                nodes[(level + 1, j)] = nodes.pop(left)
-            elif right in nodes:
-                nodes[(level + 1, j)] = combine(nodes.pop(left), nodes.pop(right))
-        level, width = level + 1, (width + 1) // 2
-    return nodes
+    """Add the fixed pairwise reduction of ``keys`` (``reduction``) to ``graph`` as
+    tasks ``combine(a, b, *args)``; return the key of the total."""
+    key_of = {(0, i): key for i, key in enumerate(keys)}
+    for parent, left, right in reduction_steps(len(keys)):
+        if right is None:
+            key_of[parent] = key_of[left]
+        else:
+            key_of[parent] = (f"{name}-reduce-{left[0]}", parent[1])
+            graph[key_of[parent]] = (combine, key_of[left], key_of[right], *args)
+    return key_of[root(len(keys))]
 
 
 def release_free_memory():
@@ -180,18 +153,18 @@ class Runtime:
         combine = combine_into or combine
         if self._pool is None:  # the synchronous scheduler: everything inline
             pairs = [func(state, arg) for state in states]
-            nodes = reduce_nodes({(0, i): p[1] for i, p in enumerate(pairs)}, len(pairs), combine)
-            return [pair[0] for pair in pairs], next(iter(nodes.values()))
-        # Reductions are submitted after the tasks they read (the pool runs tasks in
-        # submission order), so a reduction that waits only waits on running tasks.
-        # Entries are (future, is_pair): a partition's (state, result) or a partial sum.
+            return [pair[0] for pair in pairs], reduce_all([p[1] for p in pairs], combine)
+        # The fixed reduction tree (``reduction``) out of futures. Reductions are
+        # submitted after the tasks they read (the pool runs tasks in submission order),
+        # so a reduction that waits only waits on running tasks. Entries are
+        # (future, is_pair): a partition's (state, result) or a partial sum.
         outs = [self._pool.submit(func, state, arg) for state in states]
-        level = [(out, True) for out in outs]
-        while len(level) > 1:
-            level = [(self._pool.submit(_combine_futures, *level[j], *level[j + 1], combine), False)
-                     if j + 1 < len(level) else level[j]
-                     for j in range(0, len(level), 2)]
-        total = _value(*level[0])
+        entries = {(0, i): (out, True) for i, out in enumerate(outs)}
+        for parent, left, right in reduction_steps(len(outs)):
+            entries[parent] = entries[left] if right is None else (
+                self._pool.submit(_combine_futures, *entries[left], *entries[right], combine),
+                False)
+        total = _value(*entries[root(len(outs))])
         return [out.result()[0] for out in outs], total
 
     def run_loop(self, states, loop, func, combine, combine_into=None):

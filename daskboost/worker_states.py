@@ -7,7 +7,7 @@ the scheduler in the loop:
 
 - ``run``: one pass over the worker's partitions (with as many threads as the worker
   has).  It returns only partial sums: the nodes of the fixed pairwise reduction tree
-  (see ``runtime.reduce_nodes``) that the worker's partitions complete, so the client
+  (see ``reduction``) that the worker's partitions complete, so the client
   finishes the same sums, in the same order, as the in-process scheduler: same model,
   byte for byte.
 - ``run_loop``: a loop of such passes (the levels of a round), run by every worker at
@@ -32,7 +32,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from .level_loop import drive
-from .runtime import reduce_nodes
+from .reduction import reduce_nodes
 
 _lock = threading.Lock()
 _fits = {}     # fit_id -> {(collection, index): state}
