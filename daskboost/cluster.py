@@ -26,16 +26,20 @@ then redoes the current round, which is deterministic, so the model is the one a
 undisturbed run gives.
 """
 
-import asyncio
 import concurrent.futures
 import itertools
 import logging
 import time
 
+from dask.optimization import cull
+from distributed import get_worker
+
+from . import compat
+from .blockstore import remove_fit_dirs
 from .reduction import reduce_all, reduce_nodes
-from .runtime import StatesLost, per_partition_graph, raw_inputs
-from .worker_states import (MissingStateError, PeerLost, StateHolder, actor_execute, lookup,
-                            register)
+from .graphs import StatesLost, per_partition_graph, raw_inputs
+from .worker_states import (MissingStateError, PeerLost, StateHolder, begin_fit, forget_states,
+                            lookup, partition_index, register, release)
 
 logger = logging.getLogger("daskboost")
 
@@ -65,14 +69,12 @@ class ClusterStates:
 
 def _create_and_register(fit_id, collection, index, func, *args):
     """Task: build a partition's state and keep it on this worker; return the address."""
-    from distributed import get_worker
     register(fit_id, collection, index, func(*args))
     return get_worker().address
 
 
 def _with_registered(fit_id, collection, index, replaces_state, func, x, w, *args):
     """Task: ``func(x, w, state, *args)`` with the partition's state on this worker."""
-    from distributed import get_worker
     result = func(x, w, lookup(fit_id, collection, index), *args)
     if replaces_state:
         register(fit_id, collection, index, result)
@@ -90,7 +92,6 @@ class ClusterRuntime:
         self._counter = itertools.count()
         self._holders = {}      # worker address -> (StateHolder actor future, rpc)
         self._collections = []
-        from .worker_states import begin_fit
         client.run(begin_fit, fit_id)
 
     # ---- lifetime ------------------------------------------------------------------
@@ -102,8 +103,6 @@ class ClusterRuntime:
 
     def close(self):
         """Drop the fit's states on every worker and remove its spilled blocks."""
-        from .blockstore import remove_fit_dirs
-        from .worker_states import release
         try:
             self.client.run(release, self.fit_id)
         except Exception:  # noqa: BLE001 - best effort: a worker may be gone
@@ -160,7 +159,6 @@ class ClusterRuntime:
         """Values of ``keys``, each computed (with its inputs) on ``placement[key]``
         when that worker is alive.  One submission per worker, since ``client.get``
         restricts a whole graph at once."""
-        from dask.optimization import cull
         by_worker = {}
         for key in keys:
             by_worker.setdefault(placement[key], []).append(key)
@@ -178,8 +176,7 @@ class ClusterRuntime:
     def map_reduce(self, func, states, arg, combine, combine_into=None):
         """One call per worker; returns the same handle and the reduced total."""
         # partial sums on a worker are fresh arrays used once: combine them in place
-        from distributed.protocol.pickle import dumps
-        shared = dumps((func, arg, combine_into or combine))  # pickled once, for all
+        shared = compat.dumps((func, arg, combine_into or combine))  # pickled once, for all
         calls = [(address, self._call_holder(address, "run", states.name, indices,
                                              states.n_partitions, shared))
                  for address, indices in states.by_worker().items()]
@@ -193,8 +190,7 @@ class ClusterRuntime:
     def run_loop(self, states, loop, func, combine, combine_into=None):
         """The pass loop ``loop()`` run by every worker holding ``states`` (see
         ``Runtime.run_loop``); the workers swap partial sums after each pass."""
-        from distributed.protocol.pickle import dumps
-        shared = dumps((loop, func, combine, combine_into or combine))
+        shared = compat.dumps((loop, func, combine, combine_into or combine))
         by_worker = states.by_worker()
         for address in by_worker:  # every holder is ready to read its peers' sums first
             self._holder(address)
@@ -240,14 +236,7 @@ class ClusterRuntime:
         return future.key, rpc
 
     def _rpc(self, address):
-        from distributed.actor import ProxyRPC
-        if self.client.direct_to_workers is not False:
-            try:
-                self.client.sync(self.client.rpc(address).identity)
-                return self.client.rpc(address)
-            except OSError:  # not reachable from here: through the scheduler
-                pass
-        return ProxyRPC(self.client.scheduler, address)
+        return compat.worker_rpc(self.client, address)
 
     def _call_holder(self, address, method, *args):
         """Start ``method(*args)`` on the worker's StateHolder; a concurrent future.
@@ -256,8 +245,7 @@ class ClusterRuntime:
         actor calls from a client go through the scheduler, which measured ~3 ms more
         per level here, and each ``ActorFuture.result`` is another thread hop)."""
         key, rpc = self._holder(address)
-        return asyncio.run_coroutine_threadsafe(actor_execute(rpc, key, method, args),
-                                                self.client.loop.asyncio_loop)
+        return compat.run_on_client_loop(self.client, compat.call_actor(rpc, key, method, args))
 
     def _wait_all(self, calls, on_failure=None):
         """Results of actor calls [(address, future)], in order.  If a call fails or
@@ -306,7 +294,6 @@ class ClusterRuntime:
         round.  ``everything``: rebuild the states the live workers still hold as well
         (after a loop over several rounds they may be rounds ahead of that start).
         """
-        from .worker_states import forget_states, partition_index
         self._live_workers()  # wait for at least one
         live = self._scheduler_workers()
         for address in list(self._holders):

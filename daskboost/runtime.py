@@ -1,8 +1,8 @@
-"""Running the passes over the partitions in process (threaded or synchronous scheduler).
+"""Running the passes over the partitions in process (threaded or synchronous scheduler),
+and ``make_runtime``, which picks this runtime or the cluster's (``cluster.py``).
 
-The passes over the raw data (sketch, binning, approx re-binning) are raw task graphs on
-top of the input collection's own graph, run by the active scheduler, so dask's
-optimiser decides how the parquet lake is read.  The binning pass returns the
+The passes over the raw data (sketch, binning, approx re-binning) are task graphs
+(``graphs.py``) run by the active scheduler.  The binning pass returns the
 per-partition states, which stay where they are: here, plain objects in a list (on
 ``distributed``, see ``cluster.py``: in the workers' memory).
 
@@ -17,8 +17,6 @@ Every reduction follows the one fixed pairwise order of ``reduction`` (pair 0+1,
 partitioning, same model, byte for byte.
 """
 
-import ctypes
-import ctypes.util
 import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -28,52 +26,11 @@ import dask.local
 import dask.threaded
 from dask.base import get_scheduler
 
+from .blockstore import close_store
+from .graphs import add_tree_reduction, per_partition_graph, raw_inputs
 from .level_loop import drive, run_sync
+from .memory import release_free_memory
 from .reduction import reduce_all, reduction_steps, root
-
-
-def add_tree_reduction(graph, keys, combine, name, *args):
-    """Add the fixed pairwise reduction of ``keys`` (``reduction``) to ``graph`` as
-    tasks ``combine(a, b, *args)``; return the key of the total."""
-    key_of = {(0, i): key for i, key in enumerate(keys)}
-    for parent, left, right in reduction_steps(len(keys)):
-        if right is None:
-            key_of[parent] = key_of[left]
-        else:
-            key_of[parent] = (f"{name}-reduce-{left[0]}", parent[1])
-            graph[key_of[parent]] = (combine, key_of[left], key_of[right], *args)
-    return key_of[root(len(keys))]
-
-
-def release_free_memory():
-    """Give the memory freed by a pass over the raw data back to the OS (glibc's
-    ``malloc_trim``): reading and binning leave many MB of freed buffers in the
-    allocator's arenas, which would otherwise count in the process's RSS for the rest
-    of the fit (measured: 700 -> 510 MB on a 4M-row out-of-core fit)."""
-    try:
-        ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
-    except (OSError, AttributeError, TypeError):  # not glibc
-        pass
-
-
-def per_partition_graph(data, name, make_task, indices=None):
-    """The input's graph plus one task ``make_task(i)`` per partition ``i``."""
-    graph = dict(data.graph)
-    keys = []
-    for i in range(data.n_partitions) if indices is None else indices:
-        keys.append((name, i))
-        graph[keys[-1]] = make_task(i)
-    return graph, keys
-
-
-def raw_inputs(data, i):
-    """The keys of partition ``i``'s X, y and weight blocks (None when absent)."""
-    return (data.x_keys[i], None if data.y_keys is None else data.y_keys[i],
-            None if data.w_keys is None else data.w_keys[i])
-
-
-class StatesLost(RuntimeError):
-    """Partition states were lost with a worker; the runtime can rebuild them."""
 
 
 def make_runtime(fit_id, store_config):
@@ -81,6 +38,8 @@ def make_runtime(fit_id, store_config):
     get = get_scheduler() or dask.threaded.get
     client = _distributed_client(get)
     if client is not None:
+        # imported only now: the cluster runtime imports distributed's internals
+        # (``compat``), which an in-process fit never needs
         from .cluster import ClusterRuntime
         return ClusterRuntime(client, fit_id, store_config)
     return Runtime(get, fit_id, store_config)
@@ -102,7 +61,6 @@ class Runtime:
 
     def close(self):
         """Stop the thread pool and remove the fit's spilled blocks."""
-        from .blockstore import close_store
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
@@ -199,8 +157,5 @@ def _distributed_client(get):
     owner = getattr(get, "__self__", None)
     if owner is None:
         return None
-    try:
-        from distributed import Client
-    except ImportError:  # pragma: no cover - distributed is a dependency
-        return None
+    from distributed import Client  # only with a scheduler bound to an object: maybe one
     return owner if isinstance(owner, Client) else None

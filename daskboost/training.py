@@ -35,7 +35,8 @@ from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_sel
                         hessian_summaries,
                         leaf_residual_summaries, merge_scans, no_splits, partition_step,
                         rebin_partition, rebuild_partition, scan_partition)
-from .runtime import StatesLost, add_tree_reduction, make_runtime, per_partition_graph, raw_inputs
+from .graphs import StatesLost, add_tree_reduction, per_partition_graph, raw_inputs
+from .runtime import make_runtime
 from .tree import add_binned_tree_outputs
 
 OBJECTIVE_PARAMS = ("num_class", "huber_slope", "quantile_alpha", "tweedie_variance_power")

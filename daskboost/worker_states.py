@@ -24,14 +24,16 @@ worker still holds, and the client rebuilds the lost ones from the raw data (see
 """
 
 import asyncio
-import ctypes
-import ctypes.util
 import itertools
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from distributed import get_worker
+
+from . import compat
+from .blockstore import close_store
 from .level_loop import drive
+from .memory import tune_malloc
 from .reduction import reduce_nodes
 
 _lock = threading.Lock()
@@ -40,39 +42,6 @@ _pools = {}    # fit_id -> ThreadPoolExecutor
 _holders = {}  # fit_id -> this process's StateHolder (receives the peers' sums)
 
 SUMS_HANDLER = "daskboost_sums"  # the worker handler that reads a peer's sums stream
-
-
-# glibc's mallopt: dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=64 KiB, which
-# also pins glibc's mmap threshold at 128 KiB.  Then every histogram and position array
-# of a level is a fresh mmap whose pages fault in on first touch (the histogram kernel
-# measured 1.55x slower in a worker than in a plain process, 5.9 vs 3.8 ms per 125k
-# rows), and whatever is freed at the top of the heap goes back to the OS at once, to
-# be faulted in again by the next level: a 1M-row, 100-tree fit on two workers took
-# 14.5 s, against 12.8 s with both thresholds at 64 MiB.  While a fit runs, a worker
-# keeps both at 64 MiB; ``release`` puts the worker's settings back and trims the heap.
-_M_TRIM_THRESHOLD = -1
-_M_MMAP_THRESHOLD = -3
-_FIT_THRESHOLD = 64 * 2 ** 20
-_DEFAULT_MMAP_THRESHOLD = 128 * 2 ** 10
-_DEFAULT_TRIM_THRESHOLD = 128 * 2 ** 10
-
-
-def _tune_malloc(during_fit):
-    """glibc's mmap and trim thresholds for a fit (``during_fit``), or back to the
-    process's own (the trim threshold from MALLOC_TRIM_THRESHOLD_ if set)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
-        if during_fit:
-            libc.mallopt(_M_MMAP_THRESHOLD, _FIT_THRESHOLD)
-            libc.mallopt(_M_TRIM_THRESHOLD, _FIT_THRESHOLD)
-        else:
-            trim = os.environ.get("MALLOC_TRIM_THRESHOLD_", "")
-            libc.mallopt(_M_TRIM_THRESHOLD,
-                         int(trim) if trim.isdigit() else _DEFAULT_TRIM_THRESHOLD)
-            libc.mallopt(_M_MMAP_THRESHOLD, _DEFAULT_MMAP_THRESHOLD)
-            libc.malloc_trim(0)
-    except (OSError, AttributeError, TypeError):  # not glibc: nothing to tune
-        pass
 
 
 class MissingStateError(RuntimeError):
@@ -92,7 +61,7 @@ def begin_fit(fit_id):
 
 def _begin(fit_id):
     if not _fits:
-        _tune_malloc(during_fit=True)
+        tune_malloc(during_fit=True)
     return _fits.setdefault(fit_id, {})
 
 
@@ -126,18 +95,22 @@ def partition_index(fit_id):
 
 
 def release(fit_id):
-    """Forget the fit's states and stop its thread pool (and close its block store)."""
-    from .blockstore import close_store
+    """Forget the fit's states, stop its thread pool, close its block store and its
+    streams; with no fit left, put the worker back as it was (its handler for partial
+    sums removed, glibc's settings restored)."""
     with _lock:
         _fits.pop(fit_id, None)
         pool = _pools.pop(fit_id, None)
         holder = _holders.pop(fit_id, None)
-        if not _fits:
-            _tune_malloc(during_fit=False)
+        last = not _fits
+        if last:
+            tune_malloc(during_fit=False)
     if pool is not None:
         pool.shutdown()
     if holder is not None:
         holder.close_streams()
+        if not _holders:
+            compat.remove_handler(holder.worker, SUMS_HANDLER)
     close_store(fit_id)
 
 
@@ -145,34 +118,23 @@ def _pool(fit_id):
     with _lock:
         if fit_id not in _pools:
             try:
-                from distributed import get_worker
-                threads = get_worker().state.nthreads
-            except (ImportError, ValueError):
+                threads = compat.worker_threads()
+            except ValueError:  # not on a worker
                 threads = 1
             _pools[fit_id] = (None if threads == 1 else
                               ThreadPoolExecutor(threads, thread_name_prefix="daskboost"))
         return _pools[fit_id]
 
 
-def run_pass(fit_id, collection, indices, n_partitions, func, arg, combine):
-    """``func(state, arg) -> (new_state, result)`` on the given local partitions.
+async def run_pass(fit_id, collection, indices, n_partitions, func, arg, combine):
+    """``func(state, arg) -> (new_state, result)`` on the given local partitions, from
+    the worker's event loop: with one thread, the partitions run right here, one by
+    one, the loop serving what came in (heartbeats, the peers' sums) between them; with
+    more, in the fit's thread pool.
 
     The new states replace the old ones; returns the reduction-tree nodes
     {(level, j): partial sum} that these partitions complete.
     """
-    states = [lookup(fit_id, collection, i) for i in indices]  # fail before any change
-    pool = _pool(fit_id)
-    if pool is None:  # one thread: run here (no hand-offs)
-        outputs = [func(state, arg) for state in states]
-    else:
-        outputs = [f.result() for f in [pool.submit(func, state, arg) for state in states]]
-    return _keep_outputs(fit_id, collection, indices, n_partitions, outputs, combine)
-
-
-async def run_pass_async(fit_id, collection, indices, n_partitions, func, arg, combine):
-    """``run_pass`` from the worker's event loop: with one thread, the partitions run
-    right here, one by one, the loop serving what came in (heartbeats, the peers'
-    sums) between them; with more, in the fit's thread pool."""
     states = [lookup(fit_id, collection, i) for i in indices]
     pool = _pool(fit_id)
     if pool is None:
@@ -198,22 +160,21 @@ class StateHolder:
     """Actor giving the client direct access to one worker's states of one fit."""
 
     def __init__(self, fit_id):
-        from distributed import get_worker
         self.fit_id = fit_id
-        self._worker = get_worker()
+        self.worker = get_worker()
         self._inbox = {}     # (loop call, pass, sender) -> future of the sender's sums
         self._ended = set()  # loop calls finished or aborted here
         self._streams = {}   # peer address -> open comm for this fit's partial sums
-        self._worker.handlers[SUMS_HANDLER] = _read_sums
+        compat.install_handler(self.worker, SUMS_HANDLER, _read_sums)  # removed by release
         with _lock:
             _holders[fit_id] = self
 
-    def run(self, collection, indices, n_partitions, shared):
+    async def run(self, collection, indices, n_partitions, shared):
         """``run_pass``; ``shared`` = pickled (func, arg, combine), the same bytes for
         every worker (pickled once by the client)."""
-        from distributed.protocol.pickle import loads
-        func, arg, combine = loads(shared)
-        return run_pass(self.fit_id, collection, indices, n_partitions, func, arg, combine)
+        func, arg, combine = compat.loads(shared)
+        return await run_pass(self.fit_id, collection, indices, n_partitions, func, arg,
+                              combine)
 
     async def run_loop(self, collection, indices, n_partitions, shared, call, peers, leader):
         """Run the pass loop ``loop()`` (see ``level_loop.drive``) with ``shared`` =
@@ -230,13 +191,12 @@ class StateHolder:
         workers): a 1.84 MB message took ~11 ms to arrive there, against ~4 ms between
         idle workers.
         """
-        from distributed.protocol.pickle import loads
-        loop, func, combine, combine_into = loads(shared)
+        loop, func, combine, combine_into = compat.loads(shared)
         steps = itertools.count()
 
         async def reduce_pass(arg):
-            nodes = await run_pass_async(self.fit_id, collection, indices, n_partitions,
-                                         func, arg, combine_into)
+            nodes = await run_pass(self.fit_id, collection, indices, n_partitions, func, arg,
+                                   combine_into)
             if peers:
                 for partial in await self._exchange(call, next(steps), nodes, peers):
                     nodes.update(partial)
@@ -258,9 +218,8 @@ class StateHolder:
         Each peer gets them over this fit's stream to it (``_stream``): one message per
         pass, no reply (waiting for one would be a round trip).
         """
-        from distributed.protocol import to_serialize
-        message = {"call": call, "step": step, "sender": self._worker.address,
-                   "nodes": to_serialize(nodes)}
+        message = {"call": call, "step": step, "sender": self.worker.address,
+                   "nodes": compat.to_serialize(nodes)}
         sends = [self._send(address, message) for address in peers]
         inbox = [self._slot(call, step, address) for address in peers]
         received = await asyncio.gather(*sends, *inbox)
@@ -280,8 +239,7 @@ class StateHolder:
         to the peer's listener, kept for the fit: the per-message handling of an actor
         call measured ~0.8 ms more per message (2.2 vs 1.4 ms one way for 115 KB)."""
         if address not in self._streams:
-            from distributed.comm import connect
-            comm = await connect(address, **self._worker.connection_args)
+            comm = await compat.open_stream(self.worker, address)
             await comm.write({"op": SUMS_HANDLER, "fit_id": self.fit_id, "reply": False})
             self._streams[address] = comm
         return self._streams[address]
@@ -326,28 +284,12 @@ async def _read_sums(comm, fit_id):
     """Worker handler for a peer's stream of partial sums (see ``StateHolder._stream``):
     each message goes to this process's StateHolder of ``fit_id``, until the peer
     closes the comm or dies."""
-    from distributed.comm import CommClosedError
     while True:
         try:
             message = await comm.read()
-        except (CommClosedError, OSError):
+        except (compat.CommClosedError, OSError):
             return
         holder = _holders.get(fit_id)
         if holder is not None:
             holder.deliver(message["call"], message["step"], message["sender"],
                            message["nodes"])
-
-
-async def actor_execute(rpc, key, method, args, reply=True):
-    """Run an actor's method on its worker over ``rpc`` (as distributed's Actor does);
-    its result, or the exception it raised (with ``reply=False``: only send the call)."""
-    from distributed.core import clean_exception
-    from distributed.protocol import to_serialize
-    response = await rpc.actor_execute(actor=key, function=method, reply=reply,
-                                       args=[to_serialize(a) for a in args], kwargs={})
-    if not reply:
-        return None
-    if response["status"] == "OK":
-        return response["result"]
-    _, exc, tb = clean_exception(**response)
-    raise exc.with_traceback(tb)

@@ -172,7 +172,7 @@ def test_a_loop_failing_on_one_worker_stops_the_others_and_raises_its_error():
 def test_workers_tune_malloc_only_while_a_fit_holds_states(monkeypatch):
     from daskboost import worker_states
     calls = []
-    monkeypatch.setattr(worker_states, "_tune_malloc", lambda during_fit: calls.append(during_fit))
+    monkeypatch.setattr(worker_states, "tune_malloc", lambda during_fit: calls.append(during_fit))
     worker_states.begin_fit("fit-a")
     worker_states.register("fit-a", "train", 0, "state")
     worker_states.begin_fit("fit-b")

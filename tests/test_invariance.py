@@ -85,11 +85,14 @@ def test_distributed_cluster_gives_a_byte_identical_model(tmp_path, cluster, dir
         routes.append(type(rpc).__name__)
         return rpc
 
-    with distributed.Client(cluster, direct_to_workers=direct_to_workers), \
+    with distributed.Client(cluster, direct_to_workers=direct_to_workers) as client, \
             pytest.MonkeyPatch.context() as patch:
         patch.setattr(cluster_runtime.ClusterRuntime, "_rpc", recording_rpc)
         on_cluster = saved_model(tmp_path, "cluster")
+        # the fit leaves the workers as they were: its handler for partial sums is gone
+        handlers = client.run(lambda dask_worker: "daskboost_sums" in dask_worker.handlers)
     assert on_cluster == threaded
+    assert list(handlers.values()) == [False, False]
     expected = "ProxyRPC" if direct_to_workers is False else "PooledRPCCall"
     assert routes == [expected, expected]
 

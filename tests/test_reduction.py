@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from daskboost.reduction import reduce_all, reduce_nodes, reduction_steps, root
-from daskboost.runtime import add_tree_reduction
+from daskboost.graphs import add_tree_reduction
 
 
 def sensitive_values(n, seed=0):
