@@ -189,11 +189,10 @@ def open_store(fit_id, config):
 
 def _auto_budget():
     budget = parse_memory_budget("auto")
-    try:
-        from distributed import get_worker
-        limit = get_worker().memory_manager.memory_limit
-    except (ImportError, ValueError, AttributeError):
-        limit = None
+    # imported here, not at the top: compat imports distributed, which importing
+    # daskboost does not (a fit that needs a store pays for it)
+    from .compat import worker_memory_limit
+    limit = worker_memory_limit()
     return min(budget, limit // 2) if limit else budget
 
 
