@@ -1,8 +1,9 @@
 """daskboost: XGBoost-style second-order gradient boosting, native to Dask.
 
 Dask partitions are the data blocks: numba kernels build gradient histograms and
-quantile-sketch summaries per partition, the summaries are tree-reduced, and the trees
-are grown level by level on the client.
+quantile-sketch summaries per partition, the summaries are tree-reduced in one fixed
+order, and the trees are grown level by level where the partitions are: in process on
+the local schedulers, on every worker at once on a ``distributed`` cluster.
 """
 
 from .booster import Booster

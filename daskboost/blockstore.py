@@ -172,6 +172,18 @@ _stores = {}
 _stores_lock = threading.Lock()
 
 
+@dataclass(frozen=True)
+class StoreRef:
+    """The block store a binning task writes a partition's codes to: the fit's, in the
+    process the task runs in, opened with ``config`` (travels with the tasks)."""
+
+    fit_id: str
+    config: StoreConfig
+
+    def open(self):
+        return open_store(self.fit_id, self.config)
+
+
 def open_store(fit_id, config):
     """The process-wide store of ``fit_id``, created by the first call.
 

@@ -1,4 +1,8 @@
-"""Growing one tree on the client, one pass over the data per batch of splits.
+"""Growing one tree from reduced histograms, one pass over the data per batch of splits.
+
+A ``TreeGrower`` runs wherever the level loop runs (``level_loop``): in process on the
+local schedulers, on every worker at once on a cluster, each taking the same decisions
+from the same sums.
 
 The grower never sees rows.  Each pass it receives the reduced histograms of the nodes
 it asked for, derives the sibling histograms by subtraction (parent - built child),
@@ -38,13 +42,15 @@ def stack_node_arrays(rows, fill, dtype, n_nodes=None):
 
 
 class TreeGrower:
-    """Client-side state of the tree being grown.
+    """The state of one tree being grown (its nodes, their sums and the histograms kept
+    for deriving siblings).
 
     Parameters
     ----------
     mapper : binning.BinMapper of the training data.
-    params : dict with reg_lambda, reg_alpha, max_delta_step, gamma, min_child_weight,
-        max_depth, learning_rate, colsample_bytree/bylevel/bynode.
+    params : params.TrainingParams (reg_lambda, reg_alpha, max_delta_step, gamma,
+        min_child_weight, max_depth, max_leaves, grow_policy, learning_rate,
+        colsample_bytree/bylevel/bynode).
     rng : numpy Generator for column sampling (drawn from in a fixed order).
     """
 
@@ -54,7 +60,7 @@ class TreeGrower:
         self._rng = rng
         n_features = mapper.n_features
         self._tree_features = self._sample(np.ones(n_features, dtype=np.bool_),
-                                           params.get("colsample_bytree", 1.0))
+                                           params.colsample_bytree)
         self._level_features = {}
         self._refit = {}             # leaf -> output set by a leaf refit (quantile losses)
         self._candidates = {}        # node -> (gain, feature, bin, default_left, left sums)
@@ -131,14 +137,14 @@ class TreeGrower:
         self._hists.clear()
 
     def _may_split(self, node):
-        max_depth = self.params["max_depth"]
+        max_depth = self.params.max_depth
         return max_depth == 0 or self.depth[node] < max_depth
 
     def _choose(self):
         """The candidates to split now, best gain first (ties: lower node id)."""
         order = sorted(self._candidates, key=lambda n: (-self._candidates[n][0], n))
-        max_leaves = self.params.get("max_leaves", 0)
-        lossguide = self.params.get("grow_policy", "depthwise") == "lossguide"
+        max_leaves = self.params.max_leaves
+        lossguide = self.params.lossguide
         remaining = max_leaves - self.n_leaves if max_leaves else len(order)
         take = remaining
         if lossguide and max_leaves and remaining > 0:
@@ -169,8 +175,8 @@ class TreeGrower:
             depth = self.depth[node]
             if depth not in self._level_features:
                 self._level_features[depth] = self._sample(
-                    self._tree_features, p.get("colsample_bylevel", 1.0))
-            masks.append(self._sample(self._level_features[depth], p.get("colsample_bynode", 1.0)))
+                    self._tree_features, p.colsample_bylevel)
+            masks.append(self._sample(self._level_features[depth], p.colsample_bynode))
         return np.array(masks, dtype=np.bool_)
 
     def _find_candidates(self, nodes, hists=None):
@@ -184,8 +190,8 @@ class TreeGrower:
         sums = np.array([self.sums[n] for n in nodes], dtype=np.float64)
         gain, feature, bin_, default_left, left_sums = find_splits(
             hists, sums, self.mapper.n_bins, self.mapper.missing_code,
-            self._feature_masks(nodes), p["reg_lambda"], p.get("reg_alpha", 0.0),
-            p.get("max_delta_step", 0.0), p["min_child_weight"], p["gamma"])
+            self._feature_masks(nodes), p.reg_lambda, p.reg_alpha,
+            p.max_delta_step, p.min_child_weight, p.gamma)
         for i, node in enumerate(nodes):
             if feature[i] >= 0:
                 self._candidates[node] = (float(gain[i]), int(feature[i]), int(bin_[i]),
@@ -248,8 +254,8 @@ class TreeGrower:
     def leaf_values(self):
         """Output of every node (learning rate applied), indexed by node id."""
         p = self.params
-        reg = (p["reg_lambda"], p.get("reg_alpha", 0.0), p.get("max_delta_step", 0.0))
-        eta = p["learning_rate"]
+        reg = (p.reg_lambda, p.reg_alpha, p.max_delta_step)
+        eta = p.learning_rate
         values = np.array([eta * leaf_weight(g, h, *reg) for g, h in self.sums], dtype=np.float64)
         for node, value in self._refit.items():
             values[node] = value

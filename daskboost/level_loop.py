@@ -39,7 +39,7 @@ def run_sync(coroutine):
     raise RuntimeError("run_sync: the coroutine suspended; it needs an event loop")
 
 
-def grow_rounds(mapper, params, seed, objective, rounds, pending, leaf_values, trim):
+def grow_rounds(mapper, params, objective, rounds, pending, leaf_values, trim):
     """Grow the trees of ``rounds`` one round after the other; returns
     ``[(growers, pending splits)]``, one per round.
 
@@ -52,10 +52,10 @@ def grow_rounds(mapper, params, seed, objective, rounds, pending, leaf_values, t
     for round_ in rounds:
         # column sampling keyed on (seed, round, tree), like row sampling: continuing a
         # fit draws the same columns as training in one go
-        growers = [TreeGrower(mapper, params, np.random.default_rng([seed, round_, k]))
+        growers = [TreeGrower(mapper, params, np.random.default_rng([params.seed, round_, k]))
                    for k in range(objective.n_outputs())]
         first = dict(new_tree=True, leaf_values=leaf_values, objective=objective,
-                     subsample=params.get("subsample", 1.0), sample_seed=seed, round=round_,
+                     subsample=params.subsample, sample_seed=params.seed, round=round_,
                      trim_threshold=trim)
         growers, pending = yield from grow_levels(growers, pending, mapper, first)
         leaf_values = round_leaf_values(growers)

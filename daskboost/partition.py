@@ -1,18 +1,19 @@
-"""What runs inside one Dask task on one partition.
+"""What runs on one partition: every function here that touches rows.
 
-Three kinds of task touch rows, and only these:
+- reading the raw data: ``scan_partition`` (first pass: labels, weights and a
+  weighted quantile sketch of every feature; combined with ``merge_scans``),
+  ``bin_partition`` / ``rebuild_partition`` (second pass, or a lost partition rebuilt
+  with the trees so far: the ``PartitionState`` with codes, labels, weights, margins),
+  and for ``tree_method="approx"`` ``hessian_summaries`` and ``rebin_partition``;
+- on the states: ``partition_step`` (once per tree level: applies the last level's
+  splits to the rows' node positions; at a round's start adds the finished trees to the
+  margins and computes new gradients; then builds the histograms the growers asked
+  for), ``leaf_residual_summaries`` (adaptive leaves) and ``hessian_self_summaries``
+  (influence trimming).
 
-1. ``scan_partition`` (first pass over the raw data): checks the labels and weights,
-   summarises every feature with the weighted quantile sketch and returns small label
-   statistics.  Results of all partitions are combined with ``merge_scans``.
-2. ``bin_partition`` (second pass): bins the feature block and returns the partition's
-   ``PartitionState``: codes, labels, weights and the starting margin.
-3. ``partition_step`` (once per tree level): applies the previous level's splits to the
-   rows' node positions, and at the start of a tree adds the finished tree's leaf values
-   to the margin and recomputes gradients; then builds the histograms of the nodes the
-   client asked for.  It returns the state, updated in place, and the histograms (a
-   state lost with a worker is rebuilt from the raw data and the trees so far, and the
-   round grown again: see ``cluster.py``).
+Each returns the state (updated in place) and a small result that is reduced in the
+fixed order of ``reduction``; a state lost with a worker is rebuilt from the raw data
+and the trees so far, and the round grown again (see ``cluster.py``).
 """
 
 from dataclasses import dataclass, replace
@@ -24,6 +25,7 @@ from .data import feature_block, label_block, margin_block, weight_block
 from .histogram import (accumulate_histograms, add_leaf_values_kernel, build_histograms,
                         row_blocks)
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
+from .tree import PackedForest
 
 
 @dataclass
@@ -170,12 +172,9 @@ def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, store=
 
 
 def store_codes(codes, store):
-    """Codes kept by the fit's block store, ``store`` = (fit_id, StoreConfig), in this
-    process (as they are when ``store`` is None)."""
-    if store is None:
-        return codes
-    from .blockstore import open_store
-    return open_store(*store).put(codes)
+    """Codes kept by the fit's block store (``store``: a ``blockstore.StoreRef``), in
+    this process (as they are when ``store`` is None)."""
+    return codes if store is None else store.open().put(codes)
 
 
 def _start_state(X, labels, weights, index, mapper, base_margin, classes, previous, store,
@@ -208,7 +207,6 @@ def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, st
     like ``bin_partition``, with the fit's finished trees ``new_trees`` added to the
     starting margins one by one, in order (the additions training made, so the same
     floating-point values).  Used to rebuild a state lost with a worker."""
-    from .tree import PackedForest
     X, labels, weights = read_partition(x, y, w, index)
     state = _start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
                          store, row_offset, margins)

@@ -5,6 +5,7 @@ them, fitted attributes end in ``_``, ``get_params``/``set_params`` so ``clone``
 pipelines work) without importing scikit-learn, and use xgboost's parameter names.
 """
 
+import dataclasses
 import inspect
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -13,11 +14,12 @@ import numpy as np
 import pandas as pd
 
 from . import inspection
+from .blockstore import StoreConfig, check_cache_dirs, parse_memory_budget
 from .booster import Booster, write_json_atomically
-from .training import train
+from .training import Checkpoint, train
 from .data import describe_features, feature_block, is_dask_collection, margin_block
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_json
-from .params import validate_params
+from .params import integer_param, validate_params
 from .progress import ProgressReporter
 
 
@@ -110,8 +112,8 @@ class _DaskBoostModel:
     def _checked_params(self):
         raw = self.get_params()
         params = validate_params(raw, self._objectives)
-        if params["early_stopping_rounds"] is not None and not self._fit_has_eval_set:
-            raise ValueError(f"early_stopping_rounds={params['early_stopping_rounds']} needs an "
+        if params.early_stopping_rounds is not None and not self._fit_has_eval_set:
+            raise ValueError(f"early_stopping_rounds={params.early_stopping_rounds} needs an "
                              "eval_set in fit()")
         return params
 
@@ -127,12 +129,13 @@ class _DaskBoostModel:
                 raise ValueError("resume=True needs checkpoint_path")
             if xgb_model is not None:
                 raise ValueError("pass either xgb_model or resume=True, not both")
-            if os.path.exists(checkpoint[0]):
-                xgb_model = checkpoint[0]
+            if os.path.exists(checkpoint.path):
+                xgb_model = checkpoint.path
         previous = _previous_booster(xgb_model)
         if resume and previous is not None:
-            params["n_estimators"] -= previous.n_rounds
-            if params["n_estimators"] <= 0:  # the checkpoint already has every round
+            params = dataclasses.replace(params,
+                                         n_estimators=params.n_estimators - previous.n_rounds)
+            if params.n_estimators <= 0:  # the checkpoint already has every round
                 self._set_fitted(previous)
                 self.evals_result_ = {}
                 return _ResumedInfo(previous, X, y, classifier)
@@ -150,7 +153,6 @@ class _DaskBoostModel:
 
     def _store_config(self):
         """Where binned blocks beyond ``memory_budget`` go; checked before any work."""
-        from .blockstore import StoreConfig, check_cache_dirs, parse_memory_budget
         budget = self.memory_budget
         if not (isinstance(budget, str) and budget.strip().lower() == "auto"):
             budget = parse_memory_budget(budget)
@@ -162,13 +164,12 @@ class _DaskBoostModel:
     def _checkpoint(self):
         if self.checkpoint_path is None:
             return None
-        from .params import _integer
-        every = _integer("checkpoint_interval", self.checkpoint_interval, 1)
+        every = integer_param("checkpoint_interval", self.checkpoint_interval, 1)
         directory = os.path.dirname(os.path.abspath(os.fspath(self.checkpoint_path)))
         if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
             raise ValueError(f"checkpoint_path={os.fspath(self.checkpoint_path)!r}: directory "
                              f"{directory!r} does not exist or is not writable")
-        return os.fspath(self.checkpoint_path), every
+        return Checkpoint(os.fspath(self.checkpoint_path), every)
 
     def _set_fitted(self, booster):
         self._booster = booster

@@ -21,15 +21,20 @@ The client only ever holds sketches, histograms, metric sums and trees: never ro
 
 import functools
 import uuid
+from dataclasses import dataclass
 
 import numpy as np
 
 from .binning import BinMapper
-from .booster import Booster
+from .blockstore import StoreConfig, StoreRef, check_cache_dirs
+from .booster import Booster, write_json_atomically
 from .data import partition_input
 from .grower import stack_node_arrays
 from .level_loop import SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values
+from .metrics import get_metric
 from .model_file import check_model, in_memory_checks_enabled
+from .objectives import CustomObjective, LabelStats, get_objective
+from .params import MAX_EXACT_VALUES
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_self_summaries,
                         hessian_summaries,
@@ -37,6 +42,7 @@ from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_sel
                         rebin_partition, rebuild_partition, scan_partition)
 from .graphs import StatesLost, add_tree_reduction, per_partition_graph, raw_inputs
 from .runtime import make_runtime
+from .sketch import merge_blocks, weighted_quantile
 from .tree import add_binned_tree_outputs
 
 OBJECTIVE_PARAMS = ("num_class", "huber_slope", "quantile_alpha", "tweedie_variance_power")
@@ -49,7 +55,7 @@ def sketch_size_for(max_bin):
 
 def scan(runtime, data, params, classifier):
     """The first pass over the data; raises ValueError on empty or weightless data."""
-    size = sketch_size_for(params["max_bin"])
+    size = sketch_size_for(params.max_bin)
     name = runtime.new_name("scan")
     graph, keys = per_partition_graph(
         data, name, lambda i: (scan_partition, *raw_inputs(data, i), i, size, classifier))
@@ -64,11 +70,11 @@ def scan(runtime, data, params, classifier):
 
 def resolve_objective(params, scanned, classifier):
     """The objective, the sorted classes (classifiers) and the label statistics."""
-    from .objectives import LabelStats, get_objective
-    objective_params = {k: params[k] for k in OBJECTIVE_PARAMS if params.get(k) is not None}
-    name = params["objective"]
+    objective_params = {k: getattr(params, k) for k in OBJECTIVE_PARAMS
+                        if getattr(params, k) is not None}
+    name = params.objective
     if isinstance(name, str) and name == "count:poisson":  # xgboost also scales the Poisson hessian by exp(max_delta_step)
-        objective_params["max_delta_step"] = params["max_delta_step"]
+        objective_params["max_delta_step"] = params.max_delta_step
     classes = None
     if classifier:
         labels = sorted(scanned.class_weights)
@@ -97,7 +103,6 @@ def resolve_objective(params, scanned, classifier):
                            scanned.label_min, scanned.label_max, scanned.all_integer,
                            scanned.label_summary, None)
     if callable(name):
-        from .objectives import CustomObjective
         objective = CustomObjective(name, objective_params.get("num_class"), classifier)
     else:
         objective = get_objective(name, **objective_params)
@@ -114,15 +119,27 @@ class EvalSet:
         self.metrics = metrics
 
 
-def eval_step(state, arg):
-    """Add round ``round_``'s trees to one eval partition's margins (unless they are in
-    already: a round grown again after a lost worker); metric partial sums."""
-    trees, missing_code, metrics, objective, round_ = arg
-    if state.rounds == round_:
-        add_binned_tree_outputs(state.codes, *trees, missing_code, state.margin, in_place=True)
-        state.rounds = round_ + 1
-    partials = tuple(m.partial(state.label, state.margin, state.weight, objective)
-                     for m in metrics)
+@dataclass(frozen=True)
+class EvalStep:
+    """The pass over an eval set after a round: the round's trees in bin space
+    (``_binned_round``), the code of missing values, the metrics and the objective."""
+
+    trees: tuple
+    missing_code: int
+    metrics: list
+    objective: object
+    round: int
+
+
+def eval_step(state, step):
+    """Add round ``step.round``'s trees to one eval partition's margins (unless they are
+    in already: a round grown again after a lost worker); metric partial sums."""
+    if state.rounds == step.round:
+        add_binned_tree_outputs(state.codes, *step.trees, step.missing_code, state.margin,
+                                in_place=True)
+        state.rounds = step.round + 1
+    partials = tuple(m.partial(state.label, state.margin, state.weight, step.objective)
+                     for m in step.metrics)
     return state, partials
 
 
@@ -137,7 +154,7 @@ class _PartialsCombiner:
 
 
 def _metric_names(params, objective):
-    names = params.get("eval_metric")
+    names = params.eval_metric
     if names is None:
         return [objective.default_metric]
     return list(names) if isinstance(names, (list, tuple)) else [names]
@@ -152,8 +169,8 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     binned blocks; default: "auto" budget in the system temp dir.
 
     ``previous``: a Booster to continue (its trees come first; its predictions are the
-    starting margins).  ``checkpoint``: (path, every) writes the model every ``every``
-    rounds.  Returns ``(booster, info)``: info has ``classes`` and
+    starting margins).  ``checkpoint``: a ``Checkpoint`` (the model written every
+    ``every`` rounds).  Returns ``(booster, info)``: info has ``classes`` and
     ``evals_result``.
     """
     data = partition_input(X, y, sample_weight, base_margin)
@@ -162,7 +179,6 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
              zip(eval_set or [], sample_weight_eval_set or [None] * n_evals,
                  base_margin_eval_set or [None] * n_evals)]
     if store_config is None:
-        from .blockstore import StoreConfig, check_cache_dirs
         store_config = StoreConfig(None, tuple(check_cache_dirs(None)))
     with make_runtime(uuid.uuid4().hex[:12], store_config) as runtime:
         return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint)
@@ -187,6 +203,14 @@ def _check_previous(previous, objective, data):
                          f"X has {data.feature_names or data.n_features}")
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """Write the model so far to ``path`` every ``every`` rounds (atomically)."""
+
+    path: str
+    every: int
+
+
 def _trained_model(trees, base_margin, objective, data, objective_params, best=(None, None)):
     """The Booster of the trees grown so far; with ``DASKBOOST_CHECK_MODELS=1`` (the test
     suite) it passes the checks a model file passes, so the kernels' assumptions hold
@@ -200,52 +224,43 @@ def _trained_model(trees, base_margin, objective, data, objective_params, best=(
 
 def _write_checkpoint(path, trees, base_margin, objective, data, objective_params):
     """The model so far, written atomically (a crash never leaves half a file)."""
-    from .booster import write_json_atomically
     booster = _trained_model(trees, base_margin, objective, data, objective_params)
     write_json_atomically(path, booster.to_dict())
 
 
 def _train(runtime, params, data, evals, classifier, previous=None, progress=None,
            checkpoint=None):
-    from .metrics import get_metric
-    params = dict(params)
-    if params.get("max_delta_step") is None:  # xgboost's safeguard for Poisson regression
-        poisson = isinstance(params["objective"], str) and params["objective"] == "count:poisson"
-        params["max_delta_step"] = 0.7 if poisson else 0.0
-    if params.get("tree_method") == "exact":
-        params["max_bin"] = MAX_EXACT_VALUES
     scanned = scan(runtime, data, params, classifier)
-    if params.get("tree_method") == "exact":
+    if params.tree_method == "exact":
         _check_exact(scanned.summaries, data.feature_names)
     objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
     if previous is not None:
         _check_previous(previous, objective, data)
         base_margin = previous.base_margin
-    elif params.get("base_score") is None:
+    elif params.base_score is None:
         base_margin = objective.base_margin(stats)
     else:
-        base_margin = objective.margin_from_base_score(params["base_score"])
+        base_margin = objective.margin_from_base_score(params.base_score)
     base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
-    metrics = [get_metric(name, objective, params.get("quantile_alpha") or 0.5,
-                          params.get("huber_slope") or 1.0)
+    metrics = [get_metric(name, objective, params.quantile_alpha, params.huber_slope)
                for name in _metric_names(params, objective)]
-    mapper = BinMapper.from_summaries(scanned.summaries, params["max_bin"])
+    mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin)
     offsets = np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
     fit = _Boosting(runtime, params, data, evals, objective, mapper, metrics,
                     (base_margin, classes, previous), offsets)
     evals_result = {e.name: {m.name: [] for m in metrics} for e in fit.eval_sets}
     first_round = 0 if previous is None else previous.n_rounds
     best = (None, None)   # (round, score) for early stopping
-    stopping = params.get("early_stopping_rounds")
-    end = first_round + params["n_estimators"]
+    stopping = params.early_stopping_rounds
+    end = first_round + params.n_estimators
     for round_, scores in _each_round(fit, first_round, end, progress, checkpoint):
         for name, values in scores.items():
             for metric_name, value in values.items():
                 evals_result[name][metric_name].append(value)
         if progress is not None:
-            progress(round_ - first_round + 1, params["n_estimators"], evals_result)
-        if checkpoint is not None and (round_ + 1) % checkpoint[1] == 0:
-            _write_checkpoint(checkpoint[0], fit.trees, base_margin, objective, data,
+            progress(round_ - first_round + 1, params.n_estimators, evals_result)
+        if checkpoint is not None and (round_ + 1) % checkpoint.every == 0:
+            _write_checkpoint(checkpoint.path, fit.trees, base_margin, objective, data,
                               objective_params)
         if fit.eval_sets and stopping:
             metric = fit.eval_sets[-1].metrics[-1]
@@ -286,7 +301,6 @@ class _Boosting:
         self.objective, self.mapper = objective, mapper
         self.start = start  # (base_margin, classes, previous) of bin_partition
         self.offsets = offsets
-        self.seed = _seed(params)
         previous = start[2]
         self.n_previous_trees = 0 if previous is None else len(previous.trees)
         self.trees = [] if previous is None else list(previous.trees)
@@ -301,7 +315,7 @@ class _Boosting:
             for i, e in enumerate(evals)]
 
     def _bin_args(self):
-        return (self.mapper, *self.start, (self.runtime.fit_id, self.runtime.store_config))
+        return (self.mapper, *self.start, StoreRef(self.runtime.fit_id, self.runtime.store_config))
 
     @staticmethod
     def _last_args(data, offsets, extra=()):
@@ -316,12 +330,12 @@ class _Boosting:
         On a cluster the workers then grow them without a client round trip per round.
         """
         p = self.params
-        if (self.eval_sets or progress is not None or p.get("tree_method") == "approx"
-                or p.get("trim_fraction") or self.objective.leaf_quantile is not None):
+        if (self.eval_sets or progress is not None or p.tree_method == "approx"
+                or p.trim_fraction or self.objective.leaf_quantile is not None):
             return 1
         count = end - round_
         if checkpoint is not None:
-            count = min(count, checkpoint[1] - round_ % checkpoint[1])
+            count = min(count, checkpoint.every - round_ % checkpoint.every)
         return count
 
     def boost_rounds(self, first, count):
@@ -360,20 +374,20 @@ class _Boosting:
         runtime, params, objective = self.runtime, self.params, self.objective
         trim = None
         # approx, trimming and leaf refits come with one round per call (rounds_per_call)
-        if params.get("tree_method") == "approx" or params.get("trim_fraction"):
+        if params.tree_method == "approx" or params.trim_fraction:
             self.states = _finish_round(runtime, self.states, self.pending, self.leaf_values,
                                         objective, self.mapper, params, first)
             self.pending = self.leaf_values = None
-            if params.get("tree_method") == "approx":
+            if params.tree_method == "approx":
                 self.states, self.mapper, self.eval_sets = _propose_again(
                     runtime, self.data, self.evals, self.states, self.eval_sets, self.mapper,
                     params)
-            if params.get("trim_fraction"):
+            if params.trim_fraction:
                 trim = _trim_thresholds(runtime, self.states, params)
         rounds = range(first, first + count)
         # the level loop runs where the runtime puts it: on a cluster, on every worker
         self.states, grown = runtime.run_loop(
-            self.states, functools.partial(grow_rounds, self.mapper, params, self.seed,
+            self.states, functools.partial(grow_rounds, self.mapper, params,
                                            objective, rounds, self.pending, self.leaf_values,
                                            trim),
             partition_step, add_histograms, add_histograms_into)
@@ -398,14 +412,11 @@ class _Boosting:
         for e in self.eval_sets:
             e.states, partials = self.runtime.map_reduce(
                 eval_step, e.states,
-                (binned, self.mapper.missing_code, e.metrics, self.objective, round_),
+                EvalStep(binned, self.mapper.missing_code, e.metrics, self.objective, round_),
                 _PartialsCombiner(e.metrics))
             scores[e.name] = {m.name: float(m.finalize(total))
                               for m, total in zip(e.metrics, partials)}
         return scores
-
-
-MAX_EXACT_VALUES = 65535
 
 
 def _check_exact(summaries, feature_names):
@@ -425,7 +436,7 @@ def _finish_round(runtime, states, pending, leaf_values, objective, mapper, para
     finish = LevelStep(new_tree=True, leaf_values=leaf_values, objective=objective,
                        node_to_slot=np.full((K, 1), -1, np.int32), n_slots=0,
                        n_codes=mapper.n_codes, missing_code=mapper.missing_code,
-                       subsample=params.get("subsample", 1.0), sample_seed=_seed(params),
+                       subsample=params.subsample, sample_seed=params.seed,
                        round=round_)
     width = max(1, 0 if leaf_values is None else leaf_values.shape[1])
     splits = no_splits(K, width) if pending is None else pending
@@ -438,10 +449,10 @@ def _finish_round(runtime, states, pending, leaf_values, objective, mapper, para
 def _propose_again(runtime, data, evals, states, eval_sets, mapper, params):
     """tree_method="approx": sketch the raw features weighted by the current hessians
     and bin the raw partitions (training and eval) again with the new cut points."""
-    size = sketch_size_for(params["max_bin"])
+    size = sketch_size_for(params.max_bin)
     summaries = runtime.source_pass(data, states, hessian_summaries, (size,), _SummaryMerger(size))
-    mapper = BinMapper.from_summaries(summaries, params["max_bin"])
-    store = (runtime.fit_id, runtime.store_config)
+    mapper = BinMapper.from_summaries(summaries, params.max_bin)
+    store = StoreRef(runtime.fit_id, runtime.store_config)
     states = runtime.source_pass(data, states, rebin_partition, (mapper, store))
     for e, source in zip(eval_sets, evals):
         e.states = runtime.source_pass(source, e.states, rebin_partition, (mapper, store))
@@ -452,15 +463,10 @@ def _trim_thresholds(runtime, states, params):
     """Friedman's influence trimming: per output, the hessian below which rows carry at
     most ``trim_fraction`` of the total hessian (weighted quantile of the hessians,
     weighted by themselves, from merged per-partition sketches)."""
-    from .sketch import weighted_quantile
-    size = sketch_size_for(params["max_bin"])
+    size = sketch_size_for(params.max_bin)
     _, summaries = runtime.map_reduce(hessian_self_summaries, states, size, _SummaryMerger(size))
-    return np.array([weighted_quantile(s, params["trim_fraction"]) if s.total_weight > 0 else 0.0
+    return np.array([weighted_quantile(s, params.trim_fraction) if s.total_weight > 0 else 0.0
                      for s in summaries])
-
-
-def _seed(params):
-    return 0 if params.get("random_state") is None else int(params["random_state"])
 
 
 class _SummaryMerger:
@@ -468,7 +474,6 @@ class _SummaryMerger:
         self.size = size
 
     def __call__(self, a, b):
-        from .sketch import merge_blocks
         return merge_blocks(a, b, self.size)
 
 
@@ -477,12 +482,11 @@ def _refit_leaves(runtime, states, pending, grower, objective, mapper, params):
     residuals (Friedman's LAD step for absolute error; quantile regression likewise),
     from per-partition residual sketches merged per leaf.  The pass also moves the rows
     to their leaves, so no splits are left pending."""
-    from .sketch import weighted_quantile
-    size = sketch_size_for(params["max_bin"])
+    size = sketch_size_for(params.max_bin)
     states, summaries = runtime.map_reduce(
         leaf_residual_summaries, states, (pending, mapper.missing_code, size),
         LeafSummaryMerger(size))
-    eta = params["learning_rate"]
+    eta = params.learning_rate
     grower.refit_leaves({leaf: eta * float(weighted_quantile(summary, objective.leaf_quantile))
                          for leaf, summary in summaries.items() if summary.total_weight > 0})
     return states, None

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .histogram import row_blocks
+
 NODE_FIELDS = ("feature", "threshold", "default_left", "left", "right", "value", "gain", "cover")
 NODE_DTYPES = {
     "feature": np.int32,
@@ -128,7 +130,6 @@ def add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right
     ``code <= split_bin`` go left): the same decisions as the raw-value thresholds,
     since binning is monotone.  Used for eval sets binned with the training cut points.
     """
-    from .histogram import row_blocks
     out = margin if in_place else margin.copy()
     for start, stop, block in row_blocks(codes):
         _add_binned_tree_outputs(block, feature, split_bin, default_left, left, right, value,

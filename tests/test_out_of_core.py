@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import daskboost.blockstore as blockstore
+import daskboost.sklearn
 from daskboost import DaskBoostClassifier, DaskBoostRegressor
 
 
@@ -37,8 +38,9 @@ def fit(model, n_partitions=3, eval_set=True):
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks of 128 rows, so that every partition streams several blocks."""
-    monkeypatch.setattr(blockstore, "StoreConfig",
-                        functools.partial(blockstore.StoreConfig, block_rows=128))
+    small = functools.partial(blockstore.StoreConfig, block_rows=128)
+    monkeypatch.setattr(daskboost.sklearn, "StoreConfig", small)  # what fit() builds
+    monkeypatch.setattr(blockstore, "StoreConfig", small)
 
 
 def leftovers(directory):
