@@ -22,7 +22,7 @@ import sys
 import time
 import uuid
 
-CLASSIFICATION_PREFIXES = ("binary:", "multi:")
+from .objectives import OBJECTIVES, is_classification
 
 
 class CliError(Exception):
@@ -120,8 +120,13 @@ def written_into_place(path):
 
 
 def estimator_for(objective):
+    """The classifier for a classification objective (binary or multiclass, as the
+    objective's ``kind`` says), else the regressor (also for no objective)."""
     from .sklearn import DaskBoostClassifier, DaskBoostRegressor
-    if objective and objective.startswith(CLASSIFICATION_PREFIXES):
+    if objective is not None and (not isinstance(objective, str) or objective not in OBJECTIVES):
+        valid = ", ".join(repr(name) for name in OBJECTIVES)
+        raise CliError(f"objective={objective!r} is not supported; valid objectives: {valid}")
+    if is_classification(objective):
         return DaskBoostClassifier
     return DaskBoostRegressor
 

@@ -67,8 +67,9 @@ float32, which accounts for differences in the 7th significant digit.
       value depends on how the rows are spread over the workers.
     * One class only (or no rows): ``nan`` and a ``RuntimeWarning``, as xgboost
       (``nan`` plus "Dataset is empty, or contains only positive or negative samples").
-    * Scores: for ``binary:logistic``/``reg:logistic``/``binary:hinge`` (and ``None``)
-      the predictions themselves, which must lie in ``[0, 1]``; for any other
+    * Scores: for the objectives whose output is a probability (``binary:logistic``,
+      ``reg:logistic``; ``probability_output`` in :mod:`daskboost.objectives`) and for
+      ``None`` the predictions themselves, which must lie in ``[0, 1]``; for any other
       single-output objective ``sigmoid(margin)``, which ranks rows as the objective's
       increasing output transform does (identity, exp), with the resolution of the grid
       on the log-odds scale.
@@ -83,14 +84,15 @@ import warnings
 import numba
 import numpy as np
 
+from .links import class_index, log_softmax, sigmoid_direct
+from .objectives import BINARY, MULTICLASS, REGRESSION, objective_kind, objectives_of_kind
 from .reduction import reduce_all
 
 AUC_BINS = 2 ** 16
 
-# Objectives whose output (``objective.transform``) is already a score in [0, 1].
-_PROBABILITY_OUTPUTS = frozenset({"binary:logistic", "reg:logistic", "binary:hinge"})
-# Objectives whose output is ``sigmoid(margin)``.
-_SIGMOID_OUTPUTS = frozenset({"binary:logistic", "reg:logistic"})
+# Single-output objectives whose output (``objective.transform``) is a probability, i.e.
+# ``sigmoid(margin)``: already a score in [0, 1].
+_SIGMOID_OUTPUTS = frozenset(objectives_of_kind(REGRESSION, BINARY, probability_output=True))
 
 _LOG_EPS = 1e-16          # xgboost's clip in logloss, mlogloss and poisson-nloglik
 _GAMMA_MIN_PRED = 1e-6    # xgboost's clip of the prediction in gamma-nloglik
@@ -192,12 +194,6 @@ def _output_space(m, objective):
     if out.shape != (n, k) and out.shape == (k, n):
         out = out.T
     return out
-
-
-def _log_softmax(m):
-    """``log softmax`` over the class axis of ``(K, n)`` margins, stably."""
-    shifted = m - m.max(axis=0)
-    return shifted - np.log(np.exp(shifted).sum(axis=0))
 
 
 def _check_binary_labels(metric_name, y):
@@ -445,7 +441,7 @@ class MultiLogLoss(_MultiClassLoss):
     def row_loss(self, labels, m):
         if labels.size == 0:
             return np.zeros(0)
-        log_p = _log_softmax(m)[labels, np.arange(labels.shape[0])]
+        log_p = log_softmax(m)[labels, np.arange(labels.shape[0])]
         return np.minimum(-log_p, -math.log(_LOG_EPS))
 
 
@@ -455,17 +451,12 @@ class MultiError(_MultiClassLoss):
     def row_loss(self, labels, m):
         if labels.size == 0:
             return np.zeros(0)
-        return (np.argmax(m, axis=0) != labels).astype(np.float64)
+        return (class_index(m) != labels).astype(np.float64)
 
 
 # ---------------------------------------------------------------------------------------
 # AUC and AUC-PR from score histograms
 # ---------------------------------------------------------------------------------------
-def _sigmoid(x):
-    with np.errstate(over="ignore"):
-        return 1.0 / (1.0 + np.exp(-x))
-
-
 class _BinaryCurve(Metric):
     higher_is_better = True
     n_bins = AUC_BINS
@@ -480,8 +471,8 @@ class _BinaryCurve(Metric):
                              f"classification only; got margins for {m.shape[0]} outputs "
                              "(multiclass one-vs-rest AUC is not supported)")
         name = _objective_name(objective)
-        if objective is not None and name not in _PROBABILITY_OUTPUTS:
-            p = _sigmoid(m[0])
+        if objective is not None and name not in _SIGMOID_OUTPUTS:
+            p = sigmoid_direct(m[0])
         else:
             p = _single_output(self.name, m, objective)
         if p.size and not (p.min() >= 0.0 and p.max() <= 1.0):   # also catches NaN
@@ -675,7 +666,7 @@ def _check_objective(name, base, objective):
     obj = _objective_name(objective)
     if not isinstance(obj, str):
         return
-    multiclass = obj.startswith("multi:")
+    multiclass = objective_kind(obj) == MULTICLASS
     if obj == "custom":  # a custom objective: multiclass when it has several outputs
         multiclass = objective.n_outputs() > 1
     if base in _MULTICLASS_ONLY and not multiclass:

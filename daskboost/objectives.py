@@ -22,6 +22,14 @@ quantile of the label sketch (absolute and quantile error), the centred log clas
 (softmax).  ``base_score`` is, as in xgboost, given in output space (a probability, a
 mean) and mapped to a margin through the inverse link.
 
+Metadata
+--------
+Each objective says what it models, ``kind`` (``REGRESSION``, ``BINARY``,
+``MULTICLASS``), and whether its output is a probability, ``probability_output``; the
+estimators, the command line and the metrics read them (:func:`objectives_of_kind`,
+:func:`is_classification`, :func:`regressor_objectives`) instead of keeping lists of
+names.  The link functions themselves live in :mod:`daskboost.links`.
+
 References
 ----------
 T. Chen, C. Guestrin, "XGBoost: A Scalable Tree Boosting System", KDD 2016.
@@ -39,9 +47,19 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from . import sketch
+from . import links, sketch
 
-__all__ = ["LabelStats", "Objective", "OBJECTIVES", "get_objective"]
+__all__ = ["BINARY", "KINDS", "LabelStats", "MULTICLASS", "OBJECTIVES", "Objective",
+           "REGRESSION", "classifier_objectives", "get_objective", "is_classification",
+           "objective_kind", "objectives_of_kind", "regressor_objectives"]
+
+# What an objective models (its ``kind``).  The kind also fixes how a classifier turns
+# margins into a class index (links.class_index): BINARY has one margin per row, class 1
+# when it is > 0; MULTICLASS one per class, the class with the largest margin.
+REGRESSION = "regression"      # a real-valued label (its mean, median, a quantile, ...)
+BINARY = "binary"              # classes 0 and 1
+MULTICLASS = "multiclass"      # classes 0 .. num_class - 1
+KINDS = (REGRESSION, BINARY, MULTICLASS)
 
 # XGBoost clamps the logistic and softmax hessians away from zero so that leaf weights
 # (Chen & Guestrin eq. 5, w* = -G / (H + lambda)) stay finite with lambda = 0.
@@ -225,12 +243,7 @@ def _logistic_kernel(margin, y, weight, grad, hess):
     # l = -y log p - (1-y) log(1-p), p = sigmoid(m) -> g = p - y, h = max(p (1 - p), 1e-16)
     for i in range(y.shape[0]):
         w = 1.0 if weight.shape[0] == 0 else weight[i]
-        m = margin[0, i]
-        if m >= 0.0:
-            p = 1.0 / (1.0 + math.exp(-m))
-        else:
-            e = math.exp(m)
-            p = e / (1.0 + e)
+        p = links.sigmoid_scalar(margin[0, i])
         grad[0, i] = (p - y[i]) * w
         hess[0, i] = max(p * (1.0 - p), _MIN_HESSIAN) * w
 
@@ -277,17 +290,13 @@ def _softmax_kernel(margin, y, weight, grad, hess):
     # h_k = max(2 p_k (1 - p_k), 1e-16): xgboost's diagonal hessian bound, twice the exact
     # diagonal p_k (1 - p_k) (the factor 2 is xgboost's and halves the Newton step)
     K = margin.shape[0]
+    prob = np.empty(K)
     for i in range(y.shape[0]):
         w = 1.0 if weight.shape[0] == 0 else weight[i]
-        top = margin[0, i]
-        for k in range(1, K):
-            top = max(top, margin[k, i])
-        total = 0.0
-        for k in range(K):
-            total += math.exp(margin[k, i] - top)
+        links.softmax_column(margin, i, prob)
         label = int(y[i])
         for k in range(K):
-            p = math.exp(margin[k, i] - top) / total
+            p = prob[k]
             g = p - 1.0 if k == label else p
             grad[k, i] = g * w
             hess[k, i] = max(2.0 * p * (1.0 - p), _MIN_HESSIAN) * w
@@ -305,16 +314,6 @@ def _as_float_array(a):
     if a.dtype != np.float32 and a.dtype != np.float64:
         a = a.astype(np.float64)
     return np.ascontiguousarray(a)
-
-
-def _sigmoid(margin):
-    margin = np.asarray(margin, dtype=np.float64)
-    e = np.exp(-np.abs(margin))
-    return np.where(margin >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-
-def _logit(p):
-    return math.log(p / (1.0 - p))
 
 
 def _weighted_points(summary):
@@ -383,6 +382,12 @@ class Objective:
     ----------
     name : str
         xgboost's spelling.
+    kind : str
+        What the objective models: ``REGRESSION``, ``BINARY`` or ``MULTICLASS`` (set by
+        every objective in ``OBJECTIVES``; see :func:`objectives_of_kind`).
+    probability_output : bool
+        :meth:`transform` gives probabilities: ``sigmoid(margin)`` for one output,
+        softmax rows for ``multi:softprob``.
     default_metric : str
         xgboost's default ``eval_metric`` for the objective.
     max_margin : float
@@ -399,6 +404,8 @@ class Objective:
     """
 
     name = None
+    kind = None
+    probability_output = False
     default_metric = None
     max_margin = math.inf
     leaf_quantile = None
@@ -542,6 +549,15 @@ class Objective:
     def _inverse_link(self, m):
         return m.copy()
 
+    def class_index(self, margin):
+        """The predicted class of each row, ``(n,)`` float64 (classification kinds only):
+        ``margin > 0`` for ``BINARY``, the largest margin for ``MULTICLASS``
+        (:func:`links.class_index`)."""
+        if self.kind not in (BINARY, MULTICLASS):
+            raise ValueError(f"objective='{self.name}' is not a classification objective "
+                             f"(kind {self.kind!r}); it has no predicted class")
+        return links.class_index(self._margin(margin))
+
     def loss(self, y, margin):
         """Elementwise unweighted loss ``l(y_i, m_i)``, ``(n,)`` float64 (numpy)."""
         y = np.asarray(y, dtype=np.float64)
@@ -555,6 +571,7 @@ class SquaredError(Objective):
     """``reg:squarederror``: ``l = (y - m)^2 / 2``; ``F0`` = weighted mean."""
 
     name = "reg:squarederror"
+    kind = REGRESSION
     default_metric = "rmse"
     _kernel = staticmethod(_squared_error_kernel)
 
@@ -576,6 +593,7 @@ class AbsoluteError(Objective):
     """
 
     name = "reg:absoluteerror"
+    kind = REGRESSION
     default_metric = "mae"
     leaf_quantile = 0.5
     needs_label_summary = True
@@ -599,6 +617,7 @@ class QuantileError(Objective):
     """
 
     name = "reg:quantileerror"
+    kind = REGRESSION
     default_metric = "quantile"
     needs_label_summary = True
     _kernel = staticmethod(_quantile_kernel)
@@ -645,6 +664,7 @@ class PseudoHuberError(Objective):
     """
 
     name = "reg:pseudohubererror"
+    kind = REGRESSION
     default_metric = "mphe"
     needs_label_summary = True
     _kernel = staticmethod(_pseudo_huber_kernel)
@@ -723,16 +743,16 @@ class _LogisticBase(Objective):
             p = stats.class_weights.get(1, 0.0) / stats.weight_sum
         else:
             p = self._weighted_mean(stats)
-        return _logit(min(max(p, _PROBABILITY_CLIP), 1.0 - _PROBABILITY_CLIP))
+        return links.logit(min(max(p, _PROBABILITY_CLIP), 1.0 - _PROBABILITY_CLIP))
 
     def _link(self, b):
         if not 0.0 < b < 1.0:
             raise ValueError(f"base_score={b!r} must be in (0, 1) for objective='{self.name}' "
                              "(it is a probability)")
-        return _logit(b)
+        return links.logit(b)
 
     def _inverse_link(self, m):
-        return _sigmoid(m)
+        return links.sigmoid(m)
 
     def _loss(self, y, m):
         return np.logaddexp(0.0, m) - y * m
@@ -741,12 +761,16 @@ class _LogisticBase(Objective):
 class RegLogistic(_LogisticBase):
     __doc__ = "``reg:logistic``. " + _LogisticBase.__doc__
     name = "reg:logistic"
+    kind = REGRESSION
+    probability_output = True
     default_metric = "rmse"
 
 
 class BinaryLogistic(_LogisticBase):
     __doc__ = "``binary:logistic``. " + _LogisticBase.__doc__
     name = "binary:logistic"
+    kind = BINARY
+    probability_output = True
     default_metric = "logloss"
 
 
@@ -759,6 +783,7 @@ class BinaryLogitRaw(_LogisticBase):
     """
 
     name = "binary:logitraw"
+    kind = BINARY
     default_metric = "logloss"
 
     def _link(self, b):
@@ -808,6 +833,7 @@ class Poisson(_LogLink):
     """
 
     name = "count:poisson"
+    kind = REGRESSION
     default_metric = "poisson-nloglik"
     _kernel = staticmethod(_poisson_kernel)
 
@@ -833,6 +859,7 @@ class Gamma(_LogLink):
     (McCullagh & Nelder 1989, ch. 8.)"""
 
     name = "reg:gamma"
+    kind = REGRESSION
     default_metric = "gamma-deviance"
     _kernel = staticmethod(_gamma_kernel)
 
@@ -855,6 +882,7 @@ class Tweedie(_LogLink):
     """
 
     name = "reg:tweedie"
+    kind = REGRESSION
     _kernel = staticmethod(_tweedie_kernel)
 
     def _configure(self, *, tweedie_variance_power, **_):
@@ -947,11 +975,6 @@ class _Softmax(Objective):
         log_prior = np.log(np.maximum(prior, _PROBABILITY_CLIP))
         return log_prior - log_prior.mean()
 
-    def _probabilities(self, m):
-        z = m - m.max(axis=0, keepdims=True)
-        e = np.exp(z)
-        return (e / e.sum(axis=0, keepdims=True)).T
-
     def loss(self, y, margin):
         m = self._margin(margin)
         y = np.asarray(y).astype(np.int64)
@@ -964,18 +987,21 @@ class SoftProb(_Softmax):
     __doc__ = ("``multi:softprob``: predictions are ``(n, K)`` probabilities. "
                + _Softmax.__doc__)
     name = "multi:softprob"
+    kind = MULTICLASS
+    probability_output = True
 
     def transform(self, margin):
-        return self._probabilities(self._margin(margin))
+        return links.softmax(self._margin(margin))
 
 
 class SoftMax(_Softmax):
     __doc__ = ("``multi:softmax``: predictions are the ``(n,)`` argmax class index "
                "(float64). " + _Softmax.__doc__)
     name = "multi:softmax"
+    kind = MULTICLASS
 
     def transform(self, margin):
-        return self._margin(margin).argmax(axis=0).astype(np.float64)
+        return self.class_index(margin)
 
 
 def _check_real(value, name):
@@ -996,6 +1022,42 @@ OBJECTIVES = {cls.name: cls for cls in (
     Poisson, Gamma, Tweedie,
     SoftProb, SoftMax,
 )}
+
+
+def objective_kind(name):
+    """The ``kind`` of the objective called ``name``; None for a name not in ``OBJECTIVES``
+    (``"custom"``, a typo, a callable)."""
+    cls = OBJECTIVES.get(name) if isinstance(name, str) else None
+    return None if cls is None else cls.kind
+
+
+def is_classification(name):
+    """The objective called ``name`` is a ``BINARY`` or ``MULTICLASS`` one (False for a
+    name not in ``OBJECTIVES``)."""
+    return objective_kind(name) in (BINARY, MULTICLASS)
+
+
+def objectives_of_kind(*kinds, probability_output=None):
+    """The names of the objectives of the given kinds, in the order of ``OBJECTIVES``;
+    only those whose ``probability_output`` is the one given, unless it is None."""
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise ValueError(f"kind={unknown[0]!r} is not one of {KINDS}")
+    return tuple(name for name, cls in OBJECTIVES.items() if cls.kind in kinds and (
+        probability_output is None or cls.probability_output == probability_output))
+
+
+def regressor_objectives():
+    """The objectives whose output estimates the label itself, for a regressor: every
+    ``REGRESSION`` one, and the ``BINARY`` ones whose output is a probability
+    (``binary:logistic``: the mean of labels in [0, 1]), in the order of ``OBJECTIVES``."""
+    return tuple(name for name, cls in OBJECTIVES.items()
+                 if cls.kind == REGRESSION or (cls.kind == BINARY and cls.probability_output))
+
+
+def classifier_objectives():
+    """The objectives a classifier trains: the ``BINARY`` and ``MULTICLASS`` ones."""
+    return objectives_of_kind(BINARY, MULTICLASS)
 
 
 def get_objective(name, **params):

@@ -18,7 +18,9 @@ from .blockstore import StoreConfig, check_cache_dirs, parse_memory_budget
 from .booster import Booster, write_json_atomically
 from .training import Checkpoint, train
 from .data import describe_features, feature_block, is_dask_collection, margin_block
+from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_json
+from .objectives import classifier_objectives, regressor_objectives
 from .params import integer_param, validate_params
 from .progress import ProgressReporter
 
@@ -317,11 +319,10 @@ class _DaskBoostModel:
         return params
 
 
-REGRESSION_OBJECTIVES = ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror",
-                         "reg:quantileerror", "reg:logistic", "binary:logistic", "count:poisson",
-                         "reg:gamma", "reg:tweedie")
-CLASSIFICATION_OBJECTIVES = ("binary:logistic", "binary:logitraw", "multi:softprob",
-                             "multi:softmax")
+# from the objectives' metadata (daskboost.objectives): the regressor takes the regression
+# objectives and binary:logistic, the classifier the binary and multiclass ones
+REGRESSION_OBJECTIVES = regressor_objectives()
+CLASSIFICATION_OBJECTIVES = classifier_objectives()
 
 
 class DaskBoostRegressor(_DaskBoostModel):
@@ -542,19 +543,16 @@ class _Probabilities:
 
     def __call__(self, booster, margin):
         if booster.n_outputs == 1:
-            p = 1.0 / (1.0 + np.exp(-margin[0]))
+            p = sigmoid_direct(margin[0])
             return np.column_stack([1.0 - p, p])
-        shifted = np.exp(margin - margin.max(axis=0))
-        return (shifted / shifted.sum(axis=0)).T
+        return softmax(margin)
 
 
 class _ClassIndex:
     """Margins -> index of the predicted class (float, for dask meta)."""
 
     def __call__(self, booster, margin):
-        if booster.n_outputs == 1:
-            return (margin[0] > 0).astype(np.float64)
-        return np.argmax(margin, axis=0).astype(np.float64)
+        return class_index(margin)
 
 
 class _ToLabels:

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from daskboost import DaskBoostClassifier, DaskBoostRegressor
-from daskboost.cli import main
+from daskboost.cli import estimator_for, main
+from daskboost.objectives import OBJECTIVES
 from daskboost.progress import ProgressReporter
 
 
@@ -69,6 +70,11 @@ def test_regression_with_params_and_quiet(lake, capsys):
      r"learning_rate=-1"),
     (["train", "{tmp}/lake", "--label", "y", "--param", "nonsense=3"], "unknown --param"),
     (["train", "{tmp}/lake", "--label", "y", "--param", "novalue"], "must look like key=value"),
+    (["train", "{tmp}/lake", "--label", "y", "--objective", "binary:hinge"],
+     r"objective='binary:hinge' is not supported; valid objectives: 'reg:squarederror', .*"
+     r"'multi:softmax'$"),
+    (["train", "{tmp}/lake", "--label", "y", "--param", "objective=5"],
+     "objective=5 is not supported"),
     (["train", "{tmp}/lake", "--label", "y", "--memory-budget", "lots"], "memory_budget.*'lots'"),
     (["train", "{tmp}/lake", "--label", "y", "--cache-dir", "{tmp}/lake/p0.parquet/x"],
      "cache_dir"),
@@ -86,6 +92,15 @@ def test_bad_input_is_one_clear_line_and_leaves_nothing(lake, capsys, argv, mess
     assert re.search(message, capsys.readouterr().err)
     assert not out.exists()
     assert not [p for p in tmp.iterdir() if p.name.startswith(".model.json")]
+
+
+def test_classification_objectives_train_a_classifier():
+    # as before the objectives' metadata: the binary:* and multi:* objectives
+    for name in OBJECTIVES:
+        expected = DaskBoostClassifier if name.startswith(("binary:", "multi:")) \
+            else DaskBoostRegressor
+        assert estimator_for(name) is expected, name
+    assert estimator_for(None) is DaskBoostRegressor
 
 
 def test_train_out_of_core_leaves_no_cache(lake, capsys):

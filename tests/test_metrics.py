@@ -392,6 +392,41 @@ def test_auc_ranks_by_margin_for_non_probability_objectives():
     assert got_exp == got
 
 
+def test_auc_scores_and_logloss_follow_the_objective_metadata():
+    """The objectives whose output is sigmoid(margin) come from daskboost.objectives; the
+    others are scored by the direct sigmoid, bit for bit as before links.py."""
+    from daskboost import metrics
+    from daskboost.objectives import OBJECTIVES, get_objective
+    assert metrics._SIGMOID_OUTPUTS == {"binary:logistic", "reg:logistic"}
+    m = np.concatenate([np.linspace(-800.0, 800.0, 20001), [-745.2, -709.8, 709.8]])[None]
+    with np.errstate(over="ignore"):
+        direct = 1.0 / (1.0 + np.exp(-m[0]))        # the old metrics._sigmoid
+    auc = get_metric("auc")
+    for name in OBJECTIVES:
+        obj = get_objective(name, num_class=3)
+        if obj.n_outputs() != 1:
+            with pytest.raises(ValueError, match="binary classification only"):
+                get_metric("auc", obj)
+            continue
+        expected = obj.transform(m) if name in metrics._SIGMOID_OUTPUTS else direct
+        np.testing.assert_array_equal(auc.scores(m, obj).view(np.uint64),
+                                      expected.view(np.uint64))
+
+
+def test_multiclass_metrics_follow_the_objective_kind():
+    from daskboost.objectives import MULTICLASS, OBJECTIVES, get_objective
+    for name, cls in OBJECTIVES.items():
+        obj = get_objective(name, num_class=3)
+        if cls.kind == MULTICLASS:
+            get_metric("mlogloss", obj), get_metric("merror", obj)
+            with pytest.raises(ValueError, match="not a multiclass metric"):
+                get_metric("logloss", obj)
+        else:
+            get_metric("rmse", obj)
+            with pytest.raises(ValueError, match="multiclass objectives"):
+                get_metric("merror", obj)
+
+
 def test_auc_is_binary_only():
     with pytest.raises(ValueError, match="binary classification only"):
         get_metric("auc", SOFTPROB)

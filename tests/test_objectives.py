@@ -4,11 +4,17 @@ xgboost 3.2 (intercepts, base_score mapping, gradient sums)."""
 
 import json
 import math
+import sys
 
+import numba
 import numpy as np
 import pytest
 
-from daskboost.objectives import OBJECTIVES, LabelStats, get_objective
+from daskboost import links, objectives
+from daskboost.objectives import (
+    BINARY, KINDS, MULTICLASS, OBJECTIVES, REGRESSION, LabelStats, classifier_objectives,
+    get_objective, is_classification, objective_kind, objectives_of_kind, regressor_objectives,
+)
 
 # (test id, objective name, parameters): every objective, some with several settings
 CASES = [
@@ -389,6 +395,293 @@ def test_leaf_quantiles():
     for name in OBJECTIVES:
         if name not in KINKED:
             assert get_objective(name, num_class=3).leaf_quantile is None
+
+
+# ---------------------------------------------------------------------------
+# objective metadata: kind, probability output, class rule
+# ---------------------------------------------------------------------------
+
+# (kind, probability_output) of every objective, written out by hand
+METADATA = {
+    "reg:squarederror": (REGRESSION, False),
+    "reg:absoluteerror": (REGRESSION, False),
+    "reg:pseudohubererror": (REGRESSION, False),
+    "reg:quantileerror": (REGRESSION, False),
+    "reg:logistic": (REGRESSION, True),
+    "binary:logistic": (BINARY, True),
+    "binary:logitraw": (BINARY, False),
+    "count:poisson": (REGRESSION, False),
+    "reg:gamma": (REGRESSION, False),
+    "reg:tweedie": (REGRESSION, False),
+    "multi:softprob": (MULTICLASS, True),
+    "multi:softmax": (MULTICLASS, False),
+}
+
+
+def test_every_objective_has_its_kind_and_probability_flag():
+    assert set(METADATA) == set(OBJECTIVES)
+    for name, cls in OBJECTIVES.items():
+        assert cls.kind in KINDS, name
+        assert isinstance(cls.probability_output, bool), name
+        assert (cls.kind, cls.probability_output) == METADATA[name], name
+        assert objective_kind(name) == cls.kind
+        # xgboost's naming: the binary:* and multi:* objectives are the classifiers
+        assert is_classification(name) == name.startswith(("binary:", "multi:")), name
+
+
+def test_metadata_helpers():
+    assert objectives_of_kind(REGRESSION) == (
+        "reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror",
+        "reg:logistic", "count:poisson", "reg:gamma", "reg:tweedie")
+    assert objectives_of_kind(BINARY) == ("binary:logistic", "binary:logitraw")
+    assert objectives_of_kind(MULTICLASS) == ("multi:softprob", "multi:softmax")
+    assert objectives_of_kind(*KINDS) == tuple(OBJECTIVES)
+    assert objectives_of_kind(REGRESSION, BINARY, probability_output=True) == (
+        "reg:logistic", "binary:logistic")
+    assert objectives_of_kind(MULTICLASS, probability_output=False) == ("multi:softmax",)
+    # the lists the estimators accepted before the metadata existed, in the same order
+    assert regressor_objectives() == (
+        "reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror",
+        "reg:logistic", "binary:logistic", "count:poisson", "reg:gamma", "reg:tweedie")
+    assert classifier_objectives() == (
+        "binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax")
+    for name in ("custom", "binary:hinge", "multi:nonsense", None, 3, ["reg:logistic"]):
+        assert objective_kind(name) is None
+        assert not is_classification(name)
+    with pytest.raises(ValueError, match="kind='classification' is not one of"):
+        objectives_of_kind("classification")
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_metadata_matches_what_the_objective_does(case):
+    """kind and probability_output describe the outputs and transform the objective has."""
+    _, name, params = case
+    obj = get_objective(name, **params)
+    K = obj.n_outputs()
+    assert K == (params["num_class"] if obj.kind == MULTICLASS else 1)
+    rng = np.random.default_rng(9)
+    margin = rng.normal(0.0, 4.0, size=(K, 400))
+    margin[0, :3] = [-30.0, 0.0, 30.0]
+    out = obj.transform(margin)
+    if obj.probability_output:
+        expected = links.sigmoid(margin[0]) if K == 1 else links.softmax(margin)
+        assert_same_bits(out, expected)
+        assert out.min() >= 0.0 and out.max() <= 1.0
+    else:     # a margin, a mean on the log scale or a class index: not confined to [0, 1]
+        assert out.min() < 0.0 or out.max() > 1.0
+    if obj.kind == REGRESSION:
+        with pytest.raises(ValueError, match="not a classification objective"):
+            obj.class_index(margin)
+    else:     # the predicted class is the most probable one
+        proba = links.sigmoid(margin[0]) if K == 1 else links.softmax(margin)
+        proba = np.column_stack([1.0 - proba, proba]) if K == 1 else proba
+        best = obj.class_index(margin)
+        assert best.dtype == np.float64
+        assert_same_bits(best, links.class_index(margin))
+        np.testing.assert_array_equal(best, proba.argmax(axis=1))
+        if obj.kind == MULTICLASS and not obj.probability_output:   # multi:softmax
+            assert_same_bits(out, best)
+
+
+# ---------------------------------------------------------------------------
+# link functions: one definition each, bit for bit the copies they replaced
+# ---------------------------------------------------------------------------
+
+def assert_same_bits(a, b):
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+# The copies as they were before links.py (numpy and numba), kept verbatim as references.
+def old_objectives_sigmoid(margin):
+    margin = np.asarray(margin, dtype=np.float64)
+    e = np.exp(-np.abs(margin))
+    return np.where(margin >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def old_metrics_sigmoid(x):
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+def old_sklearn_probabilities(n_outputs, margin):
+    if n_outputs == 1:
+        with np.errstate(over="ignore"):   # the old copy warned; the values are the point
+            p = 1.0 / (1.0 + np.exp(-margin[0]))
+        return np.column_stack([1.0 - p, p])
+    shifted = np.exp(margin - margin.max(axis=0))
+    return (shifted / shifted.sum(axis=0)).T
+
+
+def old_sklearn_class_index(n_outputs, margin):
+    if n_outputs == 1:
+        return (margin[0] > 0).astype(np.float64)
+    return np.argmax(margin, axis=0).astype(np.float64)
+
+
+def old_softprob(m):
+    z = m - m.max(axis=0, keepdims=True)
+    e = np.exp(z)
+    return (e / e.sum(axis=0, keepdims=True)).T
+
+
+def old_log_softmax(m):
+    shifted = m - m.max(axis=0)
+    return shifted - np.log(np.exp(shifted).sum(axis=0))
+
+
+@numba.njit(nogil=True)
+def old_logistic_kernel(margin, y, weight, grad, hess):
+    for i in range(y.shape[0]):
+        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        m = margin[0, i]
+        if m >= 0.0:
+            p = 1.0 / (1.0 + math.exp(-m))
+        else:
+            e = math.exp(m)
+            p = e / (1.0 + e)
+        grad[0, i] = (p - y[i]) * w
+        hess[0, i] = max(p * (1.0 - p), 1e-16) * w
+
+
+@numba.njit(nogil=True)
+def old_softmax_kernel(margin, y, weight, grad, hess):
+    K = margin.shape[0]
+    for i in range(y.shape[0]):
+        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        top = margin[0, i]
+        for k in range(1, K):
+            top = max(top, margin[k, i])
+        total = 0.0
+        for k in range(K):
+            total += math.exp(margin[k, i] - top)
+        label = int(y[i])
+        for k in range(K):
+            p = math.exp(margin[k, i] - top) / total
+            g = p - 1.0 if k == label else p
+            grad[k, i] = g * w
+            hess[k, i] = max(2.0 * p * (1.0 - p), 1e-16) * w
+
+
+@numba.njit
+def old_scalar_sigmoids(margin, out):
+    for i in range(margin.shape[0]):
+        m = margin[i]
+        if m >= 0.0:
+            out[i] = 1.0 / (1.0 + math.exp(-m))
+        else:
+            e = math.exp(m)
+            out[i] = e / (1.0 + e)
+
+
+@numba.njit
+def scalar_sigmoids(margin, out):
+    for i in range(margin.shape[0]):
+        out[i] = links.sigmoid_scalar(margin[i])
+
+
+@numba.njit
+def softmax_columns(margin, out):
+    for i in range(margin.shape[1]):
+        links.softmax_column(margin, i, out[:, i])
+
+
+# -800 .. 800 densely, the edges of exp's range, the extremes of float64, signed zeros
+# and subnormals: finite and infinite margins whose sigmoid is not NaN
+_EDGES = [0.0, -0.0, 5e-324, -5e-324, 1e-300, -1e-300, 36.7, -36.7, 709.78, -709.78,
+          709.79, -709.79, 745.13, -745.13, 745.14, -745.14, 800.0, -800.0, 1e300, -1e300,
+          sys.float_info.max, -sys.float_info.max, math.inf, -math.inf]
+SIGMOID_GRID = np.concatenate([np.linspace(-800.0, 800.0, 320001), _EDGES,
+                               np.random.default_rng(3).normal(0.0, 8.0, 20000)])
+
+
+def softmax_grid(K, n=30000, seed=4):
+    """``(K, n)`` margins, normal ones and columns mixing the extremes up to +-1e300 (no
+    inf: ``inf - inf`` is NaN; no float max: ``-max - max`` overflows)."""
+    rng = np.random.default_rng(seed)
+    m = rng.normal(0.0, 6.0, size=(K, n))
+    finite = np.array([e for e in _EDGES if abs(e) <= 1e300])
+    m[:, : n // 3] = rng.choice(finite, size=(K, n // 3))
+    m[:, n // 3: 2 * n // 3] = rng.uniform(-800.0, 800.0, size=(K, n // 3))
+    return m
+
+
+def test_sigmoid_gives_the_old_values_bit_for_bit():
+    x = SIGMOID_GRID
+    assert_same_bits(links.sigmoid(x), old_objectives_sigmoid(x))
+    assert_same_bits(get_objective("binary:logistic").transform(x[None]), old_objectives_sigmoid(x))
+    assert_same_bits(get_objective("reg:logistic").transform(x[None]), old_objectives_sigmoid(x))
+    assert_same_bits(links.sigmoid_direct(x), old_metrics_sigmoid(x))
+    scalar, old = np.empty_like(x), np.empty_like(x)
+    scalar_sigmoids(x, scalar)
+    old_scalar_sigmoids(x, old)
+    assert_same_bits(scalar, old)
+    for p in (links.sigmoid(x), links.sigmoid_direct(x), scalar):
+        assert not np.isnan(p).any() and p.min() >= 0.0 and p.max() <= 1.0
+    # the direct form is the same function: equal bits for m >= 0, within 4 ulp of the split
+    # form where that is a normal number (the reason both stay: they round differently)
+    direct, split = links.sigmoid_direct(x), links.sigmoid(x)
+    assert_same_bits(direct[x >= 0], split[x >= 0])
+    normal = split >= sys.float_info.min
+    assert np.all(np.abs(direct - split)[normal] <= 4 * np.spacing(split[normal]))
+
+
+def test_logit_inverts_the_sigmoid():
+    for p in (1e-6, 0.25, 0.5, 0.75, 1 - 1e-6):
+        assert links.logit(p) == math.log(p / (1.0 - p))
+        assert links.sigmoid(links.logit(p)) == pytest.approx(p, rel=1e-12)
+
+
+@pytest.mark.parametrize("K", [2, 3, 7])
+def test_softmax_gives_the_old_values_bit_for_bit(K):
+    m = softmax_grid(K)
+    p = links.softmax(m)
+    assert not np.isnan(p).any()
+    assert_same_bits(p, old_softprob(m))
+    assert_same_bits(p, old_sklearn_probabilities(K, m))
+    assert_same_bits(get_objective("multi:softprob", num_class=K).transform(m), old_softprob(m))
+    assert_same_bits(get_objective("multi:softmax", num_class=K).transform(m),
+                     old_sklearn_class_index(K, m))
+    assert_same_bits(links.log_softmax(m), old_log_softmax(m))
+    assert_same_bits(links.class_index(m), old_sklearn_class_index(K, m))
+    # the numba form: the values the old kernel divided out, row by row
+    columns = np.empty((K, m.shape[1]))
+    softmax_columns(m, columns)
+    top = m.max(axis=0)
+    e = np.array([[math.exp(v) for v in row] for row in m - top])
+    total = np.zeros(m.shape[1])
+    for k in range(K):                      # summed in class order, as the kernel does
+        total += e[k]
+    assert_same_bits(columns, e / total)
+
+
+def test_binary_class_rule_gives_the_old_values():
+    x = SIGMOID_GRID[None]
+    assert_same_bits(links.class_index(x), old_sklearn_class_index(1, x))
+    assert_same_bits(get_objective("binary:logitraw").class_index(x),
+                     old_sklearn_class_index(1, x))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("K", [1, 3, 5])
+def test_link_kernels_give_the_old_gradients_bit_for_bit(K, weighted):
+    rng = np.random.default_rng(K)
+    if K == 1:
+        margin = SIGMOID_GRID[None].copy()
+        y = rng.uniform(0.0, 1.0, margin.shape[1])
+        new_kernel, old_kernel = objectives._logistic_kernel, old_logistic_kernel
+    else:
+        margin = softmax_grid(K)
+        y = rng.integers(0, K, margin.shape[1]).astype(np.float64)
+        new_kernel, old_kernel = objectives._softmax_kernel, old_softmax_kernel
+    w = rng.uniform(0.1, 3.0, margin.shape[1]) if weighted else np.empty(0, np.float32)
+    grads = [np.empty(margin.shape, np.float32) for _ in range(4)]
+    new_kernel(margin, y, w, grads[0], grads[1])
+    old_kernel(margin, y, w, grads[2], grads[3])
+    assert_same_bits(grads[0], grads[2])
+    assert_same_bits(grads[1], grads[3])
+    assert np.isfinite(grads[0]).all() and np.isfinite(grads[1]).all()
 
 
 # ---------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import json
 import os
 import pickle
 from decimal import Decimal
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,8 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.validation import check_is_fitted
 
 from daskboost import DaskBoostClassifier, DaskBoostRegressor
+from daskboost.params import validate_params
+from daskboost.sklearn import _ClassIndex, _Probabilities
 
 XGBOOST_DEFAULTS = {
     "n_estimators": 100, "max_depth": 6, "learning_rate": 0.3, "reg_lambda": 1.0, "gamma": 0.0,
@@ -73,6 +76,45 @@ def test_invalid_param_constructs_and_fit_raises(reg_xy):
     est = DaskBoostRegressor(learning_rate=-1)
     with pytest.raises(ValueError, match=r"learning_rate=-1"):
         est.fit(X, y)
+
+
+def test_accepted_objectives_come_from_the_objectives_metadata():
+    # the lists each estimator accepted before the metadata, in the same order
+    assert DaskBoostRegressor._objectives == (
+        "reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror",
+        "reg:logistic", "binary:logistic", "count:poisson", "reg:gamma", "reg:tweedie")
+    assert DaskBoostClassifier._objectives == (
+        "binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax")
+    params = DaskBoostRegressor().get_params()
+    with pytest.raises(ValueError, match=r"objective='binary:logitraw' is not supported here; "
+                       r"valid objectives: 'reg:squarederror', .*'reg:tweedie'$"):
+        validate_params({**params, "objective": "binary:logitraw"}, DaskBoostRegressor._objectives)
+    with pytest.raises(ValueError, match="objective='reg:logistic' is not supported"):
+        validate_params({**params, "objective": "reg:logistic"}, DaskBoostClassifier._objectives)
+
+
+@pytest.mark.parametrize("K", [1, 2, 3, 6])
+def test_probabilities_and_classes_from_margins_are_the_old_values(K):
+    """predict_proba's and predict's per-partition functions, bit for bit as before links.py."""
+    rng = np.random.default_rng(K)
+    margin = rng.normal(0.0, 6.0, (K, 3000))
+    margin[:, :1000] = rng.choice([-800.0, -745.2, -709.8, -0.0, 0.0, 36.7, 709.8, 800.0, 1e300,
+                                   -1e300], size=(K, 1000))
+    booster = SimpleNamespace(n_outputs=K)
+    if K == 1:
+        with np.errstate(over="ignore"):
+            p = 1.0 / (1.0 + np.exp(-margin[0]))
+        old_proba = np.column_stack([1.0 - p, p])
+        old_index = (margin[0] > 0).astype(np.float64)
+    else:
+        shifted = np.exp(margin - margin.max(axis=0))
+        old_proba = (shifted / shifted.sum(axis=0)).T
+        old_index = np.argmax(margin, axis=0).astype(np.float64)
+    proba = np.ascontiguousarray(_Probabilities()(booster, margin))
+    np.testing.assert_array_equal(proba.view(np.uint64),
+                                  np.ascontiguousarray(old_proba).view(np.uint64))
+    index = _ClassIndex()(booster, margin)
+    np.testing.assert_array_equal(index.view(np.uint64), old_index.view(np.uint64))
 
 
 def test_objective_none_is_kept_after_fit(reg_xy, fast):
