@@ -16,20 +16,22 @@ grower's to the last bit (ties are broken the same way).
 import numpy as np
 import pytest
 
+from daskboost import DaskBoostRegressor
 from daskboost.binning import BinMapper
 from daskboost.grower import TreeGrower
 from daskboost.level_loop import drive, grow_levels, grow_rounds, round_leaf_values, run_sync
+from daskboost.objectives import regressor_objectives
+from daskboost.params import validate_params
 from daskboost.splitting import MIN_SPLIT_GAIN, find_splits
 
 
 def make_params(**overrides):
-    """The keys training hands TreeGrower (see training.py / params.py)."""
-    params = dict(reg_lambda=1.0, reg_alpha=0.0, max_delta_step=0.0, gamma=0.0,
-                  min_child_weight=0.0, max_depth=3, max_leaves=0, grow_policy="depthwise",
-                  learning_rate=0.5, colsample_bytree=1.0, colsample_bylevel=1.0,
-                  colsample_bynode=1.0, subsample=1.0)
-    params.update(overrides)
-    return params
+    """The ``TrainingParams`` training hands TreeGrower, built as a fit builds them
+    (``validate_params`` of the estimator's parameters), here with ``min_child_weight=0``
+    and ``learning_rate=0.5`` unless overridden."""
+    raw = {**DaskBoostRegressor().get_params(), "min_child_weight": 0.0, "max_depth": 3,
+           "learning_rate": 0.5, **overrides}
+    return validate_params(raw, regressor_objectives())
 
 
 def make_mapper(n_bins):
@@ -95,7 +97,7 @@ def reference_split(rows, mask, params, k=0, features=None):
     """Best split of the rows ``mask`` by exhaustive search (same order and tie rule as
     splitting.py: lower feature first, then missing-right scan up, missing-left scan
     down); returns (gain, feature, bin, default_left) with feature -1 if none is valid."""
-    lam, mcw = params["reg_lambda"], params["min_child_weight"]
+    lam, mcw = params.reg_lambda, params.min_child_weight
     codes, g, h = rows.codes[mask], rows.grad[k, mask], rows.hess[k, mask]
     G, H = g.sum(), h.sum()
     parent = score(G, H, lam)
@@ -118,14 +120,14 @@ def reference_split(rows, mask, params, k=0, features=None):
             gain = score(lg, lh, lam) + score(rg, rh, lam) - parent
             if gain > best[0]:
                 best = (gain, f, b, dl)
-    if best[1] >= 0 and (best[0] <= MIN_SPLIT_GAIN or best[0] < params["gamma"]):
+    if best[1] >= 0 and (best[0] <= MIN_SPLIT_GAIN or best[0] < params.gamma):
         return (0.0, -1, -1, False)
     return best
 
 
 def leaf(rows, mask, params, k=0):
     G, H = rows.grad[k, mask].sum(), rows.hess[k, mask].sum()
-    return {"cover": H, "value": params["learning_rate"] * (-G / (H + params["reg_lambda"]))}
+    return {"cover": H, "value": params.learning_rate * (-G / (H + params.reg_lambda))}
 
 
 def children_masks(rows, mask, f, b, dl):
@@ -139,7 +141,7 @@ def reference_tree(rows, params, k=0, mask=None, depth=0, features=None):
     """Naive depthwise exact greedy on the rows, as a nested dict (see ``nested``)."""
     mask = np.ones(len(rows.codes), bool) if mask is None else mask
     node = leaf(rows, mask, params, k)
-    if params["max_depth"] == 0 or depth < params["max_depth"]:
+    if params.max_depth == 0 or depth < params.max_depth:
         gain, f, b, dl = reference_split(rows, mask, params, k, features)
         if f >= 0:
             lmask, rmask = children_masks(rows, mask, f, b, dl)
@@ -316,7 +318,7 @@ def test_builds_the_smaller_hessian_child_and_derives_the_sibling(smaller):
     sums = np.array([[rows.grad[0, m].sum(), rows.hess[0, m].sum()] for m in (lmask, rmask)])
     gain, want_f, want_b, want_dl, _ = find_splits(
         direct, sums, rows.mapper.n_bins, rows.mapper.missing_code, np.ones((2, 2), bool),
-        params["reg_lambda"], 0.0, 0.0, params["min_child_weight"], params["gamma"])
+        params.reg_lambda, 0.0, 0.0, params.min_child_weight, params.gamma)
     assert (want_f >= 0).all()  # both children split
     feature, bin_, default_left, left, right = splits
     np.testing.assert_array_equal(feature[1:3], want_f)
@@ -346,13 +348,13 @@ def test_each_pass_builds_one_child_per_split_and_matches_the_reference(seed):
         # exactly one child built: the one with the smaller hessian sum (left on a tie)
         expected = []
         for n in split_before:
-            if depth[n] + 1 < params["max_depth"]:
+            if depth[n] + 1 < params.max_depth:
                 small_left = tree.cover[tree.left[n]] <= tree.cover[tree.right[n]]
                 expected.append(int(tree.left[n] if small_left else tree.right[n]))
         assert built == sorted(expected)
     assert_same_tree(nested(grower), reference_tree(rows, params))
-    assert tree_depth(nested(grower)) == params["max_depth"]
-    assert len(passes) == params["max_depth"]
+    assert tree_depth(nested(grower)) == params.max_depth
+    assert len(passes) == params.max_depth
 
 
 # ---------------------------------------------------------------------------------------
@@ -573,7 +575,7 @@ def reference_depthwise_budget(rows, params, max_leaves):
     (largest gain first) until the budget is used."""
     root = leaf(rows, np.ones(len(rows.codes), bool), params)
     level, count = [(root, np.ones(len(rows.codes), bool))], 1
-    for _ in range(params["max_depth"]):
+    for _ in range(params.max_depth):
         found = [(reference_split(rows, m, params), node, m) for node, m in level]
         found = sorted([t for t in found if t[0][1] >= 0], key=lambda t: -t[0][0])
         level = []
@@ -706,7 +708,7 @@ def test_colsample_bylevel_draws_once_per_depth():
         depth = nodes_by_depth(grower)
         masks = node_masks(rows, grower)
         for n in range(grower.n_nodes):
-            if depth[n] < params["max_depth"]:
+            if depth[n] < params.max_depth:
                 want = reference_split(rows, masks[n], params, features=level_sample[depth[n]])
                 assert (grower.feature[n], grower.bin[n]) == want[1:3]
         per_level_differs += len({tuple(s) for s in level_sample}) > 1
@@ -911,7 +913,7 @@ def test_level_loop_one_tree(max_leaves):
     if max_leaves:
         assert_same_tree(nested(growers[0]), reference_depthwise_budget(rows, params, 3))
     else:
-        assert len(passes) == params["max_depth"]
+        assert len(passes) == params.max_depth
         assert_same_tree(nested(growers[0]), reference_tree(rows, params))
     # pending: exactly the splits the passes have not applied to the rows yet (none
     # when the last pass split nothing); applied, they take every row to its leaf
@@ -996,11 +998,12 @@ def test_grow_rounds_two_rounds(K):
     rng = np.random.default_rng(1)
     targets = rng.integers(-16, 17, size=(K, len(base.codes))) / 4
     rows = Rows(base.mapper, base.codes, np.zeros_like(targets), np.ones_like(targets))
-    params = make_params(max_depth=3, colsample_bytree=0.5, learning_rate=0.5)
     seed = 5
+    params = make_params(max_depth=3, colsample_bytree=0.5, learning_rate=0.5,
+                         random_state=seed)
     fake = FakePartitions(rows, targets)
-    loop = grow_rounds(rows.mapper, params, seed, SquaredErrorOutputs(K), range(2), None,
-                       None, None)
+    loop = grow_rounds(rows.mapper, params, SquaredErrorOutputs(K), range(2), None, None,
+                       None)
     grown = run_sync(drive(loop, fake.reduce_pass))
     assert len(grown) == 2 and all(len(growers) == K for growers, _ in grown)
 
