@@ -45,7 +45,10 @@ def _soft_threshold(g, reg_alpha):
 
 @numba.njit(nogil=True, cache=True)
 def leaf_weight(g, h, reg_lambda, reg_alpha=0.0, max_delta_step=0.0):
-    """XGBoost eq. 5, w* = -G / (H + lambda), with L1 soft-thresholding and clipping."""
+    """XGBoost eq. 5, w* = -G / (H + lambda), with L1 soft-thresholding and clipping;
+    0 for a node without hessian when lambda = 0 (as xgboost: e.g. an empty row sample)."""
+    if h + reg_lambda <= 0.0:
+        return 0.0
     w = -_soft_threshold(g, reg_alpha) / (h + reg_lambda)
     if max_delta_step > 0.0 and abs(w) > max_delta_step:
         w = max_delta_step if w > 0 else -max_delta_step
@@ -54,6 +57,8 @@ def leaf_weight(g, h, reg_lambda, reg_alpha=0.0, max_delta_step=0.0):
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def _score(g, h, reg_lambda, reg_alpha, max_delta_step):
+    if h + reg_lambda <= 0.0:  # no hessian and lambda = 0: no weight, no score
+        return 0.0
     if max_delta_step == 0.0 and reg_alpha == 0.0:  # the common case, first
         return g * g / (h + reg_lambda)
     if max_delta_step == 0.0:

@@ -643,3 +643,14 @@ def test_get_score_keys_are_the_column_names(importance_type):
     dump = "\n".join(model.get_booster().get_dump())
     used = set(re.findall(r"\[(\w+)<", dump))
     assert set(score) == used
+
+
+def test_reg_lambda_zero_with_an_empty_row_sample_fits():
+    # a round whose row sample is empty gives nodes without hessian: with reg_lambda=0
+    # they are leaves of weight 0 (as in xgboost), not a division by zero
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(8, 3)), rng.normal(size=8)
+    model = DaskBoostRegressor(reg_lambda=0, subsample=0.1, max_depth=2, n_estimators=10)
+    prediction = model.fit(X, y).predict(X)
+    assert np.isfinite(prediction).all()
+    assert any(t.n_nodes == 1 and t.value[0] == 0.0 for t in model.get_booster().trees)
