@@ -3,9 +3,12 @@
 Monotone: predictions along a fine grid of a constrained feature (the other features
 fixed at random points, some missing) never decrease (+1) / increase (-1), for
 depthwise and lossguide growth and with ``max_delta_step``/``reg_alpha``, where the
-unconstrained model on the same data does. Interaction: with the sets {a} and {b, c}
-the model is additive in a and (b, c). On discrete data (every value its own bin) the
-models equal xgboost's. Defaults leave every model as it was (test_golden_models.py).
+unconstrained model on the same data does (leaves refit by reg:absoluteerror included).
+Interaction: with the sets {a} and {b, c} the model is additive in a and (b, c), and
+every root-to-leaf path stays within one set. On discrete data (every value its own
+bin) the models equal xgboost's. The forms of the parameters, their errors, model files
+and the command line; byte-identical models on every scheduler. Defaults leave every
+model as it was (test_golden_models.py).
 """
 
 import dask
@@ -153,13 +156,17 @@ def paths(tree, node=0, used=frozenset()):
     return paths(tree, tree.left[node], used) + paths(tree, tree.right[node], used)
 
 
-def test_every_path_stays_in_one_interaction_set():
+@pytest.mark.parametrize("growth", [
+    dict(grow_policy="lossguide", max_leaves=12),
+    dict(colsample_bynode=0.6, random_state=3),  # ANDed with column sampling
+])
+def test_every_path_stays_in_one_interaction_set(growth):
     # overlapping sets; feature 2 in none of them may only be used alone
     X, y = wavy_data()
     X["d"] = X["a"] * X["c"]
     sets = [{0, 1}, {1, 3}]
-    model = DaskBoostRegressor(n_estimators=15, max_depth=4, grow_policy="lossguide",
-                               max_leaves=12, interaction_constraints=[[0, 1], ["b", "d"]])
+    model = DaskBoostRegressor(n_estimators=15, max_depth=4, **growth,
+                               interaction_constraints=[[0, 1], ["b", "d"]])
     model.fit(X, y + X["d"].fillna(0).to_numpy())
     used = [p for tree in model.get_booster().trees for p in paths(tree)]
     assert all(len(p) == 1 or any(p <= s for s in sets) for p in used)
@@ -271,3 +278,24 @@ def test_constrained_models_are_byte_identical_across_schedulers(tmp_path):
             distributed.Client(cluster):
         on_cluster = saved_constrained_model(tmp_path / "cluster.json")
     assert on_cluster == threaded
+
+
+def test_command_line_takes_the_constraints(tmp_path, capsys):
+    from daskboost.cli import main
+    X, y = wavy_data(n=1500)
+    X.assign(y=y).to_parquet(tmp_path / "data.parquet")
+    model_path = tmp_path / "m.json"
+    common = ["train", str(tmp_path / "data.parquet"), "--label", "y", "--quiet",
+              "--scheduler", "synchronous", "--param", "n_estimators=5"]
+    assert main(common + ["--param", "monotone_constraints=(1,-1,0)",
+                          "--param", 'interaction_constraints=[["a"], ["b", "c"]]',
+                          "--output", str(model_path)]) == 0
+    model = load_estimator(model_path)
+    assert model.monotone_constraints == "(1,-1,0)"
+    assert model.interaction_constraints == [["a"], ["b", "c"]]
+    assert (grid_steps(model, 0) >= 0).all() and (grid_steps(model, 1) <= 0).all()
+    assert main(common + ["--param", 'monotone_constraints={"zz": 1}',
+                          "--output", str(tmp_path / "bad.json")]) != 0
+    assert "monotone_constraints={'zz': 1} names columns not in X: ['zz']" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "bad.json").exists()
