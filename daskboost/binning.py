@@ -56,7 +56,10 @@ class BinMapper:
         return codes
 
     def threshold(self, feature, bin_):
-        """Raw-value threshold of the split ``code <= bin_`` on ``feature``."""
+        """Raw-value threshold of the split ``code <= bin_`` on ``feature`` (-inf for
+        bin -1: every present value goes right, a monotone-constrained split)."""
+        if bin_ < 0:
+            return -np.inf
         cuts = self.cuts[feature]
         return float(cuts[bin_]) if bin_ < len(cuts) else np.inf
 

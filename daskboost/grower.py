@@ -28,7 +28,8 @@ Node ids grow in creation order, so a child's id is always larger than its paren
 
 import numpy as np
 
-from .splitting import find_splits, leaf_weight
+from .constraints import NodeConstraints
+from .splitting import find_splits, find_splits_monotone, leaf_weight
 from .tree import Tree
 
 
@@ -50,7 +51,8 @@ class TreeGrower:
     mapper : binning.BinMapper of the training data.
     params : params.TrainingParams (reg_lambda, reg_alpha, max_delta_step, gamma,
         min_child_weight, max_depth, max_leaves, grow_policy, learning_rate,
-        colsample_bytree/bylevel/bynode).
+        colsample_bytree/bylevel/bynode, monotone_constraints and
+        interaction_constraints as ``params.resolve_constraints`` settles them).
     rng : numpy Generator for column sampling (drawn from in a fixed order).
     """
 
@@ -62,6 +64,7 @@ class TreeGrower:
         self._tree_features = self._sample(np.ones(n_features, dtype=np.bool_),
                                            params.colsample_bytree)
         self._level_features = {}
+        self._constraints = NodeConstraints.of(params, n_features)  # None: unconstrained
         self._refit = {}             # leaf -> output set by a leaf refit (quantile losses)
         self._candidates = {}        # node -> (gain, feature, bin, default_left, left sums)
         self.n_leaves = 1
@@ -177,7 +180,10 @@ class TreeGrower:
                 self._level_features[depth] = self._sample(
                     self._tree_features, p.colsample_bylevel)
             masks.append(self._sample(self._level_features[depth], p.colsample_bynode))
-        return np.array(masks, dtype=np.bool_)
+        masks = np.array(masks, dtype=np.bool_)
+        if self._constraints is not None:  # interaction constraints, after sampling
+            masks &= self._constraints.allowed(nodes)
+        return masks
 
     def _find_candidates(self, nodes, hists=None):
         """Best split of each node; those with a valid split become candidates.
@@ -188,10 +194,17 @@ class TreeGrower:
         if hists is None:
             hists = np.stack([self._hists[n] for n in nodes])
         sums = np.array([self.sums[n] for n in nodes], dtype=np.float64)
-        gain, feature, bin_, default_left, left_sums = find_splits(
-            hists, sums, self.mapper.n_bins, self.mapper.missing_code,
-            self._feature_masks(nodes), p.reg_lambda, p.reg_alpha,
-            p.max_delta_step, p.min_child_weight, p.gamma)
+        if p.monotone_constraints is None:
+            gain, feature, bin_, default_left, left_sums = find_splits(
+                hists, sums, self.mapper.n_bins, self.mapper.missing_code,
+                self._feature_masks(nodes), p.reg_lambda, p.reg_alpha,
+                p.max_delta_step, p.min_child_weight, p.gamma)
+        else:
+            gain, feature, bin_, default_left, left_sums = find_splits_monotone(
+                hists, sums, self._constraints.bounds(nodes), self.mapper.n_bins,
+                self.mapper.missing_code, self._feature_masks(nodes),
+                self._constraints.monotone, p.reg_lambda, p.reg_alpha, p.max_delta_step,
+                p.min_child_weight, p.gamma)
         for i, node in enumerate(nodes):
             if feature[i] >= 0:
                 self._candidates[node] = (float(gain[i]), int(feature[i]), int(bin_[i]),
@@ -209,6 +222,8 @@ class TreeGrower:
             left = self._add_node(node, left_sum)
             right = self._add_node(node, right_sum)
             self.left[node], self.right[node] = left, right
+            if self._constraints is not None:
+                self._constraints.split(node, feature, left, right, left_sum, right_sum)
             self.n_leaves += 1
             if self._may_split(left):
                 small, large = (left, right) if left_sum[1] <= right_sum[1] else (right, left)
@@ -256,8 +271,14 @@ class TreeGrower:
         p = self.params
         reg = (p.reg_lambda, p.reg_alpha, p.max_delta_step)
         eta = p.learning_rate
-        values = np.array([eta * leaf_weight(g, h, *reg) for g, h in self.sums], dtype=np.float64)
+        if self._constraints is None:
+            weights = [leaf_weight(g, h, *reg) for g, h in self.sums]
+        else:  # monotone bounds
+            weights = [self._constraints.weight(n, g, h) for n, (g, h) in enumerate(self.sums)]
+        values = np.array([eta * w for w in weights], dtype=np.float64)
         for node, value in self._refit.items():
+            if self._constraints is not None:  # refit leaves stay in their bounds too
+                value = self._constraints.clip(node, value, eta)
             values[node] = value
         return values
 

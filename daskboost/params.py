@@ -6,6 +6,8 @@ nowhere else. Each error names the parameter and the value: ``learning_rate=-0.1
 > 0``.
 """
 
+import dataclasses
+import json
 import math
 import numbers
 from dataclasses import dataclass
@@ -52,6 +54,12 @@ class TrainingParams:
     quantile_alpha: float
     tweedie_variance_power: float
     base_score: Optional[float]
+    # split constraints (xgboost's names). As validated: a tuple of -1/0/1, or of
+    # (column name, -1/0/1) pairs; tuples of names/indices. ``resolve_constraints``
+    # settles them on the data's features: one int per feature (None when all 0), and
+    # tuples of feature indices. None: no constraint.
+    monotone_constraints: Optional[tuple] = None
+    interaction_constraints: Optional[tuple] = None
 
     @property
     def lossguide(self):
@@ -163,4 +171,128 @@ def validate_params(raw, valid_objectives):
         tweedie_variance_power=_real("tweedie_variance_power", raw["tweedie_variance_power"],
                                      1.0),
         base_score=base_score,
+        monotone_constraints=_monotone_constraints(raw.get("monotone_constraints")),
+        interaction_constraints=_interaction_constraints(raw.get("interaction_constraints")),
     )
+
+
+MONOTONE_DIRECTIONS = (-1, 0, 1)
+
+
+def _direction(value, raw):
+    """One monotone direction; ValueError naming the whole parameter otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+            or int(value) not in MONOTONE_DIRECTIONS:
+        raise ValueError(f"monotone_constraints={raw!r:.200} must hold only -1, 0 or 1; "
+                         f"got {value!r:.40}")
+    return int(value)
+
+
+def _monotone_constraints(raw):
+    """xgboost's three forms of ``monotone_constraints``: a sequence of -1/0/1 (one per
+    feature), a dict {column name: -1/0/1} (missing names: 0), or the string
+    "(1,0,-1)". Returns a tuple of ints, a tuple of (name, int) pairs, or None."""
+    if raw is None:
+        return None
+    value = raw
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) < 2 or text[0] + text[-1] not in ("()", "[]"):
+            raise ValueError(f"monotone_constraints={raw!r:.200} must look like '(1,0,-1)'")
+        tokens = [t.strip() for t in text[1:-1].split(",")]
+        if tokens == [""]:
+            return None
+        try:
+            value = [int(t) for t in tokens]
+        except ValueError:
+            raise ValueError(f"monotone_constraints={raw!r:.200} must hold only -1, 0 or 1"
+                             ) from None
+    if isinstance(value, dict):
+        for name in value:
+            if not isinstance(name, str):
+                raise ValueError(f"monotone_constraints={raw!r:.200}: keys must be column "
+                                 f"names (strings); got {name!r:.40}")
+        pairs = tuple((name, _direction(v, raw)) for name, v in value.items())
+        return pairs or None
+    if not isinstance(value, (list, tuple)) and not hasattr(value, "tolist"):
+        raise TypeError(f"monotone_constraints={raw!r:.200} must be a list of -1/0/1, a "
+                        "dict {column name: -1/0/1} or a string like '(1,0,-1)'")
+    if hasattr(value, "tolist"):  # numpy array
+        value = value.tolist()
+    return tuple(_direction(v, raw) for v in value) or None
+
+
+def _interaction_constraints(raw):
+    """xgboost's ``interaction_constraints``: a list of lists of column names or feature
+    indices (or its JSON string). Returns a tuple of tuples, or None."""
+    if raw is None:
+        return None
+    value = raw
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValueError(f"interaction_constraints={raw!r:.200} must be a list of lists of "
+                             "column names or feature indices") from None
+    if not isinstance(value, (list, tuple)) or not all(
+            isinstance(group, (list, tuple, set, frozenset)) for group in value):
+        raise TypeError(f"interaction_constraints={raw!r:.200} must be a list of lists of "
+                        "column names or feature indices")
+    groups = []
+    for group in value:
+        for item in group:
+            if isinstance(item, bool) or not isinstance(item, (str, numbers.Integral)):
+                raise TypeError(f"interaction_constraints={raw!r:.200}: {item!r:.40} is not "
+                                "a column name or a feature index")
+        groups.append(tuple(item if isinstance(item, str) else int(item) for item in group))
+    return tuple(groups) or None
+
+
+def resolve_constraints(params, feature_names, n_features):
+    """``params`` with the split constraints settled on the data's features (known once
+    ``data.describe_features`` has run; called before any pass over the data):
+    ``monotone_constraints`` one direction per feature, or None when all are 0 (xgboost:
+    no constraint); ``interaction_constraints`` sorted feature indices per set."""
+    monotone = params.monotone_constraints
+    if monotone is not None:
+        monotone = _monotone_per_feature(monotone, feature_names, n_features)
+        monotone = monotone if any(monotone) else None
+    interactions = params.interaction_constraints
+    if interactions is not None:
+        interactions = tuple(tuple(sorted({_feature_index(item, interactions, feature_names,
+                                                          n_features) for item in group}))
+                             for group in interactions)
+    return dataclasses.replace(params, monotone_constraints=monotone,
+                               interaction_constraints=interactions)
+
+
+def _monotone_per_feature(monotone, feature_names, n_features):
+    if monotone and isinstance(monotone[0], tuple):  # {column name: direction}
+        given = dict(monotone)
+        if feature_names is None:
+            raise ValueError(f"monotone_constraints={given!r:.200} names columns, but X has "
+                             "no column names; pass a list with one value per feature")
+        unknown = [name for name in given if name not in feature_names]
+        if unknown:
+            raise ValueError(f"monotone_constraints={given!r:.200} names columns not in X: "
+                             f"{unknown}; X's columns: {feature_names}")
+        return tuple(given.get(name, 0) for name in feature_names)
+    if len(monotone) != n_features:
+        raise ValueError(f"monotone_constraints={monotone!r:.200} has {len(monotone)} values; "
+                         f"X has {n_features} features (one value per feature)")
+    return monotone
+
+
+def _feature_index(item, interactions, feature_names, n_features):
+    """The index of one feature of ``interaction_constraints`` (a name or an index)."""
+    if isinstance(item, str):
+        if feature_names is None or item not in feature_names:
+            where = "X has no column names" if feature_names is None else \
+                f"X's columns: {feature_names}"
+            raise ValueError(f"interaction_constraints={interactions!r:.200} names column "
+                             f"{item!r}, not in X ({where})")
+        return feature_names.index(item)
+    if not 0 <= item < n_features:
+        raise ValueError(f"interaction_constraints={interactions!r:.200}: feature index "
+                         f"{item} is out of range; X has {n_features} features")
+    return item

@@ -28,6 +28,9 @@ from .progress import ProgressReporter
 # how a fit runs, not what it learns: not saved with the model (a model trained out of
 # core or with progress on is the same model, and a cache path means nothing elsewhere)
 RUN_SETTINGS = ("memory_budget", "cache_dir", "cache_compression", "verbose")
+# parameters added after model files existed: written only when set (None is left out),
+# so a model without them keeps its bytes; a file without them loads them as None
+WRITTEN_WHEN_SET = ("monotone_constraints", "interaction_constraints")
 
 
 class _DaskBoostModel:
@@ -42,7 +45,8 @@ class _DaskBoostModel:
                  colsample_bynode=1.0, random_state=None, tree_method="hist",
                  grow_policy="depthwise", max_leaves=0, trim_fraction=0.0, verbose=False,
                  checkpoint_path=None, checkpoint_interval=10, memory_budget="auto",
-                 cache_dir=None, cache_compression="lz4"):
+                 cache_dir=None, cache_compression="lz4", monotone_constraints=None,
+                 interaction_constraints=None):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -75,6 +79,8 @@ class _DaskBoostModel:
         self.memory_budget = memory_budget
         self.cache_dir = cache_dir
         self.cache_compression = cache_compression
+        self.monotone_constraints = monotone_constraints
+        self.interaction_constraints = interaction_constraints
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -275,7 +281,7 @@ class _DaskBoostModel:
         """Write the fitted model as versioned JSON (atomically: no half-written file)."""
         payload = self.get_booster().to_dict()
         params = {k: _jsonable(v) for k, v in self.get_params().items()
-                  if k not in RUN_SETTINGS}
+                  if k not in RUN_SETTINGS and not (k in WRITTEN_WHEN_SET and v is None)}
         payload[ESTIMATOR_KEY] = {"class": type(self).__name__, "params": params,
                                   **self._model_extras()}
         write_json_atomically(path, payload)
@@ -311,7 +317,8 @@ class _DaskBoostModel:
         if not isinstance(saved, dict):
             raise ValueError(f"{source}: {ESTIMATOR_KEY}.params must be an object; got "
                              f"{saved!r:.80}")
-        params = {k: v for k, v in saved.items() if k in self._param_names()}
+        params = {**{k: None for k in WRITTEN_WHEN_SET},
+                  **{k: v for k, v in saved.items() if k in self._param_names()}}
         try:
             validate_params({**type(self)().get_params(), **params}, self._objectives)
         except (TypeError, ValueError) as err:
@@ -445,8 +452,10 @@ def _jsonable(value):
         return value.item()
     if callable(value):
         return None
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, set, frozenset, np.ndarray)):
         return [_jsonable(v) for v in value]
+    if isinstance(value, dict):  # e.g. monotone_constraints={column name: direction}
+        return {str(k): _jsonable(v) for k, v in value.items()}
     return value
 
 

@@ -174,3 +174,127 @@ def find_splits(hists, node_sums, n_bins, missing_code, feature_masks, reg_lambd
         left_sums[i, 0] = lg
         left_sums[i, 1] = lh
     return gain, feature, bin_, default_left, left_sums
+
+
+# ---- monotone constraints (xgboost's TreeEvaluator with monotone_constraints) ----------
+# A separate kernel, used only when a constraint is set, so the unconstrained scan above
+# stays as it is.  As in xgboost, with a constraint set every weight is clipped into its
+# node's [lower, upper] bounds and every score is the loss reduction at that weight,
+# -(2 G w + (H + lambda) w^2); a split on a feature constrained increasing (+1) whose
+# left weight exceeds its right weight (or the reverse for -1) is no candidate.
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def bounded_weight(g, h, lower, upper, reg_lambda, reg_alpha, max_delta_step):
+    """``leaf_weight`` clipped into a node's monotone bounds [lower, upper]."""
+    w = leaf_weight(g, h, reg_lambda, reg_alpha, max_delta_step)
+    if w < lower:
+        return lower
+    if w > upper:
+        return upper
+    return w
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _score_given_weight(g, h, w, reg_lambda):
+    if h + reg_lambda <= 0.0:
+        return 0.0
+    return -(2.0 * g * w + (h + reg_lambda) * w * w)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _monotone_gain(lg, lh, rg, rh, parent, lower, upper, direction, reg_lambda, reg_alpha,
+                   max_delta_step, min_child_weight):
+    """Gain of a candidate under the node's bounds, or -1 when a child is too light or
+    the children's weights break the feature's direction."""
+    if lh < min_child_weight or rh < min_child_weight or lh <= 0.0 or rh <= 0.0:
+        return -1.0
+    wl = bounded_weight(lg, lh, lower, upper, reg_lambda, reg_alpha, max_delta_step)
+    wr = bounded_weight(rg, rh, lower, upper, reg_lambda, reg_alpha, max_delta_step)
+    if (direction > 0 and wl > wr) or (direction < 0 and wl < wr):
+        return -1.0
+    return (_score_given_weight(lg, lh, wl, reg_lambda)
+            + _score_given_weight(rg, rh, wr, reg_lambda) - parent)
+
+
+@numba.njit(nogil=True, cache=True)
+def find_node_split_monotone(hist, n_bins, missing_code, node_g, node_h, feature_mask, lower,
+                             upper, monotone, reg_lambda, reg_alpha, max_delta_step,
+                             min_child_weight, gamma):
+    """``find_node_split`` under monotone constraints: the same two scans per feature,
+    gains from ``_monotone_gain``.  ``lower``, ``upper``: the node's weight bounds;
+    ``monotone``: (n_features,) int8 direction of each feature (-1, 0, 1).  A split may
+    have bin -1 here: missing rows left, every present value right."""
+    parent = _score_given_weight(
+        node_g, node_h,
+        bounded_weight(node_g, node_h, lower, upper, reg_lambda, reg_alpha, max_delta_step),
+        reg_lambda)
+    best_gain = 0.0
+    best_feature = -1
+    best_bin = -1
+    best_default_left = False
+    best_lg = 0.0
+    best_lh = 0.0
+    for f in range(hist.shape[0]):
+        if not feature_mask[f]:
+            continue
+        k = n_bins[f]
+        c = monotone[f]
+        miss_h = hist[f, missing_code, 1]
+        lg = 0.0
+        lh = 0.0
+        for b in range(k):  # scan 1: missing rows go right
+            lg += hist[f, b, 0]
+            lh += hist[f, b, 1]
+            gain = _monotone_gain(lg, lh, node_g - lg, node_h - lh, parent, lower, upper, c,
+                                  reg_lambda, reg_alpha, max_delta_step, min_child_weight)
+            if gain > best_gain:
+                best_gain, best_feature, best_bin = gain, f, b
+                best_default_left, best_lg, best_lh = False, lg, lh
+        if miss_h <= 0.0:
+            continue
+        rg = 0.0
+        rh = 0.0
+        # scan 2: missing rows go left. On a constrained feature, down to bin -1 (only
+        # the missing rows left): the mirror of scan 1's last split is another candidate
+        # when the direction matters (xgboost's backward scan reaches it too)
+        last = -1 if c != 0 else 0
+        for b in range(k - 2, last - 1, -1):
+            rg += hist[f, b + 1, 0]
+            rh += hist[f, b + 1, 1]
+            lg = node_g - rg
+            lh = node_h - rh
+            gain = _monotone_gain(lg, lh, rg, rh, parent, lower, upper, c, reg_lambda,
+                                  reg_alpha, max_delta_step, min_child_weight)
+            if gain > best_gain:
+                best_gain, best_feature, best_bin = gain, f, b
+                best_default_left, best_lg, best_lh = True, lg, lh
+    if best_feature >= 0 and (best_gain <= MIN_SPLIT_GAIN or best_gain < gamma):
+        best_feature = -1
+    return best_gain, best_feature, best_bin, best_default_left, best_lg, best_lh
+
+
+@numba.njit(nogil=True, cache=True)
+def find_splits_monotone(hists, node_sums, bounds, n_bins, missing_code, feature_masks,
+                         monotone, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                         gamma):
+    """``find_splits`` under monotone constraints; ``bounds``: (n_nodes, 2) float64
+    lower and upper weight bound of each node; ``monotone``: (n_features,) int8."""
+    n_nodes = hists.shape[0]
+    gain = np.zeros(n_nodes, dtype=np.float64)
+    feature = np.full(n_nodes, -1, dtype=np.int32)
+    bin_ = np.full(n_nodes, -1, dtype=np.int32)
+    default_left = np.zeros(n_nodes, dtype=np.bool_)
+    left_sums = np.zeros((n_nodes, 2), dtype=np.float64)
+    for i in range(n_nodes):
+        g, f, b, dl, lg, lh = find_node_split_monotone(
+            hists[i], n_bins, missing_code, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
+            bounds[i, 0], bounds[i, 1], monotone, reg_lambda, reg_alpha, max_delta_step,
+            min_child_weight, gamma)
+        gain[i] = g
+        feature[i] = f
+        bin_[i] = b
+        default_left[i] = dl
+        left_sums[i, 0] = lg
+        left_sums[i, 1] = lh
+    return gain, feature, bin_, default_left, left_sums

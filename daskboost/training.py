@@ -34,7 +34,7 @@ from .level_loop import SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values
 from .metrics import get_metric
 from .model_file import check_model, in_memory_checks_enabled
 from .objectives import CustomObjective, LabelStats, get_objective
-from .params import MAX_EXACT_VALUES
+from .params import MAX_EXACT_VALUES, resolve_constraints
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_self_summaries,
                         hessian_summaries,
@@ -174,6 +174,8 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     ``evals_result``.
     """
     data = partition_input(X, y, sample_weight, base_margin)
+    # split constraints name features: checked on X's features before any pass
+    params = resolve_constraints(params, data.feature_names, data.n_features)
     n_evals = len(eval_set or [])
     evals = [partition_input(Xe, ye, we, me) for (Xe, ye), we, me in
              zip(eval_set or [], sample_weight_eval_set or [None] * n_evals,

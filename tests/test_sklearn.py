@@ -30,7 +30,8 @@ XGBOOST_DEFAULTS = {
     "colsample_bynode": 1.0, "random_state": None, "tree_method": "hist",
     "grow_policy": "depthwise", "max_leaves": 0, "trim_fraction": 0.0, "verbose": False,
     "checkpoint_path": None, "checkpoint_interval": 10, "memory_budget": "auto",
-    "cache_dir": None, "cache_compression": "lz4",
+    "cache_dir": None, "cache_compression": "lz4", "monotone_constraints": None,
+    "interaction_constraints": None,
 }
 ESTIMATORS = [DaskBoostRegressor, DaskBoostClassifier]
 
