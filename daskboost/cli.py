@@ -1,15 +1,18 @@
 """Command line: train on and predict for parquet lakes, on a laptop or a cluster.
 
-    daskboost train DATA... --label COL [--objective OBJ] [--param k=v ...]
-                    [--eval DATA...] --output model.json [--scheduler S] [--quiet]
-    daskboost predict MODEL DATA... --output preds.parquet [--scheduler S] [--margin]
+    daskboost train DATA... --label COL [--features COL... | --drop COL...] [--weight COL]
+                    [--objective OBJ] [--param k=v ...] [--eval DATA...]
+                    --output model.json [--scheduler S] [--quiet]
+    daskboost predict MODEL DATA... --output preds.parquet [--id COL] [--scheduler S]
+                    [--margin]
 
 DATA is parquet files, directories of them or glob patterns.  ``--scheduler`` is
 ``threads`` (default), ``synchronous`` or the address of a ``distributed`` scheduler.
-Inputs are checked before any work: paths that match nothing or cannot be read, a
-label column that does not exist, files whose schemas differ.  Outputs are written
-next to their destination and renamed into place, so a failed run leaves nothing
-half-written.
+Inputs are checked from the parquet schemas before any data is read: paths that match
+nothing or cannot be read, label, weight, feature or id columns that do not exist, files
+whose columns differ (their order may differ: columns are selected by name).  Outputs
+are written next to their destination and renamed into place, so a failed run leaves
+nothing half-written.
 """
 
 import argparse
@@ -48,7 +51,8 @@ def parquet_files(patterns):
 
 
 def check_schemas(files):
-    """The common schema of all files (metadata only); CliError naming any difference."""
+    """The column names of the first file, after checking (metadata only) that every file has
+    the same columns and types, in any order; CliError naming any difference."""
     import pyarrow.parquet as pq
     schemas = {}
     for path in files:
@@ -57,11 +61,10 @@ def check_schemas(files):
         except Exception as err:  # pyarrow raises several types for unreadable files
             raise CliError(f"cannot read parquet file {path!r}: {err}") from None
     first_path, first = files[0], schemas[files[0]]
+    a = {f.name: str(f.type) for f in first}
     for path in files[1:]:
-        other = schemas[path]
-        if not other.equals(first, check_metadata=False):
-            a = {f.name: str(f.type) for f in first}
-            b = {f.name: str(f.type) for f in other}
+        b = {f.name: str(f.type) for f in schemas[path]}
+        if b != a:  # by name: files may order their columns differently
             diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
             detail = ", ".join(f"{k}: {a.get(k, 'missing')} vs {b.get(k, 'missing')}" for k in diff)
             raise CliError(f"parquet files have different schemas: {first_path!r} and {path!r} "
@@ -69,14 +72,41 @@ def check_schemas(files):
     return [field.name for field in first]
 
 
-def read_lake(patterns, columns=None):
-    import dask.dataframe as dd
+def open_lake(patterns):
+    """The parquet files behind ``patterns`` and their column names (schemas only)."""
     files = parquet_files(patterns)
-    names = check_schemas(files)
-    missing = [c for c in (columns or []) if c not in names]
+    return files, check_schemas(files)
+
+
+def check_columns(wanted, names, what="column(s)"):
+    """CliError naming the ``wanted`` columns that are not in ``names``."""
+    missing = [c for c in wanted if c not in names]
     if missing:
-        raise CliError(f"column(s) {missing} not in the data; columns: {names}")
-    return dd.read_parquet(files, columns=columns), names
+        raise CliError(f"{what} {missing} not in the data; columns: {names}")
+
+
+def read_columns(files, columns):
+    """The named columns of ``files`` as a lazy dask DataFrame, in that order."""
+    import dask.dataframe as dd
+    return dd.read_parquet(files, columns=list(columns))
+
+
+def feature_columns(columns, label, weight=None, features=None, drop=None):
+    """The training features: ``features`` as given, else every column but ``drop``, the
+    label and the weight.  CliError for unknown names or a label/weight used as a feature."""
+    not_features = {label: "label", weight: "weight"}
+    if features is not None:
+        check_columns(features, columns, "--features column(s)")
+        for name in features:
+            if name in not_features:
+                raise CliError(f"--features: {name!r} is the {not_features[name]} column, "
+                               f"not a feature")
+        return list(dict.fromkeys(features))
+    check_columns(drop or [], columns, "--drop column(s)")
+    chosen = [c for c in columns if c not in not_features and c not in (drop or [])]
+    if not chosen:
+        raise CliError(f"no feature columns left; columns: {columns}")
+    return chosen
 
 
 def parse_param(text):
@@ -144,17 +174,32 @@ def train(args):
         model = cls(verbose=not args.quiet, **params)
     except TypeError as err:
         raise CliError(f"unknown --param: {err}") from None
-    data, columns = read_lake(args.data)
+    files, columns = open_lake(args.data)
     if args.label not in columns:
         raise CliError(f"label column {args.label!r} is not in the data; columns: {columns}")
-    features = [c for c in columns if c != args.label]
-    eval_set = None
+    if args.weight is not None and args.weight not in columns:
+        raise CliError(f"weight column {args.weight!r} is not in the data; columns: {columns}")
+    if args.weight is not None and args.weight == args.label:
+        raise CliError(f"--weight {args.weight!r} is the label column")
+    features = feature_columns(columns, args.label, args.weight, args.features, args.drop)
+    targets = [args.label] + ([args.weight] if args.weight else [])
+    eval_files = None
     if args.eval:
-        eval_data, _ = read_lake(args.eval, features + [args.label])
+        eval_files, eval_columns = open_lake(args.eval)
+        check_columns(features + [args.label], eval_columns)
+        eval_targets = [c for c in targets if c in eval_columns]
+    data = read_columns(files, features + targets)
+    weight = data[args.weight] if args.weight else None
+    eval_set = eval_weights = None
+    if eval_files:
+        eval_data = read_columns(eval_files, features + eval_targets)
         eval_set = [(eval_data[features], eval_data[args.label])]
+        if args.weight in eval_targets:
+            eval_weights = [eval_data[args.weight]]
     start = time.perf_counter()
     with scheduler(args.scheduler):
-        model.fit(data[features], data[args.label], eval_set=eval_set)
+        model.fit(data[features], data[args.label], sample_weight=weight, eval_set=eval_set,
+                  sample_weight_eval_set=eval_weights)
     with written_into_place(args.output) as tmp:
         model.save_model(tmp)
     rounds = model.get_booster().n_rounds
@@ -171,11 +216,18 @@ def predict(args):
     except OSError as err:
         raise CliError(f"cannot read model file {args.model!r}: {err.strerror or err}") from None
     features = list(getattr(model, "feature_names_in_", []))
-    data, _ = read_lake(args.data, features or None)
+    files, columns = open_lake(args.data)
+    check_columns(features, columns, "the model's feature column(s)")
+    if args.id is not None:
+        check_columns([args.id], columns, "--id column")
+    X_columns = features or columns  # a model without feature names takes every column
+    data = read_columns(files, dict.fromkeys(X_columns + ([args.id] if args.id else [])))
     with scheduler(args.scheduler):
-        X = data[features] if features else data
+        X = data[X_columns]
         if args.margin:
             out = model.predict(X, output_margin=True)
+            if out.ndim == 2:  # multiclass: a margin per class
+                out.columns = [f"margin_{c}" for c in out.columns]
         elif isinstance(model, DaskBoostClassifier):
             out = model.predict_proba(X)
             out.columns = [f"proba_{c}" for c in out.columns]
@@ -184,9 +236,19 @@ def predict(args):
             out = model.predict(X)
         frame = out.to_frame(name="margin" if args.margin else "prediction") \
             if hasattr(out, "to_frame") else out
+        if args.id is not None:
+            frame = with_id_column(frame, data[args.id], args.id)
         with written_into_place(args.output) as tmp:
             frame.to_parquet(tmp, write_index=True)
     print(f"predictions written to {args.output}")
+
+
+def with_id_column(frame, ids, name):
+    """``frame`` (predictions, partitioned like the data) with the ``ids`` column first."""
+    if name in frame.columns:
+        raise CliError(f"--id {name!r} clashes with a prediction column; columns: "
+                       f"{list(frame.columns)}")
+    return frame.assign(**{name: ids})[[name] + list(frame.columns)]
 
 
 def build_parser():
@@ -195,6 +257,15 @@ def build_parser():
     t = sub.add_parser("train", help="fit a model on a parquet lake")
     t.add_argument("data", nargs="+", help="parquet files, directories or globs")
     t.add_argument("--label", required=True, help="the label column")
+    chosen = t.add_mutually_exclusive_group()
+    chosen.add_argument("--features", nargs="+", metavar="COL",
+                        help="train on exactly these columns (default: every column but the "
+                        "label and the weight)")
+    chosen.add_argument("--drop", nargs="+", metavar="COL",
+                        help="train on every column but these (and the label and the weight), "
+                        "e.g. ids and timestamps")
+    t.add_argument("--weight", metavar="COL", help="a column of sample weights; also used for "
+                   "the --eval data if it has the column, else the --eval rows weigh 1")
     t.add_argument("--objective", help="e.g. reg:squarederror, binary:logistic, multi:softprob")
     t.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="an estimator parameter, e.g. n_estimators=200 (repeatable)")
@@ -213,6 +284,8 @@ def build_parser():
     p.add_argument("--output", required=True, help="the parquet dataset to write")
     p.add_argument("--scheduler", help="threads (default), synchronous, or a distributed address")
     p.add_argument("--margin", action="store_true", help="write raw margins")
+    p.add_argument("--id", metavar="COL", help="copy this column of the data into the output, "
+                   "before the predictions")
     return parser
 
 

@@ -142,3 +142,172 @@ def test_progress_lines():
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith("[daskboost] round 1/4 validation_0-rmse=0.5 elapsed")
     assert "round 4/4 validation_0-rmse=0.25" in lines[1] and "ETA 0.0s" in lines[1]
+
+
+# --- choosing columns: --features, --drop, --weight; predict selects by name; --id ---
+
+@pytest.fixture()
+def wide_lake(tmp_path):
+    """Features a-d, label y, weights w, a string id and a timestamp; the files order their
+    columns differently (a reader must select by name)."""
+    rng = np.random.default_rng(1)
+    (tmp_path / "wide").mkdir()
+    frames = []
+    orders = [["id", "ts", "a", "b", "c", "d", "w", "y"],
+              ["y", "d", "c", "w", "b", "a", "ts", "id"],
+              ["a", "w", "id", "b", "y", "ts", "d", "c"]]
+    for i, order in enumerate(orders):
+        df = pd.DataFrame(rng.integers(0, 10, size=(1000, 4)).astype(float), columns=list("abcd"))
+        df["y"] = (df.a + df.c / 2 + rng.logistic(size=1000) > 6).astype(int)
+        df["w"] = rng.uniform(0.1, 5.0, size=1000) * (1 + 3 * df.y)
+        df["id"] = [f"row{i}-{j}" for j in range(1000)]
+        df["ts"] = pd.Timestamp("2026-01-01") + pd.to_timedelta(np.arange(1000), unit="s")
+        df[order].to_parquet(tmp_path / "wide" / f"p{i}.parquet", index=False)
+        frames.append(df)
+    return tmp_path, pd.concat(frames, ignore_index=True)
+
+
+def final_metric(err):
+    """The last round's first eval metric value from the progress lines."""
+    return re.findall(r"validation_0-\w+=(\S+)", err)[-1]
+
+
+def train_argv(tmp, *options, output="m.json", quiet=True):
+    return ["train", str(tmp / "wide"), "--label", "y", *(["--quiet"] if quiet else []),
+            "--scheduler", "synchronous", "--param", "n_estimators=4", "--param", "max_depth=3",
+            *options, "--output", str(tmp / output)]
+
+
+def test_features_and_drop_choose_the_training_columns(wide_lake, capsys):
+    tmp, frame = wide_lake
+    assert main(train_argv(tmp, "--features", "c", "a", output="f.json")) == 0
+    assert main(train_argv(tmp, "--drop", "id", "ts", "w", "b", output="d.json")) == 0
+    assert "on 3 features" in capsys.readouterr().out
+    by_features = DaskBoostRegressor().load_model(tmp / "f.json")
+    by_drop = DaskBoostRegressor().load_model(tmp / "d.json")
+    assert list(by_features.feature_names_in_) == ["c", "a"]
+    # the first file's column order, minus the dropped columns, the label and the weight
+    assert list(by_drop.feature_names_in_) == ["a", "c", "d"]
+    data = dd.read_parquet(str(tmp / "wide"), columns=["c", "a", "y"])
+    expected = DaskBoostRegressor(n_estimators=4, max_depth=3).fit(data[["c", "a"]], data["y"])
+    assert by_features.get_booster().to_dict() == expected.get_booster().to_dict()
+
+
+def test_the_weight_column_weighs_training_and_eval_rows(wide_lake, capsys):
+    tmp, frame = wide_lake
+    frame[list("abcdy")].iloc[:500].to_parquet(tmp / "eval_unweighted.parquet")
+    frame[list("abcdwy")].iloc[:500].to_parquet(tmp / "eval_weighted.parquet")
+    common = ["--drop", "id", "ts", "--weight", "w", "--objective", "binary:logistic"]
+    assert main(train_argv(tmp, *common, "--eval", str(tmp / "eval_weighted.parquet"),
+                           output="w.json", quiet=False)) == 0
+    weighted_err = capsys.readouterr().err
+    cli_model = DaskBoostClassifier().load_model(tmp / "w.json")
+    assert list(cli_model.feature_names_in_) == list("abcd")       # the weight is no feature
+    data = dd.read_parquet(str(tmp / "wide"), columns=list("abcdwy"))
+    ev = dd.from_pandas(frame[list("abcdwy")].iloc[:500], npartitions=1)
+    expected = DaskBoostClassifier(n_estimators=4, max_depth=3).fit(
+        data[list("abcd")], data["y"], sample_weight=data["w"],
+        eval_set=[(ev[list("abcd")], ev["y"])], sample_weight_eval_set=[ev["w"]])
+    unweighted = DaskBoostClassifier(n_estimators=4, max_depth=3).fit(
+        data[list("abcd")], data["y"], eval_set=[(ev[list("abcd")], ev["y"])])
+    assert cli_model.get_booster().to_dict() == expected.get_booster().to_dict()
+    assert cli_model.get_booster().to_dict() != unweighted.get_booster().to_dict()
+    [(name, values)] = expected.evals_result_["validation_0"].items()
+    assert final_metric(weighted_err) == f"{values[-1]:.6g}"
+    # --eval data without the weight column: its rows weigh 1
+    assert main(train_argv(tmp, *common, "--eval", str(tmp / "eval_unweighted.parquet"),
+                           output="u.json", quiet=False)) == 0
+    ev_expected = DaskBoostClassifier(n_estimators=4, max_depth=3).fit(
+        data[list("abcd")], data["y"], sample_weight=data["w"],
+        eval_set=[(ev[list("abcd")], ev["y"])])
+    [(name, values)] = ev_expected.evals_result_["validation_0"].items()
+    assert final_metric(capsys.readouterr().err) == f"{values[-1]:.6g}"
+
+
+@pytest.mark.parametrize("options,message", [
+    (["--features", "a", "zz"], r"--features column\(s\) \['zz'\] not in the data; "
+                                r"columns: \['id', 'ts', 'a', 'b', 'c', 'd', 'w', 'y'\]$"),
+    (["--features", "a", "y"], r"--features: 'y' is the label column, not a feature$"),
+    (["--features", "a", "w", "--weight", "w"], "'w' is the weight column, not a feature$"),
+    (["--drop", "id", "nope"], r"--drop column\(s\) \['nope'\] not in the data; columns: "),
+    (["--drop", "id", "ts", "a", "b", "c", "d", "w"], "no feature columns left; columns: "),
+    (["--drop", "id", "ts", "--weight", "weights"],
+     "weight column 'weights' is not in the data; columns: "),
+    (["--drop", "id", "ts", "--weight", "y"], "--weight 'y' is the label column$"),
+    (["--features", "a", "--eval", "{tmp}/eval.parquet"],
+     r"column\(s\) \['y'\] not in the data; columns: \['a', 'b'\]$"),
+])
+def test_bad_columns_are_one_line_before_any_data_is_read(wide_lake, capsys, monkeypatch,
+                                                          options, message):
+    import daskboost.cli as cli
+    tmp, frame = wide_lake
+    frame[["a", "b"]].to_parquet(tmp / "eval.parquet", index=False)
+
+    def no_reading(*args):
+        raise AssertionError("data read before the columns were checked")
+    monkeypatch.setattr(cli, "read_columns", no_reading)
+    options = [o.format(tmp=tmp) for o in options]
+    assert main(train_argv(tmp, *options)) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("daskboost: error: ")
+    assert re.search(message, err.strip()), err
+    assert not (tmp / "m.json").exists()
+
+
+def test_features_and_drop_exclude_each_other(wide_lake, capsys):
+    tmp, _ = wide_lake
+    with pytest.raises(SystemExit) as exit_:
+        main(train_argv(tmp, "--features", "a", "--drop", "id"))
+    assert exit_.value.code == 2
+    assert "--drop: not allowed with argument --features" in capsys.readouterr().err
+
+
+def test_predict_selects_the_model_features_by_name(wide_lake, capsys):
+    tmp, frame = wide_lake
+    assert main(train_argv(tmp, "--features", "d", "a", "c", "--weight", "w",
+                           "--objective", "binary:logistic")) == 0
+    model = DaskBoostClassifier().load_model(tmp / "m.json")
+    # the lake's files order their columns differently, none like the model; extra columns
+    assert main(["predict", str(tmp / "m.json"), str(tmp / "wide"), "--id", "id",
+                 "--output", str(tmp / "p.parquet")]) == 0
+    preds = pd.read_parquet(tmp / "p.parquet")
+    assert list(preds.columns) == ["id", "proba_0", "proba_1", "prediction"]
+    by_id = frame.set_index("id").loc[preds["id"]]
+    np.testing.assert_array_equal(preds["proba_1"].to_numpy(),
+                                  model.predict_proba(by_id[["d", "a", "c"]])[:, 1])
+    assert main(["predict", str(tmp / "m.json"), str(tmp / "wide"), "--margin",
+                 "--output", str(tmp / "margin.parquet")]) == 0
+    assert list(pd.read_parquet(tmp / "margin.parquet").columns) == ["margin"]
+
+
+@pytest.mark.parametrize("columns,options,message", [
+    ("ad", [], r"the model's feature column\(s\) \['c'\] not in the data; columns: \['a', 'd', "
+               r"'id', 'prediction'\]$"),
+    ("acd", ["--id", "key"], r"--id column \['key'\] not in the data; columns: "),
+    ("acd", ["--id", "prediction"], r"--id 'prediction' clashes with a prediction column; "
+                                    r"columns: \['prediction'\]$"),
+])
+def test_predict_column_errors_are_one_line(wide_lake, capsys, columns, options, message):
+    tmp, frame = wide_lake
+    assert main(train_argv(tmp, "--features", "a", "c", "d")) == 0
+    frame[list(columns) + ["id"]].assign(prediction=1.0).to_parquet(tmp / "new.parquet")
+    assert main(["predict", str(tmp / "m.json"), str(tmp / "new.parquet"), *options,
+                 "--output", str(tmp / "p.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and re.search(message, err.strip()), err
+    assert not (tmp / "p.parquet").exists()
+
+
+def test_multiclass_margins_are_written_one_column_per_class(wide_lake):
+    tmp, frame = wide_lake
+    frame.assign(y=frame.a.astype(int) % 3).to_parquet(tmp / "three.parquet")
+    assert main(["train", str(tmp / "three.parquet"), "--label", "y", "--drop", "id", "ts",
+                 "--objective", "multi:softprob", "--quiet", "--param", "n_estimators=2",
+                 "--output", str(tmp / "m.json")]) == 0
+    assert main(["predict", str(tmp / "m.json"), str(tmp / "three.parquet"), "--margin",
+                 "--id", "id", "--output", str(tmp / "p.parquet")]) == 0
+    preds = pd.read_parquet(tmp / "p.parquet")
+    assert list(preds.columns) == ["id", "margin_0", "margin_1", "margin_2"]
+    model = DaskBoostClassifier().load_model(tmp / "m.json")
+    np.testing.assert_array_equal(preds[["margin_0", "margin_1", "margin_2"]].to_numpy(),
+                                  model.predict(frame[list("abcdw")], output_margin=True))
