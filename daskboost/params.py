@@ -52,6 +52,12 @@ class TrainingParams:
     quantile_alpha: float
     tweedie_variance_power: float
     base_score: Optional[float]
+    # categorical features (issue 13; xgboost's names and defaults, max_cat ours)
+    enable_categorical: bool = True
+    feature_types: Optional[tuple] = None
+    max_cat_to_onehot: int = 4
+    max_cat_threshold: int = 64
+    max_cat: int = 4096
 
     @property
     def lossguide(self):
@@ -84,6 +90,28 @@ def _real(name, value, low, strict=False):
 
 
 TREE_METHODS = ("hist", "approx", "exact")
+
+# defaults of the categorical parameters (issue 13); ``max_cat``: most categories a
+# feature may have (each is a bin code; more usually means an id column)
+CATEGORICAL_DEFAULTS = {"enable_categorical": True, "feature_types": None,
+                        "max_cat_to_onehot": 4, "max_cat_threshold": 64, "max_cat": 4096}
+
+
+def categorical_params(raw):
+    """The checked categorical parameters of ``raw`` (defaults where absent)."""
+    raw = {**CATEGORICAL_DEFAULTS, **{k: v for k, v in raw.items() if k in CATEGORICAL_DEFAULTS}}
+    if not isinstance(raw["enable_categorical"], bool):
+        raise TypeError(f"enable_categorical={raw['enable_categorical']!r} must be True or False")
+    types = raw["feature_types"]
+    if types is not None:
+        if isinstance(types, str) or not all(t in ("q", "c") for t in types):
+            raise ValueError(f"feature_types={types!r} must be a list of 'q' (numeric) or 'c' "
+                             "(categorical), one per feature")
+        types = tuple(types)
+    return dict(enable_categorical=raw["enable_categorical"], feature_types=types,
+                max_cat_to_onehot=integer_param("max_cat_to_onehot", raw["max_cat_to_onehot"], 1),
+                max_cat_threshold=integer_param("max_cat_threshold", raw["max_cat_threshold"], 1),
+                max_cat=integer_param("max_cat", raw["max_cat"], 1, MAX_BIN_LIMIT - 1))
 GROW_POLICIES = ("depthwise", "lossguide")
 
 
@@ -163,4 +191,5 @@ def validate_params(raw, valid_objectives):
         tweedie_variance_power=_real("tweedie_variance_power", raw["tweedie_variance_power"],
                                      1.0),
         base_score=base_score,
+        **categorical_params(raw),
     )

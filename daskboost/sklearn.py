@@ -21,7 +21,7 @@ from .data import describe_features, feature_block, is_dask_collection, margin_b
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_json
 from .objectives import classifier_objectives, regressor_objectives
-from .params import integer_param, validate_params
+from .params import CATEGORICAL_DEFAULTS, integer_param, validate_params
 from .progress import ProgressReporter
 
 
@@ -42,7 +42,8 @@ class _DaskBoostModel:
                  colsample_bynode=1.0, random_state=None, tree_method="hist",
                  grow_policy="depthwise", max_leaves=0, trim_fraction=0.0, verbose=False,
                  checkpoint_path=None, checkpoint_interval=10, memory_budget="auto",
-                 cache_dir=None, cache_compression="lz4"):
+                 cache_dir=None, cache_compression="lz4", enable_categorical=True,
+                 feature_types=None, max_cat_to_onehot=4, max_cat_threshold=64, max_cat=4096):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -75,6 +76,11 @@ class _DaskBoostModel:
         self.memory_budget = memory_budget
         self.cache_dir = cache_dir
         self.cache_compression = cache_compression
+        self.enable_categorical = enable_categorical
+        self.feature_types = feature_types
+        self.max_cat_to_onehot = max_cat_to_onehot
+        self.max_cat_threshold = max_cat_threshold
+        self.max_cat = max_cat
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -274,8 +280,11 @@ class _DaskBoostModel:
     def save_model(self, path):
         """Write the fitted model as versioned JSON (atomically: no half-written file)."""
         payload = self.get_booster().to_dict()
+        # categorical parameters at their defaults are left out: a numeric model's file
+        # is byte for byte what it was before they existed
         params = {k: _jsonable(v) for k, v in self.get_params().items()
-                  if k not in RUN_SETTINGS}
+                  if k not in RUN_SETTINGS
+                  and not (k in CATEGORICAL_DEFAULTS and _same_value(v, CATEGORICAL_DEFAULTS[k]))}
         payload[ESTIMATOR_KEY] = {"class": type(self).__name__, "params": params,
                                   **self._model_extras()}
         write_json_atomically(path, payload)

@@ -28,7 +28,7 @@ import numpy as np
 from .binning import BinMapper
 from .blockstore import StoreConfig, StoreRef, check_cache_dirs
 from .booster import Booster, write_json_atomically
-from .data import partition_input
+from .data import categorical_features, partition_input
 from .grower import stack_node_arrays
 from .level_loop import SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values
 from .metrics import get_metric
@@ -57,15 +57,27 @@ def scan(runtime, data, params, classifier):
     """The first pass over the data; raises ValueError on empty or weightless data."""
     size = sketch_size_for(params.max_bin)
     name = runtime.new_name("scan")
+    categorical = _categorical_spec(data, params)
     graph, keys = per_partition_graph(
-        data, name, lambda i: (scan_partition, *raw_inputs(data, i), i, size, classifier))
-    total_key = add_tree_reduction(graph, keys, merge_scans, name, size)
+        data, name, lambda i: (scan_partition, *raw_inputs(data, i), i, size, classifier,
+                               categorical))
+    total_key = add_tree_reduction(graph, keys, merge_scans, name, size, categorical)
     result = runtime.compute(graph, [total_key])[0]
     if result.n_rows == 0:
         raise ValueError("the training data has 0 rows")
     if result.weight_sum <= 0:
         raise ValueError("sample_weight sums to 0; at least one row needs a positive weight")
     return result
+
+
+def _categorical_spec(data, params):
+    """(indices, names, max_cat) of the categorical features for the scan, or None."""
+    features = categorical_features(data.feature_types or [])
+    if not features:
+        return None
+    names = tuple(repr(data.feature_names[f]) if data.feature_names else str(f)
+                  for f in features)
+    return features, names, params.max_cat
 
 
 def resolve_objective(params, scanned, classifier):
@@ -173,9 +185,10 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     ``every`` rounds).  Returns ``(booster, info)``: info has ``classes`` and
     ``evals_result``.
     """
-    data = partition_input(X, y, sample_weight, base_margin)
+    types = (params.enable_categorical, params.feature_types)
+    data = partition_input(X, y, sample_weight, base_margin, *types)
     n_evals = len(eval_set or [])
-    evals = [partition_input(Xe, ye, we, me) for (Xe, ye), we, me in
+    evals = [partition_input(Xe, ye, we, me, *types) for (Xe, ye), we, me in
              zip(eval_set or [], sample_weight_eval_set or [None] * n_evals,
                  base_margin_eval_set or [None] * n_evals)]
     if store_config is None:
@@ -244,7 +257,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
     metrics = [get_metric(name, objective, params.quantile_alpha, params.huber_slope)
                for name in _metric_names(params, objective)]
-    mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin)
+    mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, scanned.categories)
     offsets = np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
     fit = _Boosting(runtime, params, data, evals, objective, mapper, metrics,
                     (base_margin, classes, previous), offsets)
@@ -450,8 +463,9 @@ def _propose_again(runtime, data, evals, states, eval_sets, mapper, params):
     """tree_method="approx": sketch the raw features weighted by the current hessians
     and bin the raw partitions (training and eval) again with the new cut points."""
     size = sketch_size_for(params.max_bin)
-    summaries = runtime.source_pass(data, states, hessian_summaries, (size,), _SummaryMerger(size))
-    mapper = BinMapper.from_summaries(summaries, params.max_bin)
+    summaries = runtime.source_pass(data, states, hessian_summaries, (size, mapper.encoders),
+                                    _SummaryMerger(size))
+    mapper = BinMapper.from_summaries(summaries, params.max_bin, mapper.categories)
     store = StoreRef(runtime.fit_id, runtime.store_config)
     states = runtime.source_pass(data, states, rebin_partition, (mapper, store))
     for e, source in zip(eval_sets, evals):

@@ -31,6 +31,9 @@ XGBOOST_DEFAULTS = {
     "grow_policy": "depthwise", "max_leaves": 0, "trim_fraction": 0.0, "verbose": False,
     "checkpoint_path": None, "checkpoint_interval": 10, "memory_budget": "auto",
     "cache_dir": None, "cache_compression": "lz4",
+    # categorical features (issue 13): xgboost's names and defaults, max_cat ours
+    "enable_categorical": True, "feature_types": None, "max_cat_to_onehot": 4,
+    "max_cat_threshold": 64, "max_cat": 4096,
 }
 ESTIMATORS = [DaskBoostRegressor, DaskBoostClassifier]
 
