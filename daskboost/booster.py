@@ -10,9 +10,10 @@ import os
 import tempfile
 
 import numpy as np
+import pandas as pd
 
 from . import inspection
-from .model_file import (FORMAT_NAME, FORMAT_VERSION, check_model, garbage_collection_paused,
+from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION, check_model, garbage_collection_paused,
                          parse_model, read_model_json)
 from .objectives import CustomObjective, get_objective
 from .tree import PackedForest
@@ -28,10 +29,13 @@ class Booster:
     objective : objective name; ``objective_params`` its parameters (num_class, ...).
     n_features, feature_names : the training columns.
     best_iteration, best_score : set by early stopping (rounds are 0-based).
+    feature_types : 'q'/'c' per feature, or None (all numeric); ``categories``:
+        {feature: its sorted category dictionary} of the categorical ones (issue 13).
     """
 
     def __init__(self, trees, base_margin, objective, n_features, feature_names=None,
-                 objective_params=None, best_iteration=None, best_score=None):
+                 objective_params=None, best_iteration=None, best_score=None,
+                 feature_types=None, categories=None):
         self.trees = list(trees)
         self.base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
         self.objective = objective
@@ -40,8 +44,16 @@ class Booster:
         self.feature_names = None if feature_names is None else list(feature_names)
         self.best_iteration = best_iteration
         self.best_score = best_score
+        self.categories = {int(f): list(c) for f, c in (categories or {}).items()}
+        self.feature_types = (None if feature_types is None or not self.categories
+                              else list(feature_types))
         self._packed = {}
 
+    @property
+    def encoders(self):
+        """{categorical feature: pandas Index of its dictionary} for
+        ``data.feature_block`` (categories matched by value; unseen ones read as missing)."""
+        return {f: pd.Index(c, dtype=object) for f, c in self.categories.items()}
     @property
     def n_outputs(self):
         return len(self.base_margin)
@@ -122,7 +134,7 @@ class Booster:
 
     # ---- serialisation --------------------------------------------------------------
     def to_dict(self):
-        return {
+        out = {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
             "objective": self.objective,
@@ -134,6 +146,11 @@ class Booster:
             "best_score": self.best_score,
             "trees": [tree.to_dict() for tree in self.trees],
         }
+        if self.categories:  # format version 2; numeric models stay version 1, unchanged
+            out["version"] = CATEGORICAL_FORMAT_VERSION
+            out["feature_types"] = self.feature_types
+            out["categories"] = {str(f): c for f, c in sorted(self.categories.items())}
+        return out
 
     @classmethod
     def from_dict(cls, data, source="model"):

@@ -24,8 +24,8 @@ import pandas as pd
 
 from .data import (checked_categories, column_categories, feature_block, label_block,
                    margin_block, weight_block)
-from .histogram import (accumulate_histograms, add_leaf_values_kernel, build_histograms,
-                        row_blocks)
+from .histogram import (accumulate_histograms, add_leaf_values_kernel,
+                        add_leaf_values_kernel_categorical, build_histograms, row_blocks)
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
 from .tree import PackedForest
 
@@ -274,6 +274,9 @@ class LevelStep:
     node_to_slot: np.ndarray = None
     n_slots: int = 0
     n_codes: int = 0
+    # categorical splits' right sets (see histogram.build_histograms), None if no
+    # categorical feature
+    cat_table: np.ndarray = None
 
     def split_arrays(self):
         """The splits to apply; the client always sets them, covering every node id."""
@@ -291,6 +294,12 @@ def no_splits(n_trees, n_nodes):
     return (np.full(shape, -1, dtype=np.int32), np.zeros(shape, dtype=np.int32),
             np.zeros(shape, dtype=np.bool_), np.zeros(shape, dtype=np.int32),
             np.zeros(shape, dtype=np.int32))
+
+
+def category_table(splits):
+    """The categorical right sets of a split tuple: split tuples of models with
+    categorical features carry them as a sixth array (see ``histogram``), None else."""
+    return splits[5] if len(splits) > 5 else None
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -331,7 +340,8 @@ def partition_step(state, step):
         return _start_round(state, step)
     _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions,
                                *step.split_arrays(), step.missing_code, step.node_to_slot,
-                               step.n_slots, step.n_codes, out_positions=state.positions)
+                               step.n_slots, step.n_codes, out_positions=state.positions,
+                               cat_table=step.cat_table)
     return state, hist
 
 
@@ -351,9 +361,13 @@ def _start_round(state, step):
     for start, stop, block in row_blocks(state.codes):
         rows = slice(start, stop)
         margin = state.margin[:, rows]
-        if add_trees:
+        if add_trees and step.cat_table is None:
             add_leaf_values_kernel(block, old_positions[:, rows], *step.split_arrays(),
                                    step.missing_code, step.leaf_values, margin, margin)
+        elif add_trees:
+            add_leaf_values_kernel_categorical(
+                block, old_positions[:, rows], *step.split_arrays(), step.missing_code,
+                step.leaf_values, margin, margin, step.cat_table)
         grad, hess = _round_gradients(state, step, rows)
         accumulate_histograms(block, grad, hess, positions[:, rows], *root, step.missing_code,
                               step.node_to_slot, positions[:, rows], hist)
@@ -391,8 +405,9 @@ def leaf_residual_summaries(state, arg):
     if splits is not None:
         no_slots = np.full(splits[0].shape, -1, dtype=np.int32)
         empty = np.zeros((1, 0), dtype=np.float32)
-        positions, _ = build_histograms(state.codes, empty, empty, positions, *splits,
-                                        missing_code, no_slots, 0, 0)
+        positions, _ = build_histograms(state.codes, empty, empty, positions, *splits[:5],
+                                        missing_code, no_slots, 0, 0,
+                                        cat_table=category_table(splits))
     leaves = positions[0]
     residuals = state.label.astype(np.float64) - state.margin[0]
     order = np.argsort(leaves, kind="stable")

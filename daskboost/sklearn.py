@@ -17,7 +17,8 @@ from . import inspection
 from .blockstore import StoreConfig, check_cache_dirs, parse_memory_budget
 from .booster import Booster, write_json_atomically
 from .training import Checkpoint, train
-from .data import describe_features, feature_block, is_dask_collection, margin_block
+from .data import (describe_features, feature_block, feature_types_of, is_dask_collection,
+                   margin_block)
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_json
 from .objectives import classifier_objectives, regressor_objectives
@@ -226,7 +227,7 @@ class _DaskBoostModel:
     # ---- prediction ---------------------------------------------------------------------
     def _check_predict_input(self, X):
         self._check_fitted()
-        names, n_features = describe_features(X)
+        names, n_features = describe_features(X, enable_categorical=True)
         booster = self._booster
         if names is not None and booster.feature_names is not None and names != booster.feature_names:
             missing = [c for c in booster.feature_names if c not in names]
@@ -238,6 +239,7 @@ class _DaskBoostModel:
         if n_features != booster.n_features:
             raise ValueError(f"X has {n_features} features, but the model was trained with "
                              f"{booster.n_features}")
+        _check_predict_types(X, booster)
 
     def _predict_values(self, X, finish, width, iteration_range, base_margin=None):
         """``finish(margins (K, n)) -> (n,) or (n, width)`` on every partition of X.
@@ -459,6 +461,21 @@ def _jsonable(value):
     return value
 
 
+def _check_predict_types(X, booster):
+    """A column categorical in X must be categorical in the model, and a categorical
+    feature with string categories cannot be read from a numeric column (issue 13)."""
+    types = feature_types_of(X, enable_categorical=True)
+    for f, kind in enumerate(types):
+        name = repr(booster.feature_names[f]) if booster.feature_names else str(f)
+        dictionary = booster.categories.get(f)
+        if kind == "c" and dictionary is None:
+            raise TypeError(f"feature column {name} is categorical (strings or category "
+                            "dtype) in X but was numeric at training")
+        if kind == "q" and dictionary and isinstance(dictionary[0], str):
+            raise TypeError(f"feature column {name} is numeric in X but was categorical with "
+                            f"string categories at training (e.g. {dictionary[0]!r})")
+
+
 def _same_value(a, b):
     try:
         return bool(a == b)
@@ -588,7 +605,7 @@ class _PredictJob:
         return self.booster.predict_margin(values, self.iteration_range, base_margin)
 
     def __call__(self, block):
-        return self.finish(self.booster, self.margin(feature_block(block)))
+        return self.finish(self.booster, self.margin(feature_block(block, self.booster.encoders)))
 
     def frame(self, part, columns):
         values = self(part)
@@ -601,7 +618,7 @@ class _PredictJob:
 
         ``base_margin``: (K, n) per-row starting margins, or None.
         """
-        values = np.ascontiguousarray(feature_block(X))
+        values = np.ascontiguousarray(feature_block(X, self.booster.encoders))
         step = self.rows_per_chunk
         starts = list(range(0, values.shape[0], step)) or [0]
         chunks = [values[i:i + step] for i in starts]

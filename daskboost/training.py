@@ -30,7 +30,8 @@ from .blockstore import StoreConfig, StoreRef, check_cache_dirs
 from .booster import Booster, write_json_atomically
 from .data import categorical_features, partition_input
 from .grower import stack_node_arrays
-from .level_loop import SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values
+from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
+                         stack_category_tables)
 from .metrics import get_metric
 from .model_file import check_model, in_memory_checks_enabled
 from .objectives import CustomObjective, LabelStats, get_objective
@@ -38,7 +39,8 @@ from .params import MAX_EXACT_VALUES
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_self_summaries,
                         hessian_summaries,
-                        leaf_residual_summaries, merge_scans, no_splits, partition_step,
+                        category_table, leaf_residual_summaries, merge_scans, no_splits,
+                        partition_step,
                         rebin_partition, rebuild_partition, scan_partition)
 from .graphs import StatesLost, add_tree_reduction, per_partition_graph, raw_inputs
 from .runtime import make_runtime
@@ -141,6 +143,7 @@ class EvalStep:
     metrics: list
     objective: object
     round: int
+    cat_table: object = None  # categorical right sets (``histogram.build_histograms``)
 
 
 def eval_step(state, step):
@@ -148,7 +151,7 @@ def eval_step(state, step):
     in already: a round grown again after a lost worker); metric partial sums."""
     if state.rounds == step.round:
         add_binned_tree_outputs(state.codes, *step.trees, step.missing_code, state.margin,
-                                in_place=True)
+                                in_place=True, cat_table=step.cat_table)
         state.rounds = step.round + 1
     partials = tuple(m.partial(state.label, state.margin, state.weight, step.objective)
                      for m in step.metrics)
@@ -203,7 +206,7 @@ class TrainingInfo:
         self.evals_result = evals_result
 
 
-def _check_previous(previous, objective, data):
+def _check_previous(previous, objective, data, categories=None):
     if previous.n_outputs != objective.n_outputs() or previous.objective != objective.name:
         raise ValueError(
             f"xgb_model was trained with objective={previous.objective!r} and "
@@ -214,6 +217,10 @@ def _check_previous(previous, objective, data):
             and previous.feature_names != data.feature_names):
         raise ValueError(f"xgb_model was trained on the features {previous.feature_names or previous.n_features}; "
                          f"X has {data.feature_names or data.n_features}")
+    if previous.categories != (categories or {}):
+        raise ValueError("xgb_model has other categorical features or categories than X "
+                         f"({previous.categories} vs {categories or {}}); continuing a fit "
+                         "needs the same dictionaries")
 
 
 @dataclass(frozen=True)
@@ -224,20 +231,24 @@ class Checkpoint:
     every: int
 
 
-def _trained_model(trees, base_margin, objective, data, objective_params, best=(None, None)):
+def _trained_model(trees, base_margin, objective, data, objective_params, best=(None, None),
+                   categories=None):
     """The Booster of the trees grown so far; with ``DASKBOOST_CHECK_MODELS=1`` (the test
     suite) it passes the checks a model file passes, so the kernels' assumptions hold
     for models built in memory too."""
     booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
-                      objective_params, best_iteration=best[0], best_score=best[1])
+                      objective_params, best_iteration=best[0], best_score=best[1],
+                      feature_types=data.feature_types, categories=categories)
     if in_memory_checks_enabled():
         check_model(booster, "the trained model")
     return booster
 
 
-def _write_checkpoint(path, trees, base_margin, objective, data, objective_params):
+def _write_checkpoint(path, trees, base_margin, objective, data, objective_params,
+                      categories=None):
     """The model so far, written atomically (a crash never leaves half a file)."""
-    booster = _trained_model(trees, base_margin, objective, data, objective_params)
+    booster = _trained_model(trees, base_margin, objective, data, objective_params,
+                             categories=categories)
     write_json_atomically(path, booster.to_dict())
 
 
@@ -248,7 +259,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
         _check_exact(scanned.summaries, data.feature_names)
     objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
     if previous is not None:
-        _check_previous(previous, objective, data)
+        _check_previous(previous, objective, data, scanned.categories)
         base_margin = previous.base_margin
     elif params.base_score is None:
         base_margin = objective.base_margin(stats)
@@ -274,7 +285,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
             progress(round_ - first_round + 1, params.n_estimators, evals_result)
         if checkpoint is not None and (round_ + 1) % checkpoint.every == 0:
             _write_checkpoint(checkpoint.path, fit.trees, base_margin, objective, data,
-                              objective_params)
+                              objective_params, mapper.categories)
         if fit.eval_sets and stopping:
             metric = fit.eval_sets[-1].metrics[-1]
             score = evals_result[fit.eval_sets[-1].name][metric.name][-1]
@@ -282,7 +293,8 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
                 best = (round_, score)
             elif round_ - best[0] >= stopping:
                 break
-    booster = _trained_model(fit.trees, base_margin, objective, data, objective_params, best)
+    booster = _trained_model(fit.trees, base_margin, objective, data, objective_params, best,
+                             mapper.categories)
     return booster, TrainingInfo(classes, evals_result)
 
 
@@ -421,11 +433,12 @@ class _Boosting:
         scores = {}
         if not self.eval_sets:
             return scores
-        binned = _binned_round(growers)
+        binned, table = _binned_round(growers)
         for e in self.eval_sets:
             e.states, partials = self.runtime.map_reduce(
                 eval_step, e.states,
-                EvalStep(binned, self.mapper.missing_code, e.metrics, self.objective, round_),
+                EvalStep(binned, self.mapper.missing_code, e.metrics, self.objective, round_,
+                         table),
                 _PartialsCombiner(e.metrics))
             scores[e.name] = {m.name: float(m.finalize(total))
                               for m, total in zip(e.metrics, partials)}
@@ -454,7 +467,8 @@ def _finish_round(runtime, states, pending, leaf_values, objective, mapper, para
     width = max(1, 0 if leaf_values is None else leaf_values.shape[1])
     splits = no_splits(K, width) if pending is None else pending
     (finish.split_feature, finish.split_bin, finish.default_left, finish.left_child,
-     finish.right_child) = (pad_nodes(a, width) for a in splits)
+     finish.right_child) = (pad_nodes(a, width) for a in splits[:5])
+    finish.cat_table = category_table(splits)
     states, _ = runtime.map_reduce(partition_step, states, finish, add_histograms)
     return states
 
@@ -507,9 +521,14 @@ def _refit_leaves(runtime, states, pending, grower, objective, mapper, params):
 
 
 def _binned_round(growers):
-    """The K trees of a round as (K, n_nodes) arrays with bin thresholds."""
+    """The K trees of a round as (K, n_nodes) arrays with bin thresholds, and the table
+    of their categorical right sets (None without categorical features)."""
     arrays = [g.binned_arrays() for g in growers]
     n_nodes = max(len(a[0]) for a in arrays)
     fills = SPLIT_FILLS + ((0.0, np.float64),)
-    return tuple(stack_node_arrays([a[j] for a in arrays], fill, dtype, n_nodes)
-                 for j, (fill, dtype) in enumerate(fills))
+    stacked = [stack_node_arrays([a[j] for a in arrays], fill, dtype, n_nodes)
+               for j, (fill, dtype) in enumerate(fills)]
+    if not growers[0].mapper.has_categorical:
+        return tuple(stacked), None
+    stacked[1], table = stack_category_tables(stacked[1], [a[6] for a in arrays])
+    return tuple(stacked), table

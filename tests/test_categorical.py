@@ -46,7 +46,8 @@ def scanned(X, y, **params):
 def test_dictionaries_are_sorted_and_independent_of_partitioning(nparts):
     df, y = frame()
     X = dd.from_pandas(df, npartitions=nparts)
-    data, result = scanned(X, dd.from_array(y, chunksize=int(np.ceil(len(y) / nparts))))
+    X, yd = dask_frame(df, y, nparts)
+    data, result = scanned(X, yd)
     assert data.feature_types == ["c", "c", "q"]
     assert result.categories == {0: sorted(CITIES), 1: ["AA", "BA", "CX"]}
 
@@ -110,3 +111,145 @@ def test_bad_feature_types_and_params():
         DaskBoostRegressor(n_estimators=1, max_cat_to_onehot=0).fit(df, y)
     with pytest.raises(TypeError, match="mixes strings and numbers"):
         DaskBoostRegressor(n_estimators=1).fit(pd.DataFrame({"m": ["a", 1, "b", 2]}), np.arange(4.0))
+
+
+# ---- milestone 2: categorical splits ---------------------------------------------------
+
+def _hist_of(stats, missing=(0.0, 0.0)):
+    """A one-feature histogram: (g, h) per category, then the missing bin."""
+    hist = np.zeros((1, len(stats) + 1, 2))
+    hist[0, :len(stats)] = stats
+    hist[0, -1] = missing
+    return hist
+
+
+def _split(hist, onehot, threshold=64, **kw):
+    from daskboost.splitting import find_node_split_categorical
+    k = hist.shape[1] - 1
+    g, h = hist[0].sum(axis=0)
+    right = np.zeros(hist.shape[1], dtype=bool)
+    out = find_node_split_categorical(hist, np.array([k]), k, g, h, np.ones(1, bool),
+                                      np.ones(1, bool), 1.0, 0.0, 0.0, kw.get("mcw", 0.0),
+                                      kw.get("gamma", 0.0), onehot, threshold, right)
+    return out, np.flatnonzero(right).tolist()
+
+
+def test_partition_split_groups_categories_by_gradient_statistic():
+    # categories 0 and 3 pull one way, 1 and 2 the other: no one-vs-rest split does
+    # that, the sorted-prefix search does
+    hist = _hist_of([(-10, 5), (10, 5), (9, 5), (-11, 5)])
+    (gain, f, b, dl, lg, lh), right = _split(hist, onehot=1)
+    assert f == 0 and b == -1 and sorted(right) in ([0, 3], [1, 2])
+    (gain1, *_), right1 = _split(hist, onehot=10)  # one-vs-rest: a single category
+    assert len(right1) == 1 and gain1 < gain
+
+
+def test_max_cat_threshold_bounds_the_set_and_min_child_weight_and_gamma_apply():
+    hist = _hist_of([(-10, 5), (-9, 5), (-8, 5), (10, 5), (9, 5), (8, 5)])
+    assert len(_split(hist, onehot=1, threshold=1)[1]) == 1
+    assert len(_split(hist, onehot=1, threshold=3)[1]) == 3
+    assert _split(hist, onehot=1, mcw=40.0)[0][1] == -1
+    gain = _split(hist, onehot=1)[0][0]
+    assert _split(hist, onehot=1, gamma=gain + 1e-6)[0][1] == -1
+
+
+def test_missing_rows_learn_their_direction():
+    # the missing rows look like categories 2 and 3 (positive gradients): they join them
+    hist = _hist_of([(-10, 5), (-9, 5), (10, 5), (9, 5)], missing=(10, 5))
+    (gain, f, b, dl, lg, lh), right = _split(hist, onehot=1)
+    assert (sorted(right) == [2, 3]) == (not dl)
+    assert lg == pytest.approx(-19.0)
+
+
+def _parity_data(n_categories, n=4000, seed=3):
+    rng = np.random.default_rng(seed)
+    cats = [f"c{i:02d}" for i in range(n_categories)]
+    a, b = rng.choice(cats, n), rng.choice(cats[:5], n)
+    effect = rng.normal(size=n_categories)
+    y = effect[[cats.index(v) for v in a]] + 0.5 * (b == "c01") + rng.normal(0, 0.1, n)
+    return pd.DataFrame({"a": pd.Categorical(a, categories=cats),
+                         "b": pd.Categorical(b, categories=cats[:5])}), y
+
+
+@pytest.mark.parametrize("max_cat_to_onehot", [1, 4, 64])  # partition, mixed, one-vs-rest
+def test_parity_with_xgboost_enable_categorical(max_cat_to_onehot):
+    xgb = pytest.importorskip("xgboost")
+    X, y = _parity_data(12)
+    params = dict(n_estimators=10, max_depth=3, learning_rate=0.3, base_score=0.0,
+                  max_cat_to_onehot=max_cat_to_onehot, max_cat_threshold=64)
+    theirs = xgb.XGBRegressor(tree_method="hist", enable_categorical=True, **params).fit(X, y)
+    ours = DaskBoostRegressor(**params).fit(X, y)
+    close = np.abs(theirs.predict(X) - ours.predict(X)) <= 1e-4
+    assert close.mean() >= 0.99
+
+
+def test_eval_set_in_bin_space_agrees_with_predict():
+    df, y = frame()
+    model = DaskBoostRegressor(n_estimators=6, max_depth=3, eval_metric="rmse",
+                               max_cat_to_onehot=2).fit(df, y, eval_set=[(df, y)])
+    rmse = np.sqrt(np.mean((model.predict(df) - y) ** 2))
+    assert model.evals_result()["validation_0"]["rmse"][-1] == pytest.approx(rmse, rel=1e-6)
+    assert rmse < 0.3 * np.std(y)  # the categorical effects are learned
+
+
+@pytest.mark.parametrize("extra", [
+    dict(grow_policy="lossguide", max_leaves=6, max_depth=0),
+    dict(tree_method="approx"),
+    dict(subsample=0.7, colsample_bynode=0.7, random_state=3),
+])
+def test_training_methods_with_categorical_features(extra):
+    df, y = frame()
+    model = DaskBoostRegressor(**{"n_estimators": 5, "max_depth": 3, "eval_metric": "rmse",
+                                  **extra}).fit(df, y, eval_set=[(df, y)])
+    rmse = np.sqrt(np.mean((model.predict(df) - y) ** 2))
+    assert model.evals_result()["validation_0"]["rmse"][-1] == pytest.approx(rmse, rel=1e-6)
+    assert any(t.categories for t in model.get_booster().trees)
+
+
+def test_multiclass_with_categorical_features():
+    from daskboost import DaskBoostClassifier
+    df, y = frame()
+    labels = np.digitize(y, np.quantile(y, [0.33, 0.66]))
+    model = DaskBoostClassifier(n_estimators=4, max_depth=3).fit(df, labels)
+    assert (model.predict(df) == labels).mean() > 0.8
+
+
+def dask_frame(df, y, npartitions):
+    both = dd.from_pandas(df.assign(label=y), npartitions=npartitions)
+    return both.drop(columns="label"), both["label"]
+
+
+def saved_model(tmp_path, name, X, y, **params):
+    DaskBoostRegressor(n_estimators=5, max_depth=4, max_cat_to_onehot=3, **params).fit(X, y) \
+        .save_model(tmp_path / f"{name}.json")
+    return (tmp_path / f"{name}.json").read_bytes()
+
+
+def test_threaded_synchronous_and_cluster_give_byte_identical_models(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    df, y = frame()
+    X, yd = dask_frame(df, y, 4)
+    with dask.config.set(scheduler="threads"):
+        threaded = saved_model(tmp_path, "threads", X, yd)
+    with dask.config.set(scheduler="synchronous"):
+        assert saved_model(tmp_path, "sync", X, yd) == threaded
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        assert saved_model(tmp_path, "cluster", X, yd) == threaded
+    assert b'"categories_nodes"' in threaded
+
+
+def test_out_of_core_gives_the_same_model(tmp_path, monkeypatch):
+    import functools
+
+    import daskboost.blockstore as blockstore
+    import daskboost.sklearn
+    small = functools.partial(blockstore.StoreConfig, block_rows=128)
+    monkeypatch.setattr(daskboost.sklearn, "StoreConfig", small)
+    monkeypatch.setattr(blockstore, "StoreConfig", small)
+    df, y = frame()
+    X, yd = dask_frame(df, y, 3)
+    in_memory = saved_model(tmp_path, "memory", X, yd)
+    spilled = saved_model(tmp_path, "spilled", X, yd, memory_budget=0, cache_dir=str(tmp_path))
+    assert spilled == in_memory
