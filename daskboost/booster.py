@@ -15,6 +15,7 @@ import pandas as pd
 from . import inspection
 from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION, check_model, garbage_collection_paused,
                          parse_model, read_model_json)
+from .data import feature_block
 from .objectives import CustomObjective, get_objective
 from .tree import PackedForest
 
@@ -88,10 +89,13 @@ class Booster:
         check_model(self, "unpickled model")  # a pickle is a model file too
 
     def predict_margin(self, X, iteration_range=None, base_margin=None):
-        """(K, n_rows) margins for a float (n_rows, n_features) array.
+        """(K, n_rows) margins for a float (n_rows, n_features) array (categorical
+        features as dictionary indices), or a pandas DataFrame (encoded here).
 
         ``base_margin``: per-row starting margins (K, n_rows) replacing the constant start.
         """
+        if isinstance(X, pd.DataFrame):
+            X = feature_block(X, self.encoders)
         X = np.ascontiguousarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"X has shape {X.shape}; the model takes (n_rows, "
@@ -126,11 +130,12 @@ class Booster:
         if dump_format not in ("text", "json"):
             raise ValueError(f"dump_format={dump_format!r} must be 'text' or 'json'")
         dump = inspection.dump_text if dump_format == "text" else inspection.dump_json
-        return dump(self.trees, self.feature_names, with_stats)
+        return dump(self.trees, self.feature_names, with_stats, self.categories)
 
     def trees_to_dataframe(self):
         """One row per node of every tree (pandas DataFrame, xgboost's columns + Class)."""
-        return inspection.trees_to_dataframe(self.trees, self.feature_names, self.n_outputs)
+        return inspection.trees_to_dataframe(self.trees, self.feature_names, self.n_outputs,
+                                             self.categories)
 
     # ---- serialisation --------------------------------------------------------------
     def to_dict(self):

@@ -253,3 +253,109 @@ def test_out_of_core_gives_the_same_model(tmp_path, monkeypatch):
     in_memory = saved_model(tmp_path, "memory", X, yd)
     spilled = saved_model(tmp_path, "spilled", X, yd, memory_budget=0, cache_dir=str(tmp_path))
     assert spilled == in_memory
+
+
+# ---- milestone 3: the model ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fitted():
+    df, y = frame()
+    return DaskBoostRegressor(n_estimators=6, max_depth=3, max_cat_to_onehot=2).fit(df, y), df
+
+
+def test_save_load_and_pickle_round_trip(tmp_path, fitted):
+    import pickle
+    model, df = fitted
+    model.save_model(tmp_path / "m.json")
+    loaded = DaskBoostRegressor().load_model(tmp_path / "m.json")
+    np.testing.assert_array_equal(loaded.predict(df), model.predict(df))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(df), model.predict(df))
+    again = tmp_path / "again.json"
+    loaded.save_model(again)
+    assert again.read_bytes() == (tmp_path / "m.json").read_bytes()
+    import json
+    payload = json.loads(again.read_text())
+    assert payload["version"] == 2 and payload["feature_types"] == ["c", "c", "q"]
+    assert payload["categories"]["0"] == sorted(CITIES)
+
+
+def test_predict_matches_by_value_whatever_the_pandas_codes(fitted):
+    model, df = fitted
+    reordered = df.assign(city=df["city"].cat.reorder_categories(CITIES[::-1]),
+                          carrier=df["carrier"].astype(object))
+    as_arrow = df.assign(city=df["city"].astype(object).astype("string[pyarrow]"))
+    want = model.predict(df)
+    np.testing.assert_array_equal(model.predict(reordered), want)
+    np.testing.assert_array_equal(model.predict(as_arrow), want)
+    dask_pred = model.predict(dd.from_pandas(reordered, npartitions=3)).compute()
+    np.testing.assert_array_equal(np.asarray(dask_pred), want)
+
+
+def test_unseen_and_missing_categories_take_the_missing_route(fitted):
+    model, df = fitted
+    rows = df.iloc[:20].copy()
+    unseen = rows.assign(city=pd.Series(["atlantis"] * 20, index=rows.index, dtype="category"))
+    missing = rows.assign(city=pd.Series([None] * 20, index=rows.index, dtype="category"))
+    np.testing.assert_array_equal(model.predict(unseen), model.predict(missing))
+    X = feature_block(missing, model.get_booster().encoders)
+    assert np.isnan(X[:, 0]).all()
+
+
+def test_categorical_in_predict_but_numeric_in_training_and_the_reverse(fitted):
+    model, df = fitted
+    with pytest.raises(TypeError, match="column 'city' is numeric in X but was categorical"):
+        model.predict(df.assign(city=np.arange(len(df), dtype=float)))
+    numeric = DaskBoostRegressor(n_estimators=2).fit(df[["x"]].assign(z=1.0), np.arange(len(df.index), dtype=float))
+    with pytest.raises(TypeError, match="column 'z' is categorical .* but was numeric"):
+        numeric.predict(df[["x"]].assign(z="a"))
+
+
+def test_dumps_and_node_table_show_the_category_sets(fitted):
+    model, _ = fitted
+    booster = model.get_booster()
+    tree = booster.trees[0]
+    node = min(tree.categories)
+    shown = [sorted(CITIES)[c] if tree.feature[node] == 0 else ["AA", "BA", "CX"][c]
+             for c in tree.categories[node]]
+    text = booster.get_dump()[0]
+    assert f":{{{','.join(shown)}}}] yes={tree.right[node]},no={tree.left[node]}" in text
+    import json
+    stack = [json.loads(booster.get_dump(dump_format="json")[0])]
+    while stack[-1]["nodeid"] != node:
+        stack.extend(stack.pop().get("children", []))
+    assert stack[-1]["categories"] == shown and stack[-1]["yes"] == tree.right[node]
+    table = booster.trees_to_dataframe()
+    row = table[(table.Tree == 0) & (table.Node == node)].iloc[0]
+    assert row.Category == shown and np.isnan(row.Split)
+    assert row.Yes == f"0-{tree.right[node]}"
+    assert set(booster.get_score()) <= {"city", "carrier", "x"} and "city" in booster.get_score()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["categories"]["0"].reverse(), "must be distinct and sorted"),
+    (lambda d: d["categories"].pop("1"), "categories has dictionaries for features"),
+    (lambda d: d["feature_types"].pop(), "must list 'q' or 'c'"),
+    (lambda d: d["trees"][0]["categories"].__setitem__(0, 99), "must be distinct sorted indices"),
+    (lambda d: d["trees"][0].update(categories_sizes=[10 ** 6] * len(d["trees"][0]["categories_sizes"])),
+     "ends past categories"),
+    (lambda d: [d["trees"][0].pop(k) for k in ("categories_nodes", "categories_segments",
+                                                "categories_sizes", "categories")],
+     "without a category set"),
+    (lambda d: d.update(version=1), "unknown field"),
+])
+def test_model_file_checks_the_categorical_fields(tmp_path, fitted, edit, message):
+    import json
+    model, _ = fitted
+    model.save_model(tmp_path / "m.json")
+    payload = json.loads((tmp_path / "m.json").read_text())
+    edit(payload)
+    (tmp_path / "bad.json").write_text(json.dumps(payload))
+    with pytest.raises(ValueError, match=message):
+        DaskBoostRegressor().load_model(tmp_path / "bad.json")
+
+
+def test_numeric_models_keep_format_version_1(tmp_path):
+    df, y = frame(300)
+    DaskBoostRegressor(n_estimators=2).fit(df[["x"]], y).save_model(tmp_path / "m.json")
+    text = (tmp_path / "m.json").read_text()
+    assert '"version":1' in text and "categor" not in text and "feature_types" not in text
