@@ -185,12 +185,16 @@ def find_splits(hists, node_sums, n_bins, missing_code, feature_masks, reg_lambd
 # - one-vs-rest when the feature has fewer than ``max_cat_to_onehot`` categories: each
 #   present category alone on the right;
 # - otherwise the partition search of Fisher (1958) as LightGBM and xgboost use it: sort
-#   the node's present categories by their optimal weight -G/(H + lambda) and try each
-#   prefix of that order, from both ends, of at most ``max_cat_threshold`` categories,
-#   as the right set (for a convex loss the best binary partition is such a prefix).
+#   the feature's categories by their optimal weight -G/(H + lambda) at the node and
+#   try each prefix of that order, from both ends, of fewer than ``max_cat_threshold``
+#   categories (xgboost's bound), as the right set (for a convex loss the best binary
+#   partition is such a prefix).  Categories absent from the node (weight 0) sort
+#   among the others, as in xgboost, and may join a set.
 #
-# Both try the missing rows on the left and, when the node has some, on the right.
-# Models without categorical features never call these functions.
+# One-vs-rest tries the missing rows on both sides (when the node has some); partition
+# splits keep them with the categories not in the set (left, default_left), as xgboost
+# does (its parity tests pin both).  Models without categorical features never call
+# these functions.
 
 @numba.njit(nogil=True, cache=True)
 def _numeric_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_lambda, reg_alpha,
@@ -227,15 +231,14 @@ def _numeric_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_lambda
 
 @numba.njit(nogil=True, cache=True)
 def _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step):
-    """The node's present categories (hessian > 0) sorted by optimal weight (ties: lower
-    category first)."""
-    present = np.array([c for c in range(k) if hist_f[c, 1] > 0.0], dtype=np.int64)
-    weights = np.empty(len(present), dtype=np.float64)
-    for j in range(len(present)):
-        c = present[j]
-        weights[j] = leaf_weight(hist_f[c, 0], hist_f[c, 1], reg_lambda, reg_alpha,
+    """The feature's categories sorted by their optimal weight at this node (stable:
+    ties, as the weight 0 of categories absent from the node, keep index order), as
+    xgboost sorts them."""
+    weights = np.empty(k, dtype=np.float64)
+    for c in range(k):
+        weights[c] = leaf_weight(hist_f[c, 0], hist_f[c, 1], reg_lambda, reg_alpha,
                                  max_delta_step)
-    return present[np.argsort(weights, kind="mergesort")]
+    return np.argsort(weights, kind="mergesort")
 
 
 @numba.njit(nogil=True, cache=True)
@@ -248,13 +251,14 @@ def _categorical_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_la
     out = (-1.0, 0, -1, False, 0.0, 0.0)
     miss_g = hist_f[missing_code, 0]
     miss_h = hist_f[missing_code, 1]
-    n_missing_sides = 2 if miss_h > 0.0 else 1
+    n_missing_sides = 2 if miss_h > 0.0 and onehot else 1  # see the comment above
     if onehot:
         order = np.arange(k)
         n_candidates = k
     else:
         order = _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step)
-        n_candidates = min(len(order) - 1, max_cat_threshold)
+        # prefixes of 1 .. min(max_cat_threshold, k) - 1 categories (xgboost's bound)
+        n_candidates = min(max_cat_threshold, k) - 1
     for mode in range(1 if onehot else 1, 2 if onehot else 3):
         rg = 0.0
         rh = 0.0

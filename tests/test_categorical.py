@@ -146,37 +146,46 @@ def test_partition_split_groups_categories_by_gradient_statistic():
 
 def test_max_cat_threshold_bounds_the_set_and_min_child_weight_and_gamma_apply():
     hist = _hist_of([(-10, 5), (-9, 5), (-8, 5), (10, 5), (9, 5), (8, 5)])
-    assert len(_split(hist, onehot=1, threshold=1)[1]) == 1
-    assert len(_split(hist, onehot=1, threshold=3)[1]) == 3
+    # sets of fewer than max_cat_threshold categories (xgboost's bound)
+    assert _split(hist, onehot=1, threshold=1)[0][1] == -1
+    assert len(_split(hist, onehot=1, threshold=2)[1]) == 1
+    assert len(_split(hist, onehot=1, threshold=3)[1]) == 2
+    assert len(_split(hist, onehot=1, threshold=4)[1]) == 3
     assert _split(hist, onehot=1, mcw=40.0)[0][1] == -1
     gain = _split(hist, onehot=1)[0][0]
     assert _split(hist, onehot=1, gamma=gain + 1e-6)[0][1] == -1
 
 
 def test_missing_rows_learn_their_direction():
-    # the missing rows look like categories 2 and 3 (positive gradients): they join them
-    hist = _hist_of([(-10, 5), (-9, 5), (10, 5), (9, 5)], missing=(10, 5))
+    # one-vs-rest: the missing rows look like category 2 (positive gradients) and go
+    # to its side; partition splits keep them with the categories not in the set
+    hist = _hist_of([(-10, 5), (-9, 5), (10, 5)], missing=(10, 5))
+    (gain, f, b, dl, lg, lh), right = _split(hist, onehot=10)
+    assert right == [2] and not dl and lg == pytest.approx(-19.0)
     (gain, f, b, dl, lg, lh), right = _split(hist, onehot=1)
-    assert (sorted(right) == [2, 3]) == (not dl)
-    assert lg == pytest.approx(-19.0)
+    assert right == [0, 1] and dl and lg == pytest.approx(20.0)
 
 
-def _parity_data(n_categories, n=4000, seed=3):
+def _parity_data(n_categories, n=4000, seed=3, missing=0.0):
     rng = np.random.default_rng(seed)
     cats = [f"c{i:02d}" for i in range(n_categories)]
-    a, b = rng.choice(cats, n), rng.choice(cats[:5], n)
+    a, b = rng.choice(cats, n).astype(object), rng.choice(cats[:5], n)
     effect = rng.normal(size=n_categories)
     y = effect[[cats.index(v) for v in a]] + 0.5 * (b == "c01") + rng.normal(0, 0.1, n)
+    a[rng.random(n) < missing] = None
     return pd.DataFrame({"a": pd.Categorical(a, categories=cats),
                          "b": pd.Categorical(b, categories=cats[:5])}), y
 
 
-@pytest.mark.parametrize("max_cat_to_onehot", [1, 4, 64])  # partition, mixed, one-vs-rest
-def test_parity_with_xgboost_enable_categorical(max_cat_to_onehot):
+@pytest.mark.parametrize("max_cat_to_onehot, max_cat_threshold, missing", [
+    (1, 64, 0.0), (4, 64, 0.1), (64, 64, 0.1),  # partition, mixed, one-vs-rest
+    (4, 3, 0.1), (1, 8, 0.05),  # few categories per set
+])
+def test_parity_with_xgboost_enable_categorical(max_cat_to_onehot, max_cat_threshold, missing):
     xgb = pytest.importorskip("xgboost")
-    X, y = _parity_data(12)
+    X, y = _parity_data(40 if max_cat_threshold == 8 else 12, missing=missing)
     params = dict(n_estimators=10, max_depth=3, learning_rate=0.3, base_score=0.0,
-                  max_cat_to_onehot=max_cat_to_onehot, max_cat_threshold=64)
+                  max_cat_to_onehot=max_cat_to_onehot, max_cat_threshold=max_cat_threshold)
     theirs = xgb.XGBRegressor(tree_method="hist", enable_categorical=True, **params).fit(X, y)
     ours = DaskBoostRegressor(**params).fit(X, y)
     close = np.abs(theirs.predict(X) - ours.predict(X)) <= 1e-4
