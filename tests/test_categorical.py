@@ -238,15 +238,70 @@ def test_threaded_synchronous_and_cluster_give_byte_identical_models(tmp_path):
     distributed = pytest.importorskip("distributed")
     df, y = frame()
     X, yd = dask_frame(df, y, 4)
+    kinds = [dict(), dict(grow_policy="lossguide", max_leaves=8, max_depth=0),
+             dict(tree_method="approx", subsample=0.8)]
+
+    def models(name):
+        evals = []
+        for i, kind in enumerate(kinds):
+            model = DaskBoostRegressor(**{"n_estimators": 4, "max_depth": 4,
+                                          "max_cat_to_onehot": 3, **kind})
+            model.fit(X, yd, eval_set=[(X, yd)])
+            model.save_model(tmp_path / f"{name}{i}.json")
+            evals.append(model.evals_result())
+        return [(tmp_path / f"{name}{i}.json").read_bytes() for i in range(len(kinds))], evals
+
     with dask.config.set(scheduler="threads"):
-        threaded = saved_model(tmp_path, "threads", X, yd)
+        threaded = models("threads")
     with dask.config.set(scheduler="synchronous"):
-        assert saved_model(tmp_path, "sync", X, yd) == threaded
+        assert models("sync") == threaded
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster):
-        assert saved_model(tmp_path, "cluster", X, yd) == threaded
-    assert b'"categories_nodes"' in threaded
+        assert models("cluster") == threaded
+    assert all(b'"categories_nodes"' in model for model in threaded[0])
+
+
+def test_a_worker_killed_mid_training_gives_the_same_model(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from test_fault_tolerance import KillAWorker
+    df, y = frame()
+    path = tmp_path / "lake"
+    dd.from_pandas(df.assign(y=y, city=df["city"].astype(object)), npartitions=4).to_parquet(path)
+
+    def fit(model):
+        lake = dd.read_parquet(path)
+        X = lake[["city", "carrier", "x"]]
+        return model.fit(X, lake["y"], eval_set=[(X, lake["y"])])
+
+    make = lambda: DaskBoostRegressor(n_estimators=8, max_depth=4)  # noqa: E731
+    with dask.config.set(scheduler="threads"):
+        undisturbed = fit(make())
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        killer = KillAWorker(client, after_round=3)
+        monkeypatch.setattr("daskboost.sklearn.ProgressReporter", lambda: killer)
+        recovered = fit(make().set_params(verbose=True))
+        assert killer.killed is not None
+    assert recovered.get_booster().to_dict() == undisturbed.get_booster().to_dict()
+    assert recovered.evals_result() == undisturbed.evals_result()
+    assert any(t.categories for t in recovered.get_booster().trees)
+
+
+def test_hundreds_of_categories_use_wide_codes():
+    rng = np.random.default_rng(5)
+    n = 6000
+    ids = rng.integers(0, 300, n)
+    y = np.sin(ids) + rng.normal(0, 0.1, n)
+    df = pd.DataFrame({"id": pd.Series([f"k{i:03d}" for i in ids], dtype="category"),
+                       "x": rng.normal(size=n)})
+    model = DaskBoostRegressor(n_estimators=20, max_depth=6, eval_metric="rmse").fit(
+        df, y, eval_set=[(df, y)])
+    rmse = np.sqrt(np.mean((model.predict(df) - y) ** 2))
+    assert rmse == pytest.approx(model.evals_result()["validation_0"]["rmse"][-1], rel=1e-6)
+    assert rmse < 0.5 * np.std(y)
+    assert max(int(c.max()) for t in model.get_booster().trees for c in (t.categories or {}).values()) > 255
 
 
 def test_out_of_core_gives_the_same_model(tmp_path, monkeypatch):
@@ -368,3 +423,43 @@ def test_numeric_models_keep_format_version_1(tmp_path):
     DaskBoostRegressor(n_estimators=2).fit(df[["x"]], y).save_model(tmp_path / "m.json")
     text = (tmp_path / "m.json").read_text()
     assert '"version":1' in text and "categor" not in text and "feature_types" not in text
+
+
+# ---- everywhere a split goes -----------------------------------------------------------
+
+def test_continued_training_and_checkpoints(tmp_path):
+    df, y = frame()
+    params = dict(max_depth=3, max_cat_to_onehot=2)
+    whole = DaskBoostRegressor(n_estimators=6, **params).fit(df, y)
+    first = DaskBoostRegressor(n_estimators=3, **params).fit(df, y)
+    more = DaskBoostRegressor(n_estimators=3, **params).fit(df, y, xgb_model=first)
+    np.testing.assert_allclose(more.predict(df), whole.predict(df), rtol=0, atol=1e-6)
+    with pytest.raises(ValueError, match="same dictionaries"):
+        keep = (df["city"] != "oslo").to_numpy()
+        DaskBoostRegressor(n_estimators=1, **params).fit(df[keep], y[keep], xgb_model=first)
+    checkpoint = tmp_path / "ckpt.json"
+    DaskBoostRegressor(n_estimators=4, checkpoint_path=str(checkpoint), checkpoint_interval=2,
+                       **params).fit(df, y)
+    np.testing.assert_array_equal(DaskBoostRegressor().load_model(checkpoint).predict(df),
+                                  DaskBoostRegressor(n_estimators=4, **params).fit(df, y).predict(df))
+
+
+def test_a_parquet_lake_with_string_columns_trains_and_predicts_from_the_cli(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    from daskboost.cli import main
+    df, y = frame(1500)
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    # strings, and a category column (a parquet dictionary column: read back as a
+    # category dtype whose categories are unknown until the partitions are read)
+    table = df.assign(carrier=df["carrier"].astype(object), y=y)
+    for i in range(3):
+        table.iloc[i * 500:(i + 1) * 500].to_parquet(lake / f"part{i}.parquet", index=False)
+    model = tmp_path / "model.json"
+    assert main(["train", str(lake), "--label", "y", "--quiet", "--output", str(model),
+                 "--param", "n_estimators=5", "--param", "max_depth=3"]) == 0
+    assert main(["predict", str(model), str(lake), "--output", str(tmp_path / "out")]) == 0
+    predicted = pd.read_parquet(tmp_path / "out")["prediction"].to_numpy()
+    library = DaskBoostRegressor().load_model(model).predict(df)
+    np.testing.assert_allclose(np.sort(predicted), np.sort(library), rtol=1e-6)
+    assert np.sqrt(np.mean((library - y) ** 2)) < 0.5 * np.std(y)
