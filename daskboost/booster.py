@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from . import inspection
-from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION, check_model, garbage_collection_paused,
-                         parse_model, read_model_json)
+from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION, check_model,
+                         garbage_collection_paused, parse_model, read_model_json)
 from .data import feature_block
 from .objectives import CustomObjective, get_objective
 from .tree import PackedForest

@@ -79,14 +79,15 @@ def _is_categorical_dtype(dtype):
     if isinstance(dtype, pd.ArrowDtype):
         import pyarrow as pa
         kind = dtype.pyarrow_dtype
-        return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_dictionary(kind)
+        return (pa.types.is_string(kind) or pa.types.is_large_string(kind)
+                or pa.types.is_dictionary(kind))
     return pd.api.types.is_string_dtype(dtype)
 
 
 def _column_type(name, dtype, enable_categorical, given):
     """'q' or 'c' for one column of dtype ``dtype`` (``given``: its feature_types entry)."""
-    numeric = (pd.api.types.is_bool_dtype(dtype)
-               or (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)))
+    numeric = pd.api.types.is_bool_dtype(dtype) or (
+        pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype))
     if numeric:
         kind = given or "q"
     elif _is_categorical_dtype(dtype):

@@ -259,7 +259,7 @@ def _categorical_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_la
         order = _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step)
         # prefixes of 1 .. min(max_cat_threshold, k) - 1 categories (xgboost's bound)
         n_candidates = min(max_cat_threshold, k) - 1
-    for mode in range(1 if onehot else 1, 2 if onehot else 3):
+    for mode in range(1, 2 if onehot else 3):  # partitions: forward (1), backward (2)
         rg = 0.0
         rh = 0.0
         for i in range(n_candidates):

@@ -73,7 +73,7 @@ class Tree:
             nodes = sorted(self.categories)
             sizes = [len(self.categories[n]) for n in nodes]
             out["categories_nodes"] = nodes
-            out["categories_segments"] = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
+            out["categories_segments"] = [int(s) for s in np.cumsum([0] + sizes[:-1])]
             out["categories_sizes"] = sizes
             out["categories"] = [int(c) for n in nodes for c in self.categories[n]]
         return out
