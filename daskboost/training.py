@@ -194,10 +194,22 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     evals = [partition_input(Xe, ye, we, me, *types) for (Xe, ye), we, me in
              zip(eval_set or [], sample_weight_eval_set or [None] * n_evals,
                  base_margin_eval_set or [None] * n_evals)]
+    for i, e in enumerate(evals):
+        _check_eval_types(data, e, i)
     if store_config is None:
         store_config = StoreConfig(None, tuple(check_cache_dirs(None)))
     with make_runtime(uuid.uuid4().hex[:12], store_config) as runtime:
         return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint)
+
+
+def _check_eval_types(data, evals, index):
+    """An eval set's features must have the training features' types (issue 13)."""
+    for f, (ours, theirs) in enumerate(zip(data.feature_types, evals.feature_types)):
+        if ours != theirs:
+            name = repr(data.feature_names[f]) if data.feature_names else str(f)
+            kinds = {"q": "numeric", "c": "categorical"}
+            raise TypeError(f"feature {name} is {kinds[theirs]} in eval_set[{index}] but "
+                            f"{kinds[ours]} in X")
 
 
 class TrainingInfo:

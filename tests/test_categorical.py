@@ -374,6 +374,14 @@ def test_categorical_in_predict_but_numeric_in_training_and_the_reverse(fitted):
         numeric.predict(df[["x"]].assign(z="a"))
 
 
+def test_eval_set_features_must_have_the_training_types():
+    df, y = frame(300)
+    bad = df.assign(city=np.arange(len(df), dtype=float))
+    with pytest.raises(TypeError, match=r"feature 'city' is numeric in eval_set\[0\] but "
+                                        "categorical in X"):
+        DaskBoostRegressor(n_estimators=1).fit(df, y, eval_set=[(bad, y)])
+
+
 def test_dumps_and_node_table_show_the_category_sets(fitted):
     model, _ = fitted
     booster = model.get_booster()
