@@ -42,10 +42,12 @@ def scanned(X, y, **params):
 
 # ---- milestone 1: feature types and dictionaries ---------------------------------------
 
-@pytest.mark.parametrize("nparts", [1, 2, 5])
-def test_dictionaries_are_sorted_and_independent_of_partitioning(nparts):
+@pytest.mark.parametrize("nparts, sort", [(1, False), (2, False), (5, False), (5, True)])
+def test_dictionaries_are_sorted_and_independent_of_partitioning(nparts, sort):
     df, y = frame()
-    X = dd.from_pandas(df, npartitions=nparts)
+    if sort:  # each partition sees a few cities only, in reverse order
+        order = np.argsort(df["city"].astype(object).fillna("").to_numpy())[::-1]
+        df, y = df.iloc[order].reset_index(drop=True), y[order]
     X, yd = dask_frame(df, y, nparts)
     data, result = scanned(X, yd)
     assert data.feature_types == ["c", "c", "q"]
