@@ -14,6 +14,7 @@ values), uint16 otherwise (up to ``max_bin=65535``).
 
 import numba
 import numpy as np
+import pandas as pd
 
 from .sketch import cut_points
 
@@ -26,9 +27,20 @@ class BinMapper:
     Parameters
     ----------
     cuts : list of 1-D float64 arrays, one per feature.
+    categories : {feature: sorted list of its categories} for categorical features
+        (issue 13).  Such a feature's values are dictionary indices (``data.feature_block``
+        with ``encoders``) and its cuts ``0, 1, ..., n - 2``: the code of a category is
+        its index in the dictionary, missing (and unseen) values get ``missing_code``.
     """
 
-    def __init__(self, cuts):
+    def __init__(self, cuts, categories=None):
+        self.categories = dict(categories or {})
+        cuts = list(cuts)
+        for f, dictionary in self.categories.items():
+            cuts[f] = np.arange(len(dictionary) - 1, dtype=np.float64)
+        self.is_categorical = np.zeros(len(cuts), dtype=np.bool_)
+        self.is_categorical[list(self.categories)] = True
+        self.encoders = {f: pd.Index(d, dtype=object) for f, d in self.categories.items()}
         self.cuts = [np.asarray(c, dtype=np.float64) for c in cuts]
         self.n_bins = np.array([len(c) + 1 for c in self.cuts], dtype=np.int32)
         self.missing_code = int(self.n_bins.max()) if len(self.cuts) else 1
@@ -41,9 +53,16 @@ class BinMapper:
         self._tables = np.concatenate(tables) if tables else np.empty(0, dtype=np.float64)
 
     @classmethod
-    def from_summaries(cls, summaries, max_bin):
-        """Choose each feature's cut points from its merged weighted quantile summary."""
-        return cls([cut_points(summary, max_bin) for summary in summaries])
+    def from_summaries(cls, summaries, max_bin, categories=None):
+        """Choose each feature's cut points from its merged weighted quantile summary
+        (categorical features: their dictionaries, see the class)."""
+        categories = categories or {}
+        return cls([np.empty(0) if f in categories else cut_points(summary, max_bin)
+                    for f, summary in enumerate(summaries)], categories)
+
+    @property
+    def has_categorical(self):
+        return bool(self.categories)
 
     @property
     def n_features(self):

@@ -10,10 +10,12 @@ import os
 import tempfile
 
 import numpy as np
+import pandas as pd
 
 from . import inspection
-from .model_file import (FORMAT_NAME, FORMAT_VERSION, check_model, garbage_collection_paused,
-                         parse_model, read_model_json)
+from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION, check_model,
+                         garbage_collection_paused, parse_model, read_model_json)
+from .data import feature_block
 from .objectives import CustomObjective, get_objective
 from .tree import PackedForest
 
@@ -28,10 +30,13 @@ class Booster:
     objective : objective name; ``objective_params`` its parameters (num_class, ...).
     n_features, feature_names : the training columns.
     best_iteration, best_score : set by early stopping (rounds are 0-based).
+    feature_types : 'q'/'c' per feature, or None (all numeric); ``categories``:
+        {feature: its sorted category dictionary} of the categorical ones (issue 13).
     """
 
     def __init__(self, trees, base_margin, objective, n_features, feature_names=None,
-                 objective_params=None, best_iteration=None, best_score=None):
+                 objective_params=None, best_iteration=None, best_score=None,
+                 feature_types=None, categories=None):
         self.trees = list(trees)
         self.base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
         self.objective = objective
@@ -40,8 +45,16 @@ class Booster:
         self.feature_names = None if feature_names is None else list(feature_names)
         self.best_iteration = best_iteration
         self.best_score = best_score
+        self.categories = {int(f): list(c) for f, c in (categories or {}).items()}
+        self.feature_types = (None if feature_types is None or not self.categories
+                              else list(feature_types))
         self._packed = {}
 
+    @property
+    def encoders(self):
+        """{categorical feature: pandas Index of its dictionary} for
+        ``data.feature_block`` (categories matched by value; unseen ones read as missing)."""
+        return {f: pd.Index(c, dtype=object) for f, c in self.categories.items()}
     @property
     def n_outputs(self):
         return len(self.base_margin)
@@ -76,10 +89,13 @@ class Booster:
         check_model(self, "unpickled model")  # a pickle is a model file too
 
     def predict_margin(self, X, iteration_range=None, base_margin=None):
-        """(K, n_rows) margins for a float (n_rows, n_features) array.
+        """(K, n_rows) margins for a float (n_rows, n_features) array (categorical
+        features as dictionary indices), or a pandas DataFrame (encoded here).
 
         ``base_margin``: per-row starting margins (K, n_rows) replacing the constant start.
         """
+        if isinstance(X, pd.DataFrame):
+            X = feature_block(X, self.encoders)
         X = np.ascontiguousarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"X has shape {X.shape}; the model takes (n_rows, "
@@ -114,15 +130,16 @@ class Booster:
         if dump_format not in ("text", "json"):
             raise ValueError(f"dump_format={dump_format!r} must be 'text' or 'json'")
         dump = inspection.dump_text if dump_format == "text" else inspection.dump_json
-        return dump(self.trees, self.feature_names, with_stats)
+        return dump(self.trees, self.feature_names, with_stats, self.categories)
 
     def trees_to_dataframe(self):
         """One row per node of every tree (pandas DataFrame, xgboost's columns + Class)."""
-        return inspection.trees_to_dataframe(self.trees, self.feature_names, self.n_outputs)
+        return inspection.trees_to_dataframe(self.trees, self.feature_names, self.n_outputs,
+                                             self.categories)
 
     # ---- serialisation --------------------------------------------------------------
     def to_dict(self):
-        return {
+        out = {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
             "objective": self.objective,
@@ -134,6 +151,11 @@ class Booster:
             "best_score": self.best_score,
             "trees": [tree.to_dict() for tree in self.trees],
         }
+        if self.categories:  # format version 2; numeric models stay version 1, unchanged
+            out["version"] = CATEGORICAL_FORMAT_VERSION
+            out["feature_types"] = self.feature_types
+            out["categories"] = {str(f): c for f, c in sorted(self.categories.items())}
+        return out
 
     @classmethod
     def from_dict(cls, data, source="model"):

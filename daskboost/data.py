@@ -35,6 +35,7 @@ class PartitionedInput:
     m_keys: list = None             # per-row starting margins (base_margin), if given
     feature_names: list = None      # list of str, or None when X has no string column names
     n_features: int = 0
+    feature_types: list = None      # 'q'/'c' per feature (categorical features: issue 13)
     in_memory: bool = False
     extra: dict = field(default_factory=dict)
 
@@ -68,20 +69,86 @@ def _check_dtype(name, dtype):
         )
 
 
-def describe_features(X):
+# ---- feature types (issue 13): 'q' numeric, 'c' categorical (xgboost's letters) -------
+
+def _is_categorical_dtype(dtype):
+    """pandas ``category``, strings (object, ``string``/``str``, pyarrow string,
+    large_string and dictionary columns): the dtypes read as categorical features."""
+    if isinstance(dtype, pd.CategoricalDtype) or dtype == object:
+        return True
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+        kind = dtype.pyarrow_dtype
+        return (pa.types.is_string(kind) or pa.types.is_large_string(kind)
+                or pa.types.is_dictionary(kind))
+    return pd.api.types.is_string_dtype(dtype)
+
+
+def _column_type(name, dtype, enable_categorical, given):
+    """'q' or 'c' for one column of dtype ``dtype`` (``given``: its feature_types entry)."""
+    numeric = pd.api.types.is_bool_dtype(dtype) or (
+        pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype))
+    if numeric:
+        kind = given or "q"
+    elif _is_categorical_dtype(dtype):
+        if not enable_categorical:
+            _check_dtype(name, dtype)  # today's error
+        if given == "q":
+            raise TypeError(f"feature {name} has dtype {dtype}; feature_types says 'q' "
+                            "(numeric), which needs a numeric column")
+        kind = "c"
+    elif pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
+        raise TypeError(f"feature {name} has dtype {dtype}; datetime features are not supported: "
+                        "convert it to numbers (e.g. seconds since an epoch) or drop the column")
+    else:
+        raise TypeError(f"feature {name} has dtype {dtype}; supported: numeric, boolean, "
+                        "category and string columns (convert or drop it)")
+    if kind == "c" and not enable_categorical:
+        raise ValueError(f"feature {name} is categorical in feature_types but "
+                         "enable_categorical=False")
+    return kind
+
+
+def _given_types(feature_types, n_features):
+    if feature_types is None:
+        return [None] * n_features
+    types = list(feature_types)
+    if len(types) != n_features or any(t not in ("q", "c") for t in types):
+        raise ValueError(f"feature_types={feature_types!r} must list 'q' (numeric) or 'c' "
+                         f"(categorical) for each of the {n_features} features")
+    return types
+
+
+def feature_types_of(X, enable_categorical=False, feature_types=None):
+    """Per feature 'q' (numeric) or 'c' (categorical), from X's dtypes and the
+    ``feature_types`` parameter; TypeError naming the column otherwise."""
+    if isinstance(X, pd.DataFrame) or _is_dask_dataframe(X):
+        given = _given_types(feature_types, len(X.columns))
+        return [_column_type(f"column {column!r}", dtype, enable_categorical, g)
+                for (column, dtype), g in zip(X.dtypes.items(), given)]
+    given = _given_types(feature_types, int(X.shape[1]))
+    _check_dtype("array", X.dtype)  # arrays: numeric; categorical through feature_types
+    return [_column_type("array", X.dtype, enable_categorical, g) for g in given]
+
+
+def categorical_features(types):
+    """Indices of the categorical features of a ``feature_types_of`` list."""
+    return tuple(f for f, t in enumerate(types) if t == "c")
+
+
+def describe_features(X, enable_categorical=False, feature_types=None):
     """Return ``(feature_names, n_features)`` of X after checking its type and dtypes."""
     if isinstance(X, pd.DataFrame) or _is_dask_dataframe(X):
         if getattr(X, "ndim", 2) != 2:
             raise TypeError("X must be two-dimensional (a DataFrame, not a Series)")
-        for column, dtype in X.dtypes.items():
-            _check_dtype(f"column {column!r}", dtype)
+        feature_types_of(X, enable_categorical, feature_types)
         columns = list(X.columns)
         names = [str(c) for c in columns] if all(isinstance(c, str) for c in columns) else None
         return names, len(columns)
     if isinstance(X, np.ndarray) or _is_dask_array(X):
         if X.ndim != 2:
             raise ValueError(f"X must be a 2-D array; got an array with ndim={X.ndim}")
-        _check_dtype("array", X.dtype)
+        feature_types_of(X, enable_categorical, feature_types)
         return None, int(X.shape[1])
     raise TypeError(
         "X must be a dask DataFrame, dask Array, pandas DataFrame or numpy array; "
@@ -169,15 +236,22 @@ WEIGHT_COLUMN = "__daskboost_weight__"
 MARGIN_COLUMN = "__daskboost_margin_"
 
 
-def partition_input(X, y=None, sample_weight=None, base_margin=None):
+def partition_input(X, y=None, sample_weight=None, base_margin=None, enable_categorical=False,
+                    feature_types=None):
     """Describe X (and y, weights, base margins) as aligned partitions of one raw graph.
 
     ``base_margin`` may have one column per output (multiclass).  Raises
     TypeError/ValueError for input whose problems show in metadata alone.
     """
-    feature_names, n_features = describe_features(X)
+    feature_names, n_features = describe_features(X, enable_categorical, feature_types)
     if n_features == 0:
         raise ValueError("X has no feature columns")
+    data = _partition_input(X, y, sample_weight, base_margin, feature_names, n_features)
+    data.feature_types = feature_types_of(X, enable_categorical, feature_types)
+    return data
+
+
+def _partition_input(X, y, sample_weight, base_margin, feature_names, n_features):
     named = {"y": y, "sample_weight": sample_weight, "base_margin": base_margin}
     if is_dask_collection(X):
         for name, values in named.items():
@@ -304,12 +378,17 @@ def _as_rows_in_memory(name, values):
 
 # ---- block conversion (run inside tasks) -----------------------------------------------
 
-def feature_block(block):
+def feature_block(block, encoders=None):
     """One partition of X as a float 2-D array; NaN / pd.NA / None become NaN.
 
     float32 data stays float32 (no copy to float64: every float32 value is exactly a
     float64, so cuts and comparisons come out the same); anything else becomes float64.
+    ``encoders``: {categorical column position: pandas Index of its dictionary, or None
+    (scan pass: the column reads as missing)}; such a column becomes the index of each
+    value in its dictionary, matched by value; missing and unseen values become NaN.
     """
+    if encoders:
+        return _encoded_block(block, encoders)
     if isinstance(block, pd.DataFrame):
         dtype = np.float32 if all(dt == np.float32 for dt in block.dtypes) else np.float64
         return block.to_numpy(dtype=dtype, na_value=np.nan)
@@ -353,3 +432,69 @@ def margin_block(block, n_outputs, n_rows, index=None):
     if not np.isfinite(values).all():
         raise ValueError(f"base_margin contains NaN or inf{where}")
     return np.ascontiguousarray(values.T)
+
+
+def _encoded_block(block, encoders):
+    """``feature_block`` with categorical columns encoded (float64)."""
+    frame = isinstance(block, pd.DataFrame)
+    numeric = [f for f in range(block.shape[1]) if f not in encoders]
+    out = np.full(block.shape, np.nan)
+    if numeric:
+        part = block.iloc[:, numeric] if frame else np.asarray(block)[:, numeric]
+        out[:, numeric] = feature_block(part)
+    for f, dictionary in encoders.items():
+        if dictionary is not None:
+            column = block.iloc[:, f] if frame else np.asarray(block)[:, f]
+            out[:, f] = encode_column(column, dictionary)
+    return out
+
+
+def encode_column(column, dictionary):
+    """Dictionary index (float) of each value of a column, NaN for missing and unseen
+    values; a pandas ``category`` column by its categories' values, never its codes."""
+    if isinstance(column, pd.Series) and isinstance(column.dtype, pd.CategoricalDtype):
+        lookup = dictionary.get_indexer(column.cat.categories.to_numpy(dtype=object))
+        codes = column.cat.codes.to_numpy()
+        index = np.where(codes >= 0, lookup[codes] if len(lookup) else -1, -1)
+    else:
+        index = dictionary.get_indexer(_object_values(column))
+    out = index.astype(np.float64)
+    out[index < 0] = np.nan
+    return out
+
+
+def _object_values(column):
+    if isinstance(column, pd.Series):
+        return column.to_numpy(dtype=object, na_value=None)
+    return np.asarray(column, dtype=object)
+
+
+def column_categories(column, name, max_cat):
+    """The sorted distinct non-missing values of a categorical column (categories
+    present in it, matched by value); raises naming the column if there are more than
+    ``max_cat`` or they cannot be ordered."""
+    if isinstance(column, pd.Series) and isinstance(column.dtype, pd.CategoricalDtype):
+        codes = np.unique(column.cat.codes.to_numpy())
+        values = column.cat.categories.to_numpy(dtype=object)[codes[codes >= 0]]
+    else:
+        values = _object_values(column)
+        values = pd.unique(values[~pd.isna(values)])
+    return checked_categories(values.tolist(), name, max_cat)
+
+
+def checked_categories(values, name, max_cat):
+    """``values`` sorted (the dictionary order: by value, whatever the partitioning)."""
+    if len(values) > max_cat:
+        raise ValueError(f"categorical feature {name} has {len(values)} categories, more than "
+                         f"max_cat={max_cat}; raise max_cat, or drop the column if it is an id")
+    values = [v.item() if isinstance(v, np.generic) else v for v in values]
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)) or (
+                isinstance(v, float) and not math.isfinite(v)):
+            raise TypeError(f"categorical feature {name} has the category {v!r}; categories "
+                            "must be strings or finite numbers")
+    try:
+        return sorted(set(values))
+    except TypeError:
+        raise TypeError(f"categorical feature {name} mixes strings and numbers as categories; "
+                        "use one type per column") from None

@@ -29,7 +29,7 @@ Node ids grow in creation order, so a child's id is always larger than its paren
 import numpy as np
 
 from .constraints import NodeConstraints
-from .splitting import find_splits, find_splits_monotone, leaf_weight
+from .splitting import find_splits, find_splits_categorical, find_splits_monotone, leaf_weight
 from .tree import Tree
 
 
@@ -66,7 +66,9 @@ class TreeGrower:
         self._level_features = {}
         self._constraints = NodeConstraints.of(params, n_features)  # None: unconstrained
         self._refit = {}             # leaf -> output set by a leaf refit (quantile losses)
-        self._candidates = {}        # node -> (gain, feature, bin, default_left, left sums)
+        self._candidates = {}        # node -> (gain, feature, bin, default_left, left sums,
+        #                                    categorical right set or None)
+        self.categories = {}         # categorical split node -> sorted codes going right
         self.n_leaves = 1
         self.depth = [0]
         self.sums = [None]           # (G, H) of each node
@@ -194,27 +196,38 @@ class TreeGrower:
         if hists is None:
             hists = np.stack([self._hists[n] for n in nodes])
         sums = np.array([self.sums[n] for n in nodes], dtype=np.float64)
-        if p.monotone_constraints is None:
+        masks = self._feature_masks(nodes)
+        right = None
+        if self.mapper.has_categorical:  # monotone constraints are refused with these
+            gain, feature, bin_, default_left, left_sums, right = find_splits_categorical(
+                hists, sums, self.mapper.n_bins, self.mapper.missing_code, masks,
+                self.mapper.is_categorical, p.reg_lambda, p.reg_alpha, p.max_delta_step,
+                p.min_child_weight, p.gamma, p.max_cat_to_onehot, p.max_cat_threshold)
+        elif p.monotone_constraints is None:
             gain, feature, bin_, default_left, left_sums = find_splits(
-                hists, sums, self.mapper.n_bins, self.mapper.missing_code,
-                self._feature_masks(nodes), p.reg_lambda, p.reg_alpha,
-                p.max_delta_step, p.min_child_weight, p.gamma)
+                hists, sums, self.mapper.n_bins, self.mapper.missing_code, masks,
+                p.reg_lambda, p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma)
         else:
             gain, feature, bin_, default_left, left_sums = find_splits_monotone(
                 hists, sums, self._constraints.bounds(nodes), self.mapper.n_bins,
-                self.mapper.missing_code, self._feature_masks(nodes),
-                self._constraints.monotone, p.reg_lambda, p.reg_alpha, p.max_delta_step,
-                p.min_child_weight, p.gamma)
+                self.mapper.missing_code, masks, self._constraints.monotone, p.reg_lambda,
+                p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma)
         for i, node in enumerate(nodes):
             if feature[i] >= 0:
+                cats = None
+                if right is not None and self.mapper.is_categorical[feature[i]]:
+                    cats = np.flatnonzero(right[i]).astype(np.int32)
                 self._candidates[node] = (float(gain[i]), int(feature[i]), int(bin_[i]),
                                           bool(default_left[i]),
-                                          (float(left_sums[i, 0]), float(left_sums[i, 1])))
+                                          (float(left_sums[i, 0]), float(left_sums[i, 1])),
+                                          cats)
 
     def _expand(self, nodes):
         """Split the chosen candidates: record the splits, create and schedule children."""
         for node in nodes:
-            gain, feature, bin_, default_left, left_sum = self._candidates.pop(node)
+            gain, feature, bin_, default_left, left_sum, cats = self._candidates.pop(node)
+            if cats is not None:
+                self.categories[node] = cats
             self.feature[node], self.bin[node] = feature, bin_
             self.default_left[node], self.gain[node] = default_left, gain
             g, h = self.sums[node]
@@ -254,13 +267,31 @@ class TreeGrower:
             default_left[node] = self.default_left[node]
             left[node] = self.left[node]
             right[node] = self.right[node]
-        return feature, bin_, default_left, left, right
+        if not self.mapper.has_categorical:
+            return feature, bin_, default_left, left, right
+        table = self._category_table(split_nodes, bin_)
+        return feature, bin_, default_left, left, right, table
+
+    def _category_table(self, nodes, bin_):
+        """The right sets of the categorical splits among ``nodes`` as a (n_sets, n_codes)
+        bool table; their ``bin_`` entries become ``-1 - row`` (``histogram`` kernels)."""
+        cat_nodes = [n for n in nodes if n in self.categories]
+        table = np.zeros((len(cat_nodes), self.mapper.n_codes), dtype=np.bool_)
+        for row, node in enumerate(cat_nodes):
+            table[row, self.categories[node]] = True
+            bin_[node] = -1 - row
+        return table
 
     def binned_arrays(self):
-        """(feature, bin, default_left, left, right, value) with bin thresholds."""
-        return (np.array(self.feature, dtype=np.int32), np.array(self.bin, dtype=np.int32),
-                np.array(self.default_left, dtype=np.bool_), np.array(self.left, dtype=np.int32),
-                np.array(self.right, dtype=np.int32), self.leaf_values())
+        """(feature, bin, default_left, left, right, value) with bin thresholds; with
+        categorical features also the table of right sets (see ``_category_table``)."""
+        bin_ = np.array(self.bin, dtype=np.int32)
+        arrays = (np.array(self.feature, dtype=np.int32), bin_,
+                  np.array(self.default_left, dtype=np.bool_), np.array(self.left, dtype=np.int32),
+                  np.array(self.right, dtype=np.int32), self.leaf_values())
+        if not self.mapper.has_categorical:
+            return arrays
+        return arrays + (self._category_table(range(self.n_nodes), bin_),)
 
     def refit_leaves(self, values):
         """Replace leaves' outputs (learning rate included): {leaf node: value}."""
@@ -286,8 +317,8 @@ class TreeGrower:
         """The finished tree with raw-value thresholds."""
         feature = np.array(self.feature, dtype=np.int32)
         threshold = np.array(
-            [self.mapper.threshold(f, b) if f >= 0 else 0.0 for f, b in zip(self.feature, self.bin)],
-            dtype=np.float64)
+            [self.mapper.threshold(f, b) if f >= 0 and not self.mapper.is_categorical[f]
+             else 0.0 for f, b in zip(self.feature, self.bin)], dtype=np.float64)
         return Tree(
             feature=feature,
             threshold=threshold,
@@ -297,4 +328,5 @@ class TreeGrower:
             value=self.leaf_values(),
             gain=np.array(self.gain, dtype=np.float64),
             cover=np.array([h for _, h in self.sums], dtype=np.float64),
+            categories=dict(self.categories) if self.mapper.has_categorical else None,
         )

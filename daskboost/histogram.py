@@ -28,7 +28,7 @@ def row_blocks(codes):
 
 def build_histograms(codes, grad, hess, positions, split_feature, split_bin, default_left,
                      left_child, right_child, missing_code, node_to_slot, n_slots, n_codes,
-                     out_positions=None):
+                     out_positions=None, cat_table=None):
     """Apply the last level's splits and sum (g, h) per (node slot, feature, bin code).
 
     For each of the K trees grown together (K = 1, or one tree per class), one pass
@@ -46,6 +46,10 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
     missing_code : int, the code of missing values.
     node_to_slot : (K, n_nodes) int32, the histogram slot of each node, -1 to skip it.
     n_slots, n_codes : histogram shape (slots are numbered across the K trees).
+    cat_table : None, or for models with categorical features the (n_sets, n_codes) bool
+        right sets of the categorical splits: a node with ``split_bin = -1 - r`` sends a
+        row whose code is ``c`` right iff ``cat_table[r, c]`` (the ``_categorical``
+        kernel; numeric models keep the plain one).
 
     Returns
     -------
@@ -58,10 +62,13 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
     # block by block, into the same histogram: each cell sums its rows in row order
     # whatever the blocks, so the sums do not depend on the memory budget
     for start, stop, block in row_blocks(codes):
-        accumulate_histograms(block, grad[:, start:stop], hess[:, start:stop],
-                               positions[:, start:stop], split_feature, split_bin,
-                               default_left, left_child, right_child, missing_code,
-                               node_to_slot, new_positions[:, start:stop], hist)
+        args = (block, grad[:, start:stop], hess[:, start:stop], positions[:, start:stop],
+                split_feature, split_bin, default_left, left_child, right_child, missing_code,
+                node_to_slot, new_positions[:, start:stop], hist)
+        if cat_table is None:
+            accumulate_histograms(*args)
+        else:
+            accumulate_histograms_categorical(*args, cat_table)
     return new_positions, hist
 
 
@@ -139,5 +146,67 @@ def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_l
                     go_left = default_left[t, node]
                 else:
                     go_left = code <= split_bin[t, node]
+                node = left_child[t, node] if go_left else right_child[t, node]
+            out[t, i] = margin[t, i] + leaf_values[t, node]
+
+
+# ---- models with categorical features (issue 13) -------------------------------------
+# Copies of the two kernels above with the category-set test; kept apart so that the
+# numeric kernels stay exactly as fast as they were.
+
+@numba.njit(nogil=True, cache=True)
+def accumulate_histograms_categorical(codes, grad, hess, positions, split_feature, split_bin,
+                                      default_left, left_child, right_child, missing_code,
+                                      node_to_slot, new_positions, hist, cat_table):
+    """``accumulate_histograms`` where a split with ``split_bin < 0`` is categorical: rows
+    whose code is in ``cat_table[-1 - split_bin]`` go right (see ``build_histograms``)."""
+    n_trees = positions.shape[0]
+    n_rows, n_features = codes.shape
+    for t in range(n_trees):
+        for i in range(n_rows):
+            node = positions[t, i]
+            f_split = split_feature[t, node]
+            if f_split >= 0:
+                code = codes[i, f_split]
+                b = split_bin[t, node]
+                if code == missing_code:
+                    go_left = default_left[t, node]
+                elif b >= 0:
+                    go_left = code <= b
+                else:
+                    go_left = not cat_table[-1 - b, code]
+                node = left_child[t, node] if go_left else right_child[t, node]
+            new_positions[t, i] = node
+            slot = node_to_slot[t, node]
+            if slot < 0:
+                continue
+            g = np.float64(grad[t, i])
+            h = np.float64(hess[t, i])
+            row_hist = hist[slot]
+            for f in range(n_features):
+                b = codes[i, f]
+                row_hist[f, b, 0] += g
+                row_hist[f, b, 1] += h
+
+
+@numba.njit(nogil=True, cache=True)
+def add_leaf_values_kernel_categorical(codes, positions, split_feature, split_bin,
+                                       default_left, left_child, right_child, missing_code,
+                                       leaf_values, margin, out, cat_table):
+    """``add_leaf_values_kernel`` with categorical splits (see
+    ``accumulate_histograms_categorical``)."""
+    for t in range(positions.shape[0]):
+        for i in range(positions.shape[1]):
+            node = positions[t, i]
+            f_split = split_feature[t, node]
+            if f_split >= 0:
+                code = codes[i, f_split]
+                b = split_bin[t, node]
+                if code == missing_code:
+                    go_left = default_left[t, node]
+                elif b >= 0:
+                    go_left = code <= b
+                else:
+                    go_left = not cat_table[-1 - b, code]
                 node = left_child[t, node] if go_left else right_child[t, node]
             out[t, i] = margin[t, i] + leaf_values[t, node]

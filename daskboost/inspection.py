@@ -22,7 +22,13 @@ Conventions follow XGBoost's ``Booster.get_score``, ``Booster.get_dump`` and
 * **Multi-output models.**  Trees are stored round-major with ``n_outputs`` trees per
   boosting round; tree ``t`` belongs to output ``t % n_outputs``.  Importances are summed
   over all trees of all outputs, as XGBoost does.  ``trees_to_dataframe`` adds a
-  ``Class`` column; it has no ``Category`` column (daskboost has no categorical splits).
+  ``Class`` column.
+* **Categorical splits** (issue 13), as XGBoost: rows whose category is in the node's
+  set take ``yes`` (the right child), the others ``no``; the text dump writes
+  ``[city:{lima,oslo}]`` (category values when the model's dictionaries are given,
+  else their indices), the JSON dump a ``categories`` list instead of
+  ``split_condition``, and ``trees_to_dataframe`` a ``Category`` column (the set, as a
+  list; NaN elsewhere) when the model has categorical splits.
 """
 
 import json
@@ -179,7 +185,18 @@ def feature_importances(trees, n_features, importance_type="gain"):
 
 
 # ---- dumps --------------------------------------------------------------------------------
-def dump_text(trees, feature_names, with_stats=False):
+def _category_split(tree, i, categories):
+    """(shown set, yes child, no child) of node i: categorical splits send the categories
+    of their set to the right child, which is ``yes`` as in XGBoost; None if numeric."""
+    if not tree.categories or i not in tree.categories:
+        return None
+    cats = tree.categories[i].tolist()
+    dictionary = (categories or {}).get(int(tree.feature[i]))
+    shown = cats if dictionary is None else [dictionary[c] for c in cats]
+    return shown, int(tree.right[i]), int(tree.left[i])
+
+
+def dump_text(trees, feature_names, with_stats=False, categories=None):
     """One string per tree in the spirit of XGBoost's text ``get_dump``.
 
     Nodes are listed depth first (yes subtree first), indented with one tab per level,
@@ -208,6 +225,11 @@ def dump_text(trees, feature_names, with_stats=False):
                 line = f"{indent}{i}:leaf={_fmt(tree.value[i])}"
                 if with_stats:
                     line += f",cover={_fmt(tree.cover[i])}"
+            elif _category_split(tree, i, categories) is not None:
+                shown, yes, no = _category_split(tree, i, categories)
+                line = (f"{indent}{i}:[{name(int(tree.feature[i]))}:{{"
+                        f"{','.join(str(c) for c in shown)}}}] yes={yes},no={no},"
+                        f"missing={_missing_child(tree, i)}")
             else:
                 line = (f"{indent}{i}:[{name(int(tree.feature[i]))}<={_fmt(tree.threshold[i])}]"
                         f" yes={int(tree.left[i])},no={int(tree.right[i])},"
@@ -219,7 +241,7 @@ def dump_text(trees, feature_names, with_stats=False):
     return dumps
 
 
-def _json_nodes(tree, name, with_stats):
+def _json_nodes(tree, name, with_stats, categories=None):
     """The root's nested dict, built bottom-up (children have larger ids than parents)."""
     depth = _depths(tree)
     nodes = [None] * tree.n_nodes
@@ -232,20 +254,24 @@ def _json_nodes(tree, name, with_stats):
         else:
             left, right = int(tree.left[i]), int(tree.right[i])
             node["split"] = name(int(tree.feature[i]))
-            node["split_condition"] = _json_number(tree.threshold[i])
-            node["yes"] = left
-            node["no"] = right
+            category_split = _category_split(tree, i, categories)
+            if category_split is None:
+                node["split_condition"] = _json_number(tree.threshold[i])
+                node["yes"] = left
+                node["no"] = right
+            else:
+                node["categories"], node["yes"], node["no"] = category_split
             node["missing"] = _missing_child(tree, i)
             if with_stats:
                 node["gain"] = _json_number(tree.gain[i])
                 node["cover"] = _json_number(tree.cover[i])
-            node["children"] = [nodes[left], nodes[right]]
+            node["children"] = [nodes[node["yes"]], nodes[node["no"]]]
             nodes[left] = nodes[right] = None
         nodes[i] = node
     return nodes[0] if nodes else {}
 
 
-def dump_json(trees, feature_names, with_stats=False):
+def dump_json(trees, feature_names, with_stats=False, categories=None):
     """One standard JSON document per tree, nested like XGBoost's JSON ``get_dump``.
 
     Split nodes: ``nodeid, depth, split`` (feature name), ``split_condition`` (the
@@ -256,11 +282,11 @@ def dump_json(trees, feature_names, with_stats=False):
     infinity; ``float()`` reads them back.
     """
     name = _namer(feature_names)
-    return [json.dumps(_json_nodes(tree, name, with_stats), allow_nan=False)
+    return [json.dumps(_json_nodes(tree, name, with_stats, categories), allow_nan=False)
             for tree in trees]
 
 
-def trees_to_dataframe(trees, feature_names, n_outputs=1):
+def trees_to_dataframe(trees, feature_names, n_outputs=1, categories=None):
     """One row per node, sorted by tree then node, like XGBoost's ``trees_to_dataframe``.
 
     Columns: ``Tree, Node, ID`` (``"tree-node"``), ``Feature`` (name, ``"Leaf"`` for
@@ -274,7 +300,7 @@ def trees_to_dataframe(trees, feature_names, n_outputs=1):
         raise ValueError(f"n_outputs must be at least 1, got {n_outputs}")
     name = _namer(feature_names)
     columns = {key: [] for key in ("Tree", "Node", "ID", "Feature", "Split", "Yes", "No",
-                                   "Missing", "Gain", "Cover", "Class")}
+                                   "Missing", "Gain", "Cover", "Class", "Category")}
     for t, tree in enumerate(trees):
         for i in range(tree.n_nodes):
             columns["Tree"].append(t)
@@ -282,6 +308,8 @@ def trees_to_dataframe(trees, feature_names, n_outputs=1):
             columns["ID"].append(f"{t}-{i}")
             columns["Cover"].append(float(tree.cover[i]))
             columns["Class"].append(t % n_outputs)
+            category_split = _category_split(tree, i, categories)
+            columns["Category"].append(np.nan if category_split is None else category_split[0])
             if tree.feature[i] < 0:
                 columns["Feature"].append("Leaf")
                 columns["Split"].append(np.nan)
@@ -289,12 +317,16 @@ def trees_to_dataframe(trees, feature_names, n_outputs=1):
                     columns[key].append(np.nan)
                 columns["Gain"].append(float(tree.value[i]))
             else:
+                yes, no = (int(tree.left[i]), int(tree.right[i])) if category_split is None \
+                    else category_split[1:]
                 columns["Feature"].append(name(int(tree.feature[i])))
-                columns["Split"].append(float(tree.threshold[i]))
-                columns["Yes"].append(f"{t}-{int(tree.left[i])}")
-                columns["No"].append(f"{t}-{int(tree.right[i])}")
+                columns["Split"].append(np.nan if category_split else float(tree.threshold[i]))
+                columns["Yes"].append(f"{t}-{yes}")
+                columns["No"].append(f"{t}-{no}")
                 columns["Missing"].append(f"{t}-{_missing_child(tree, i)}")
                 columns["Gain"].append(float(tree.gain[i]))
+    if not any(tree.categories for tree in trees):
+        del columns["Category"]  # numeric models: the columns they always had
     df = pd.DataFrame(columns)
     dtypes = {"Tree": np.int64, "Node": np.int64, "Split": np.float64, "Gain": np.float64,
               "Cover": np.float64, "Class": np.int64}

@@ -12,7 +12,7 @@ and run to completion in process by ``run_sync`` (``runtime``).
 import numpy as np
 
 from .grower import TreeGrower, stack_node_arrays
-from .partition import LevelStep, no_splits
+from .partition import LevelStep, category_table, no_splits
 
 
 async def drive(passes, reduce_pass):
@@ -122,7 +122,8 @@ def level_step(growers, pending, mapper, min_width=1):
                      missing_code=mapper.missing_code)
     splits = no_splits(len(growers), n_nodes) if pending is None else pending
     (step.split_feature, step.split_bin, step.default_left, step.left_child,
-     step.right_child) = (pad_nodes(a, n_nodes) for a in splits)
+     step.right_child) = (pad_nodes(a, n_nodes) for a in splits[:5])
+    step.cat_table = category_table(splits)
     return step, counts
 
 
@@ -153,7 +154,24 @@ def receive_histograms(growers, hist, slot_counts):
     for j, (fill, dtype) in enumerate(SPLIT_FILLS):
         rows = [np.full(1, fill, dtype) if s is None else s[j] for s in splits]
         columns.append(stack_node_arrays(rows, fill, dtype, n_nodes))
+    if growers[0].mapper.has_categorical:
+        columns[1], table = stack_category_tables(columns[1], [s and s[5] for s in splits])
+        columns.append(table)
     return tuple(columns)
+
+
+def stack_category_tables(bins, tables):
+    """The K trees' categorical right sets as one table: tree t's rows come after those
+    of the trees before it, and its categorical nodes' ``bin = -1 - row`` move with them.
+    ``bins``: (K, n_nodes) stacked split bins; ``tables``: per tree, a table or None."""
+    bins = bins.copy()
+    offset = 0
+    for t, table in enumerate(tables):
+        if table is not None:
+            bins[t] = np.where(bins[t] < 0, bins[t] - offset, bins[t])  # -1 - row
+            offset += len(table)
+    present = [t for t in tables if t is not None]
+    return bins, np.concatenate(present) if present else None
 
 
 # fill values and dtypes of (feature, bin, default_left, left, right) for nodes not split

@@ -13,7 +13,12 @@ what :func:`check_forest` establishes:
   (so no cycle: a walk from the root ends at a leaf within ``n_nodes`` steps);
 - split features are in ``[0, n_features)`` (``-1`` marks a leaf), and leaves have no
   children (``left = right = -1``);
-- thresholds are numbers or +-inf, never NaN; leaf values, gains and covers are finite.
+- thresholds are numbers or +-inf, never NaN; leaf values, gains and covers are finite;
+- (format version 2, categorical features, issue 13) ``feature_types`` has one 'q'/'c'
+  per feature and ``categories`` one dictionary per 'c' feature (distinct strings, or
+  distinct finite numbers, sorted); a split on a categorical feature has a category set
+  and no other node has one; a set is non-empty, sorted, distinct, within its
+  dictionary (the categorical kernel indexes a table of the set's size).
 
 Anything else is a ``ValueError`` naming the file, the tree and the field:
 ``model.json: tree 0, left[0] = 1000000 is not a node of a 7-node tree``.
@@ -36,11 +41,15 @@ from .tree import NODE_DTYPES, NODE_FIELDS, Tree
 
 FORMAT_NAME = "daskboost"
 FORMAT_VERSION = 1
+CATEGORICAL_FORMAT_VERSION = 2  # models with categorical features (issue 13)
 ESTIMATOR_KEY = "estimator"  # the estimator's section: class, params, classes (sklearn.py)
 
 _REQUIRED_KEYS = ("format", "version", "objective", "base_margin", "n_features", "trees")
 _OPTIONAL_KEYS = ("objective_params", "feature_names", "best_iteration", "best_score",
                   ESTIMATOR_KEY)
+_CATEGORICAL_KEYS = ("feature_types", "categories")  # version 2 only
+_TREE_CATEGORY_KEYS = ("categories_nodes", "categories_segments", "categories_sizes",
+                       "categories")
 _INT32 = np.iinfo(np.int32)
 _FIELD_DTYPES = [np.dtype(NODE_DTYPES[name]) for name in NODE_FIELDS]
 
@@ -116,10 +125,13 @@ def parse_model(data, source):
     if data.get("format") != FORMAT_NAME:
         raise ValueError(f"{source}: not a daskboost model: format={data.get('format')!r}")
     version = data.get("version")
-    if version != FORMAT_VERSION or isinstance(version, bool):
+    if version not in (FORMAT_VERSION, CATEGORICAL_FORMAT_VERSION) or isinstance(version, bool):
         raise ValueError(f"{source}: model format version {version!r} is not supported "
-                         f"(this daskboost reads version {FORMAT_VERSION})")
-    _check_keys(data, _REQUIRED_KEYS, _OPTIONAL_KEYS, source)
+                         f"(this daskboost reads versions {FORMAT_VERSION} and "
+                         f"{CATEGORICAL_FORMAT_VERSION})")
+    categorical = version == CATEGORICAL_FORMAT_VERSION
+    _check_keys(data, _REQUIRED_KEYS + (_CATEGORICAL_KEYS if categorical else ()),
+                _OPTIONAL_KEYS, source)
     trees = data["trees"]
     if not isinstance(trees, list):
         raise ValueError(f"{source}: trees must be an array; got {_json_type(trees)}")
@@ -127,8 +139,13 @@ def parse_model(data, source):
     if objective_params is not None and not isinstance(objective_params, dict):
         raise ValueError(f"{source}: objective_params must be an object; got "
                          f"{_json_type(objective_params)}")
+    extra = {}
+    if categorical:
+        extra = {"feature_types": data["feature_types"],
+                 "categories": _parse_categories(data["categories"], source)}
     return {
-        "trees": parse_trees(trees, source),
+        **extra,
+        "trees": parse_trees(trees, source, categorical),
         "base_margin": _number_array(data["base_margin"], "base_margin", source),
         "objective": data["objective"],
         "objective_params": objective_params,
@@ -141,26 +158,75 @@ def parse_model(data, source):
     }
 
 
-def parse_trees(trees, source):
+def _parse_categories(value, source):
+    """The ``categories`` object: {"feature index": [categories]} -> {int: list}."""
+    if not isinstance(value, dict) or not all(
+            isinstance(v, list) and k.isdigit() and len(k) < 10 for k, v in value.items()):
+        raise ValueError(f"{source}: categories must map feature indices to arrays; got "
+                         f"{value!r:.80}")
+    return {int(k): v for k, v in value.items()}
+
+
+def _parse_tree_categories(data, n_nodes, where):
+    """A tree's category sets in xgboost's layout -> {node: int32 array}, or None.
+    (Whether they fit the tree and the dictionaries is ``check_forest``'s job.)"""
+    present = [k for k in _TREE_CATEGORY_KEYS if k in data]
+    if not present:
+        return None
+    if len(present) != len(_TREE_CATEGORY_KEYS):
+        missing = next(k for k in _TREE_CATEGORY_KEYS if k not in data)
+        raise ValueError(f"{where}: missing field {missing!r}")
+    arrays = {}
+    for key in _TREE_CATEGORY_KEYS:
+        values = data[key]
+        if not isinstance(values, list) or not all(_is_json_integer(v) and 0 <= v <= _INT32.max
+                                                   for v in values):
+            raise ValueError(f"{where}: {key} must be an array of integers in [0, "
+                             f"{_INT32.max}]; got {values!r:.80}")
+        arrays[key] = values
+    nodes, starts, sizes = (arrays[k] for k in _TREE_CATEGORY_KEYS[:3])
+    members = arrays["categories"]
+    if not len(nodes) == len(starts) == len(sizes):
+        raise ValueError(f"{where}: categories_nodes, categories_segments and "
+                         "categories_sizes must have one entry per categorical node")
+    if len(set(nodes)) != len(nodes) or any(n >= n_nodes for n in nodes):
+        raise ValueError(f"{where}: categories_nodes = {nodes!r:.80} must be distinct nodes "
+                         f"of this {n_nodes}-node tree")
+    out = {}
+    for node, start, size in zip(nodes, starts, sizes):
+        if start + size > len(members):
+            raise ValueError(f"{where}: the category set of node {node} ends past "
+                             f"categories ({len(members)} entries)")
+        out[node] = np.array(members[start:start + size], dtype=np.int32)
+    return out
+
+
+def parse_trees(trees, source, categorical=False):
     """The trees' ``Tree`` objects from their JSON objects. Each field is read as float64 numbers tree by tree
     (one numpy call per field, on values still in cache), then the integer fields are
     checked and converted for all trees at once: loading a model of many small trees
     costs about what reading it unchecked did."""
     numbers = {name: [] for name in NODE_FIELDS}
+    sets = []
     for t, tree in enumerate(trees):
-        _check_tree_object(tree, source, t)
+        _check_tree_object(tree, source, t, categorical)
         for name in NODE_FIELDS:
             numbers[name].append(_numbers(tree[name], name, source, t))
+        if categorical:
+            sets.append(_parse_tree_categories(tree, len(tree["feature"]), f"{source}: tree {t}"))
     fields = {name: _typed(numbers[name], name, source) for name in NODE_FIELDS}
-    return [Tree(*(fields[name][t] for name in NODE_FIELDS)) for t in range(len(trees))]
+    return [Tree(*(fields[name][t] for name in NODE_FIELDS),
+                 **({"categories": sets[t]} if categorical else {}))
+            for t in range(len(trees))]
 
 
-def _check_tree_object(data, source, tree):
-    """A tree's JSON object: exactly the node fields, arrays of one non-zero length."""
+def _check_tree_object(data, source, tree, categorical=False):
+    """A tree's JSON object: exactly the node fields, arrays of one non-zero length
+    (version 2: and optionally the category sets)."""
     where = f"{source}: tree {tree}"
     if not isinstance(data, dict):
         raise ValueError(f"{where}: a tree is an object; got {_json_type(data)}")
-    _check_keys(data, NODE_FIELDS, (), where)
+    _check_keys(data, NODE_FIELDS, _TREE_CATEGORY_KEYS if categorical else (), where)
     n_nodes = None
     for name in NODE_FIELDS:
         values = data[name]
@@ -308,7 +374,10 @@ def check_model(booster, source):
     if n_trees % K:
         raise ValueError(f"{source}: {n_trees} trees is not a whole number of rounds of "
                          f"{K} trees (one per output)")
+    categories = getattr(booster, "categories", None) or {}
+    _check_categories(getattr(booster, "feature_types", None), categories, n_features, source)
     largest_value = check_forest(booster.trees, n_features, source)
+    _check_category_sets(booster.trees, categories, source)
     _check_margin_bound(booster.base_margin, largest_value, max_margin, source)
     best = booster.best_iteration
     if best is not None and (isinstance(best, bool) or not isinstance(best, numbers.Integral)
@@ -319,6 +388,73 @@ def check_model(booster, source):
     if score is not None and (isinstance(score, bool) or not isinstance(score, numbers.Real)
                               or not math.isfinite(score)):
         raise ValueError(f"{source}: best_score = {score!r} must be a finite number or null")
+
+
+def _check_categories(feature_types, categories, n_features, source):
+    """Feature types and category dictionaries of a model (issue 13)."""
+    if not isinstance(categories, dict):
+        raise ValueError(f"{source}: categories must map features to dictionaries")
+    if not categories and feature_types is None:
+        return
+    if not (isinstance(feature_types, list) and len(feature_types) == n_features
+            and all(t in ("q", "c") for t in feature_types)):
+        raise ValueError(f"{source}: feature_types = {feature_types!r:.80} must list 'q' or "
+                         f"'c' for each of the {n_features} features")
+    wanted = {f for f, t in enumerate(feature_types) if t == "c"}
+    if set(categories) != wanted:
+        raise ValueError(f"{source}: categories has dictionaries for features "
+                         f"{sorted(categories)!r:.80}; feature_types makes {sorted(wanted)!r:.80} "
+                         "categorical")
+    for f, dictionary in categories.items():
+        what = f"{source}: categories of feature {f}"
+        if not isinstance(dictionary, list):
+            raise ValueError(f"{what} must be an array")
+        strings = all(isinstance(v, str) for v in dictionary)
+        if not strings and not all(_is_finite_float(v) for v in dictionary):
+            raise ValueError(f"{what} must all be strings or all finite numbers; got "
+                             f"{dictionary!r:.80}")
+        if any(not a < b for a, b in zip(dictionary, dictionary[1:])):
+            raise ValueError(f"{what} must be distinct and sorted; got {dictionary!r:.80}")
+
+
+def _is_finite_float(value):
+    """A JSON number that is a finite float (not a boolean, not beyond the floats)."""
+    try:
+        return _is_json_number(value) and math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _check_category_sets(trees, categories, source):
+    """Each split on a categorical feature has a category set, no other node has one; a
+    set is a non-empty sorted array of distinct indices into its feature's dictionary."""
+    for t, tree in enumerate(trees):
+        sets = tree.categories or {}
+        where = f"{source}: tree {t}"
+        if not isinstance(sets, dict):
+            raise ValueError(f"{where}: categories must map nodes to category sets")
+        for node in range(tree.n_nodes):
+            f = int(tree.feature[node])
+            if f >= 0 and f in categories and node not in sets:
+                raise ValueError(f"{where}: node {node} splits the categorical feature {f} "
+                                 "without a category set")
+        for node, cats in sets.items():
+            if isinstance(node, bool) or not isinstance(node, numbers.Integral) \
+                    or not 0 <= node < tree.n_nodes:
+                raise ValueError(f"{where}: category set of {node!r:.40}, not a node")
+            f = int(tree.feature[node])
+            if f < 0 or f not in categories:
+                raise ValueError(f"{where}: node {node} has a category set but does not split "
+                                 "a categorical feature")
+            if not (isinstance(cats, np.ndarray) and cats.dtype == np.int32 and cats.ndim == 1):
+                raise ValueError(f"{where}: the category set of node {node} must be a 1-D "
+                                 "int32 array")
+            n = len(categories[f])
+            if cats.size == 0 or (cats < 0).any() or (cats >= n).any() or \
+                    (np.diff(cats) <= 0).any():
+                raise ValueError(f"{where}: the category set of node {node} = "
+                                 f"{cats.tolist()!r:.80} must be distinct sorted indices of "
+                                 f"the {n} categories of feature {f}")
 
 
 def _check_base_margin(base_margin, source):

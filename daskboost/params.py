@@ -60,6 +60,12 @@ class TrainingParams:
     # tuples of feature indices. None: no constraint.
     monotone_constraints: Optional[tuple] = None
     interaction_constraints: Optional[tuple] = None
+    # categorical features (issue 13; xgboost's names and defaults, max_cat ours)
+    enable_categorical: bool = True
+    feature_types: Optional[tuple] = None
+    max_cat_to_onehot: int = 4
+    max_cat_threshold: int = 64
+    max_cat: int = 4096
 
     @property
     def lossguide(self):
@@ -92,6 +98,28 @@ def _real(name, value, low, strict=False):
 
 
 TREE_METHODS = ("hist", "approx", "exact")
+
+# defaults of the categorical parameters (issue 13); ``max_cat``: most categories a
+# feature may have (each is a bin code; more usually means an id column)
+CATEGORICAL_DEFAULTS = {"enable_categorical": True, "feature_types": None,
+                        "max_cat_to_onehot": 4, "max_cat_threshold": 64, "max_cat": 4096}
+
+
+def categorical_params(raw):
+    """The checked categorical parameters of ``raw`` (defaults where absent)."""
+    raw = {**CATEGORICAL_DEFAULTS, **{k: v for k, v in raw.items() if k in CATEGORICAL_DEFAULTS}}
+    if not isinstance(raw["enable_categorical"], bool):
+        raise TypeError(f"enable_categorical={raw['enable_categorical']!r} must be True or False")
+    types = raw["feature_types"]
+    if types is not None:
+        if isinstance(types, str) or not all(t in ("q", "c") for t in types):
+            raise ValueError(f"feature_types={types!r} must be a list of 'q' (numeric) or 'c' "
+                             "(categorical), one per feature")
+        types = tuple(types)
+    return dict(enable_categorical=raw["enable_categorical"], feature_types=types,
+                max_cat_to_onehot=integer_param("max_cat_to_onehot", raw["max_cat_to_onehot"], 1),
+                max_cat_threshold=integer_param("max_cat_threshold", raw["max_cat_threshold"], 1),
+                max_cat=integer_param("max_cat", raw["max_cat"], 1, MAX_BIN_LIMIT - 1))
 GROW_POLICIES = ("depthwise", "lossguide")
 
 
@@ -173,6 +201,7 @@ def validate_params(raw, valid_objectives):
         base_score=base_score,
         monotone_constraints=_monotone_constraints(raw.get("monotone_constraints")),
         interaction_constraints=_interaction_constraints(raw.get("interaction_constraints")),
+        **categorical_params(raw),
     )
 
 
@@ -248,15 +277,24 @@ def _interaction_constraints(raw):
     return tuple(groups) or None
 
 
-def resolve_constraints(params, feature_names, n_features):
+def resolve_constraints(params, feature_names, n_features, feature_types=None):
     """``params`` with the split constraints settled on the data's features (known once
     ``data.describe_features`` has run; called before any pass over the data):
     ``monotone_constraints`` one direction per feature, or None when all are 0 (xgboost:
-    no constraint); ``interaction_constraints`` sorted feature indices per set."""
+    no constraint); ``interaction_constraints`` sorted feature indices per set.
+    ``feature_types``: 'q'/'c' per feature; monotone constraints need numeric features
+    only (the categorical split search does not bound weights)."""
     monotone = params.monotone_constraints
     if monotone is not None:
         monotone = _monotone_per_feature(monotone, feature_names, n_features)
         monotone = monotone if any(monotone) else None
+    if monotone is not None and feature_types is not None and "c" in feature_types:
+        names = feature_names or [str(f) for f in range(n_features)]
+        categorical = [names[f] for f, t in enumerate(feature_types) if t == "c"]
+        raise ValueError(f"monotone_constraints={params.monotone_constraints!r} with the "
+                         f"categorical features {categorical} is not supported: constrain a "
+                         "model of numeric features, or make those features numeric "
+                         "(feature_types / enable_categorical=False)")
     interactions = params.interaction_constraints
     if interactions is not None:
         interactions = tuple(tuple(sorted({_feature_index(item, interactions, feature_names,

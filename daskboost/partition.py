@@ -20,10 +20,12 @@ from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
+import pandas as pd
 
-from .data import feature_block, label_block, margin_block, weight_block
-from .histogram import (accumulate_histograms, add_leaf_values_kernel, build_histograms,
-                        row_blocks)
+from .data import (checked_categories, column_categories, feature_block, label_block,
+                   margin_block, weight_block)
+from .histogram import (accumulate_histograms, add_leaf_values_kernel,
+                        add_leaf_values_kernel_categorical, build_histograms, row_blocks)
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
 from .tree import PackedForest
 
@@ -42,6 +44,7 @@ class ScanResult:
     label_summary: object      # sketch.FeatureSummary of the labels (regression), else None
     class_weights: dict        # label -> weight sum (classifiers), else None
     partition_rows: list = None  # rows of each partition, in partition order
+    categories: dict = None      # categorical feature -> its sorted categories (issue 13)
 
 
 def _where(index):
@@ -56,9 +59,10 @@ def _check_weights(w, index):
         raise ValueError(f"sample_weight must be >= 0; found {w[w < 0][0]}{_where(index)}")
 
 
-def read_partition(x, y, w, index):
-    """Convert one partition's blocks and check that they line up."""
-    X = feature_block(x)
+def read_partition(x, y, w, index, encoders=None):
+    """Convert one partition's blocks and check that they line up (``encoders``: see
+    ``data.feature_block``)."""
+    X = feature_block(x, encoders)
     labels = None if y is None else label_block(y)
     weights = None if w is None else weight_block(w)
     n = X.shape[0]
@@ -71,9 +75,13 @@ def read_partition(x, y, w, index):
     return X, labels, weights
 
 
-def scan_partition(x, y, w, index, sketch_size, collect_classes):
-    """First pass: sketch summaries and label statistics of one partition."""
-    X, labels, weights = read_partition(x, y, w, index)
+def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=None):
+    """First pass: sketch summaries and label statistics of one partition.
+
+    ``categorical``: (feature indices, names, max_cat) of the categorical features, whose
+    categories are collected (their sketches see only missing values)."""
+    X, labels, weights = read_partition(
+        x, y, w, index, None if not categorical else {f: None for f in categorical[0]})
     n = X.shape[0]
     numeric = labels.dtype.kind in "biuf"
     if numeric and labels.dtype.kind == "f" and not np.isfinite(labels).all():
@@ -96,10 +104,30 @@ def scan_partition(x, y, w, index, sketch_size, collect_classes):
         label_summary = summarize_column(y64, weights, sketch_size)
     summaries = summarize_block(X, weights, sketch_size)
     return ScanResult(n, summaries, weight_sum, weighted_label_sum, label_min, label_max,
-                      all_integer, label_summary, class_weights, [n])
+                      all_integer, label_summary, class_weights, [n],
+                      _partition_categories(x, categorical))
 
 
-def merge_scans(a, b, sketch_size):
+def _partition_categories(x, categorical):
+    """{feature: sorted categories present in this partition} (None: no categorical)."""
+    if not categorical:
+        return None
+    features, names, max_cat = categorical
+    frame = isinstance(x, pd.DataFrame)
+    return {f: column_categories(x.iloc[:, f] if frame else np.asarray(x)[:, f], name, max_cat)
+            for f, name in zip(features, names)}
+
+
+def _merge_categories(a, b, categorical):
+    """Union of two partitions' category dictionaries, sorted (so the dictionary does not
+    depend on how the rows are partitioned)."""
+    if a is None:
+        return None
+    _, names, max_cat = categorical
+    return {f: checked_categories(a[f] + b[f], name, max_cat) for f, name in zip(a, names)}
+
+
+def merge_scans(a, b, sketch_size, categorical=None):
     """Combine two ScanResults (a before b)."""
     if a.class_weights is None:
         classes = None
@@ -121,6 +149,7 @@ def merge_scans(a, b, sketch_size):
         label_summary,
         classes,
         a.partition_rows + b.partition_rows,
+        _merge_categories(a.categories, b.categories, categorical),
     )
 
 
@@ -166,7 +195,7 @@ def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, store=
     training continues) is given, its trees' outputs.  ``row_offset`` is the global
     index of the partition's first row (row sampling is keyed on global indices).
     """
-    X, labels, weights = read_partition(x, y, w, index)
+    X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
     return _start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
                         store, row_offset, margins)
 
@@ -207,7 +236,7 @@ def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, st
     like ``bin_partition``, with the fit's finished trees ``new_trees`` added to the
     starting margins one by one, in order (the additions training made, so the same
     floating-point values).  Used to rebuild a state lost with a worker."""
-    X, labels, weights = read_partition(x, y, w, index)
+    X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
     state = _start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
                          store, row_offset, margins)
     PackedForest(new_trees, len(base_margin)).add_margin(
@@ -245,6 +274,9 @@ class LevelStep:
     node_to_slot: np.ndarray = None
     n_slots: int = 0
     n_codes: int = 0
+    # categorical splits' right sets (see histogram.build_histograms), None if no
+    # categorical feature
+    cat_table: np.ndarray = None
 
     def split_arrays(self):
         """The splits to apply; the client always sets them, covering every node id."""
@@ -262,6 +294,12 @@ def no_splits(n_trees, n_nodes):
     return (np.full(shape, -1, dtype=np.int32), np.zeros(shape, dtype=np.int32),
             np.zeros(shape, dtype=np.bool_), np.zeros(shape, dtype=np.int32),
             np.zeros(shape, dtype=np.int32))
+
+
+def category_table(splits):
+    """The categorical right sets of a split tuple: split tuples of models with
+    categorical features carry them as a sixth array (see ``histogram``), None else."""
+    return splits[5] if len(splits) > 5 else None
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -302,7 +340,8 @@ def partition_step(state, step):
         return _start_round(state, step)
     _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions,
                                *step.split_arrays(), step.missing_code, step.node_to_slot,
-                               step.n_slots, step.n_codes, out_positions=state.positions)
+                               step.n_slots, step.n_codes, out_positions=state.positions,
+                               cat_table=step.cat_table)
     return state, hist
 
 
@@ -322,9 +361,13 @@ def _start_round(state, step):
     for start, stop, block in row_blocks(state.codes):
         rows = slice(start, stop)
         margin = state.margin[:, rows]
-        if add_trees:
+        if add_trees and step.cat_table is None:
             add_leaf_values_kernel(block, old_positions[:, rows], *step.split_arrays(),
                                    step.missing_code, step.leaf_values, margin, margin)
+        elif add_trees:
+            add_leaf_values_kernel_categorical(
+                block, old_positions[:, rows], *step.split_arrays(), step.missing_code,
+                step.leaf_values, margin, margin, step.cat_table)
         grad, hess = _round_gradients(state, step, rows)
         accumulate_histograms(block, grad, hess, positions[:, rows], *root, step.missing_code,
                               step.node_to_slot, positions[:, rows], hist)
@@ -362,8 +405,9 @@ def leaf_residual_summaries(state, arg):
     if splits is not None:
         no_slots = np.full(splits[0].shape, -1, dtype=np.int32)
         empty = np.zeros((1, 0), dtype=np.float32)
-        positions, _ = build_histograms(state.codes, empty, empty, positions, *splits,
-                                        missing_code, no_slots, 0, 0)
+        positions, _ = build_histograms(state.codes, empty, empty, positions, *splits[:5],
+                                        missing_code, no_slots, 0, 0,
+                                        cat_table=category_table(splits))
     leaves = positions[0]
     residuals = state.label.astype(np.float64) - state.margin[0]
     order = np.argsort(leaves, kind="stable")
@@ -389,18 +433,18 @@ class LeafSummaryMerger:
         return out
 
 
-def hessian_summaries(x, w, state, size):
+def hessian_summaries(x, w, state, size, encoders=None):
     """Weighted quantile summaries of a raw partition, weighted by the current hessians
     (summed over the round's outputs): the paper's split proposal for
     ``tree_method="approx"`` (§3.3, eq. 8-9)."""
-    X = feature_block(x)
+    X = feature_block(x, encoders)
     return summarize_block(X, state.hess.sum(axis=0, dtype=np.float64), size)
 
 
 def rebin_partition(x, w, state, mapper, store):
     """The state with the raw partition binned again by a new mapper (the old codes'
     memory and disk go back to the block store)."""
-    codes = store_codes(mapper.transform(feature_block(x)), store)
+    codes = store_codes(mapper.transform(feature_block(x, mapper.encoders)), store)
     if hasattr(state.codes, "release"):
         state.codes.release()
     return replace(state, codes=codes)

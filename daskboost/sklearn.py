@@ -17,20 +17,23 @@ from . import inspection
 from .blockstore import StoreConfig, check_cache_dirs, parse_memory_budget
 from .booster import Booster, write_json_atomically
 from .training import Checkpoint, train
-from .data import describe_features, feature_block, is_dask_collection, margin_block
+from .data import (describe_features, feature_block, feature_types_of, is_dask_collection,
+                   margin_block)
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_json
 from .objectives import classifier_objectives, regressor_objectives
-from .params import integer_param, validate_params
+from .params import CATEGORICAL_DEFAULTS, integer_param, validate_params
 from .progress import ProgressReporter
 
 
 # how a fit runs, not what it learns: not saved with the model (a model trained out of
 # core or with progress on is the same model, and a cache path means nothing elsewhere)
 RUN_SETTINGS = ("memory_budget", "cache_dir", "cache_compression", "verbose")
-# parameters added after model files existed: written only when set (None is left out),
-# so a model without them keeps its bytes; a file without them loads them as None
-WRITTEN_WHEN_SET = ("monotone_constraints", "interaction_constraints")
+# parameters added after model files existed: written only when they differ from their
+# defaults, so a model that does not use them keeps its bytes; a file without them loads
+# them at their defaults
+WRITTEN_WHEN_CHANGED = {"monotone_constraints": None, "interaction_constraints": None,
+                        **CATEGORICAL_DEFAULTS}
 
 
 class _DaskBoostModel:
@@ -46,7 +49,8 @@ class _DaskBoostModel:
                  grow_policy="depthwise", max_leaves=0, trim_fraction=0.0, verbose=False,
                  checkpoint_path=None, checkpoint_interval=10, memory_budget="auto",
                  cache_dir=None, cache_compression="lz4", monotone_constraints=None,
-                 interaction_constraints=None):
+                 interaction_constraints=None, enable_categorical=True, feature_types=None,
+                 max_cat_to_onehot=4, max_cat_threshold=64, max_cat=4096):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -81,6 +85,11 @@ class _DaskBoostModel:
         self.cache_compression = cache_compression
         self.monotone_constraints = monotone_constraints
         self.interaction_constraints = interaction_constraints
+        self.enable_categorical = enable_categorical
+        self.feature_types = feature_types
+        self.max_cat_to_onehot = max_cat_to_onehot
+        self.max_cat_threshold = max_cat_threshold
+        self.max_cat = max_cat
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -226,7 +235,7 @@ class _DaskBoostModel:
     # ---- prediction ---------------------------------------------------------------------
     def _check_predict_input(self, X):
         self._check_fitted()
-        names, n_features = describe_features(X)
+        names, n_features = describe_features(X, enable_categorical=True)
         booster = self._booster
         if names is not None and booster.feature_names is not None and names != booster.feature_names:
             missing = [c for c in booster.feature_names if c not in names]
@@ -238,6 +247,7 @@ class _DaskBoostModel:
         if n_features != booster.n_features:
             raise ValueError(f"X has {n_features} features, but the model was trained with "
                              f"{booster.n_features}")
+        _check_predict_types(X, booster)
 
     def _predict_values(self, X, finish, width, iteration_range, base_margin=None):
         """``finish(margins (K, n)) -> (n,) or (n, width)`` on every partition of X.
@@ -280,8 +290,11 @@ class _DaskBoostModel:
     def save_model(self, path):
         """Write the fitted model as versioned JSON (atomically: no half-written file)."""
         payload = self.get_booster().to_dict()
+        # categorical parameters at their defaults are left out: a numeric model's file
+        # is byte for byte what it was before they existed
         params = {k: _jsonable(v) for k, v in self.get_params().items()
-                  if k not in RUN_SETTINGS and not (k in WRITTEN_WHEN_SET and v is None)}
+                  if k not in RUN_SETTINGS
+                  and not (k in WRITTEN_WHEN_CHANGED and _same_value(v, WRITTEN_WHEN_CHANGED[k]))}
         payload[ESTIMATOR_KEY] = {"class": type(self).__name__, "params": params,
                                   **self._model_extras()}
         write_json_atomically(path, payload)
@@ -317,7 +330,7 @@ class _DaskBoostModel:
         if not isinstance(saved, dict):
             raise ValueError(f"{source}: {ESTIMATOR_KEY}.params must be an object; got "
                              f"{saved!r:.80}")
-        params = {**{k: None for k in WRITTEN_WHEN_SET},
+        params = {**WRITTEN_WHEN_CHANGED,
                   **{k: v for k, v in saved.items() if k in self._param_names()}}
         try:
             validate_params({**type(self)().get_params(), **params}, self._objectives)
@@ -459,6 +472,21 @@ def _jsonable(value):
     return value
 
 
+def _check_predict_types(X, booster):
+    """A column categorical in X must be categorical in the model, and a categorical
+    feature with string categories cannot be read from a numeric column (issue 13)."""
+    types = feature_types_of(X, enable_categorical=True)
+    for f, kind in enumerate(types):
+        name = repr(booster.feature_names[f]) if booster.feature_names else str(f)
+        dictionary = booster.categories.get(f)
+        if kind == "c" and dictionary is None:
+            raise TypeError(f"feature column {name} is categorical (strings or category "
+                            "dtype) in X but was numeric at training")
+        if kind == "q" and dictionary and isinstance(dictionary[0], str):
+            raise TypeError(f"feature column {name} is numeric in X but was categorical with "
+                            f"string categories at training (e.g. {dictionary[0]!r})")
+
+
 def _same_value(a, b):
     try:
         return bool(a == b)
@@ -588,7 +616,7 @@ class _PredictJob:
         return self.booster.predict_margin(values, self.iteration_range, base_margin)
 
     def __call__(self, block):
-        return self.finish(self.booster, self.margin(feature_block(block)))
+        return self.finish(self.booster, self.margin(feature_block(block, self.booster.encoders)))
 
     def frame(self, part, columns):
         values = self(part)
@@ -601,7 +629,7 @@ class _PredictJob:
 
         ``base_margin``: (K, n) per-row starting margins, or None.
         """
-        values = np.ascontiguousarray(feature_block(X))
+        values = np.ascontiguousarray(feature_block(X, self.booster.encoders))
         step = self.rows_per_chunk
         starts = list(range(0, values.shape[0], step)) or [0]
         chunks = [values[i:i + step] for i in starts]

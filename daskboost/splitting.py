@@ -298,3 +298,190 @@ def find_splits_monotone(hists, node_sums, bounds, n_bins, missing_code, feature
         left_sums[i, 0] = lg
         left_sums[i, 1] = lh
     return gain, feature, bin_, default_left, left_sums
+
+
+# ---- categorical features (issue 13) -------------------------------------------------
+#
+# A categorical split sends a set of categories (bin codes = dictionary indices) to the
+# right child and the other present categories to the left; missing rows go where the
+# learned default says.  Following xgboost (``max_cat_to_onehot``, ``max_cat_threshold``):
+#
+# - one-vs-rest when the feature has fewer than ``max_cat_to_onehot`` categories: each
+#   present category alone on the right;
+# - otherwise the partition search of Fisher (1958) as LightGBM and xgboost use it: sort
+#   the feature's categories by their optimal weight -G/(H + lambda) at the node and
+#   try each prefix of that order, from both ends, of fewer than ``max_cat_threshold``
+#   categories (xgboost's bound), as the right set (for a convex loss the best binary
+#   partition is such a prefix).  Categories absent from the node (weight 0) sort
+#   among the others, as in xgboost, and may join a set.
+#
+# One-vs-rest tries the missing rows on both sides (when the node has some); partition
+# splits keep them with the categories not in the set (left, default_left), as xgboost
+# does (its parity tests pin both).  Models without categorical features never call
+# these functions.
+
+@numba.njit(nogil=True, cache=True)
+def _numeric_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_lambda, reg_alpha,
+                     max_delta_step, min_child_weight, best_gain):
+    """``find_node_split``'s scans of one numeric feature: (gain, bin, default_left, lg,
+    lh) of its best candidate beating ``best_gain`` (gain -1 if none does)."""
+    out_gain, out_bin, out_dl, out_lg, out_lh = -1.0, -1, False, 0.0, 0.0
+    lg = 0.0
+    lh = 0.0
+    for b in range(k):
+        lg += hist_f[b, 0]
+        lh += hist_f[b, 1]
+        gain = _valid_gain(lg, lh, node_g - lg, node_h - lh, parent, reg_lambda, reg_alpha,
+                           max_delta_step, min_child_weight)
+        if gain > best_gain:
+            best_gain = out_gain = gain
+            out_bin, out_dl, out_lg, out_lh = b, False, lg, lh
+    if hist_f[missing_code, 1] <= 0.0:
+        return out_gain, out_bin, out_dl, out_lg, out_lh
+    rg = 0.0
+    rh = 0.0
+    for b in range(k - 2, -1, -1):
+        rg += hist_f[b + 1, 0]
+        rh += hist_f[b + 1, 1]
+        lg = node_g - rg
+        lh = node_h - rh
+        gain = _valid_gain(lg, lh, rg, rh, parent, reg_lambda, reg_alpha, max_delta_step,
+                           min_child_weight)
+        if gain > best_gain:
+            best_gain = out_gain = gain
+            out_bin, out_dl, out_lg, out_lh = b, True, lg, lh
+    return out_gain, out_bin, out_dl, out_lg, out_lh
+
+
+@numba.njit(nogil=True, cache=True)
+def _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step):
+    """The feature's categories sorted by their optimal weight at this node (stable:
+    ties, as the weight 0 of categories absent from the node, keep index order), as
+    xgboost sorts them."""
+    weights = np.empty(k, dtype=np.float64)
+    for c in range(k):
+        weights[c] = leaf_weight(hist_f[c, 0], hist_f[c, 1], reg_lambda, reg_alpha,
+                                 max_delta_step)
+    return np.argsort(weights, kind="mergesort")
+
+
+@numba.njit(nogil=True, cache=True)
+def _categorical_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_lambda,
+                         reg_alpha, max_delta_step, min_child_weight, onehot, max_cat_threshold,
+                         best_gain):
+    """Best candidate of one categorical feature beating ``best_gain``: (gain, mode,
+    index, default_left, lg, lh); mode 0: category ``index`` alone on the right; mode
+    1/2: the first/last ``index + 1`` categories of ``_category_order`` on the right."""
+    out = (-1.0, 0, -1, False, 0.0, 0.0)
+    miss_g = hist_f[missing_code, 0]
+    miss_h = hist_f[missing_code, 1]
+    n_missing_sides = 2 if miss_h > 0.0 and onehot else 1  # see the comment above
+    if onehot:
+        order = np.arange(k)
+        n_candidates = k
+    else:
+        order = _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step)
+        # prefixes of 1 .. min(max_cat_threshold, k) - 1 categories (xgboost's bound)
+        n_candidates = min(max_cat_threshold, k) - 1
+    for mode in range(1, 2 if onehot else 3):  # partitions: forward (1), backward (2)
+        rg = 0.0
+        rh = 0.0
+        for i in range(n_candidates):
+            if onehot:
+                c = order[i]
+                if hist_f[c, 1] <= 0.0:
+                    continue
+                rg, rh = hist_f[c, 0], hist_f[c, 1]
+            else:
+                c = order[i] if mode == 1 else order[len(order) - 1 - i]
+                rg += hist_f[c, 0]
+                rh += hist_f[c, 1]
+            for side in range(n_missing_sides):  # 0: missing left, 1: missing right
+                g_r = rg + miss_g * side
+                h_r = rh + miss_h * side
+                gain = _valid_gain(node_g - g_r, node_h - h_r, g_r, h_r, parent, reg_lambda,
+                                   reg_alpha, max_delta_step, min_child_weight)
+                if gain > best_gain:
+                    best_gain = gain
+                    out = (gain, 0 if onehot else mode, c if onehot else i, side == 0,
+                           node_g - g_r, node_h - h_r)
+    return out
+
+
+@numba.njit(nogil=True, cache=True)
+def _right_set(hist_f, k, mode, index, reg_lambda, reg_alpha, max_delta_step, right):
+    """Mark in ``right`` the categories that a candidate of ``_categorical_feature`` sends
+    to the right child."""
+    if mode == 0:
+        right[index] = True
+        return
+    order = _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step)
+    for i in range(index + 1):
+        right[order[i] if mode == 1 else order[len(order) - 1 - i]] = True
+
+
+@numba.njit(nogil=True, cache=True)
+def find_node_split_categorical(hist, n_bins, missing_code, node_g, node_h, feature_mask,
+                                is_categorical, reg_lambda, reg_alpha, max_delta_step,
+                                min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold,
+                                right):
+    """``find_node_split`` for models with categorical features: numeric features are
+    scanned as there; a categorical split's right set is written into ``right`` ((n_codes,)
+    bool, cleared here).  Returns (gain, feature, bin, default_left, left_g, left_h); bin
+    is -1 for a categorical split."""
+    parent = _score(node_g, node_h, reg_lambda, reg_alpha, max_delta_step)
+    best = (0.0, -1, -1, False, 0.0, 0.0)
+    best_mode, best_index = -1, -1
+    for f in range(hist.shape[0]):
+        if not feature_mask[f]:
+            continue
+        k = n_bins[f]
+        if is_categorical[f]:
+            gain, mode, index, dl, lg, lh = _categorical_feature(
+                hist[f], k, missing_code, node_g, node_h, parent, reg_lambda, reg_alpha,
+                max_delta_step, min_child_weight, k < max_cat_to_onehot, max_cat_threshold,
+                best[0])
+            if gain > best[0]:
+                best = (gain, f, -1, dl, lg, lh)
+                best_mode, best_index = mode, index
+        else:
+            gain, b, dl, lg, lh = _numeric_feature(
+                hist[f], k, missing_code, node_g, node_h, parent, reg_lambda, reg_alpha,
+                max_delta_step, min_child_weight, best[0])
+            if gain > best[0]:
+                best = (gain, f, b, dl, lg, lh)
+    right[:] = False
+    gain, f = best[0], best[1]
+    if f >= 0 and (gain <= MIN_SPLIT_GAIN or gain < gamma):
+        return (gain, -1, -1, False, best[4], best[5])
+    if f >= 0 and is_categorical[f]:
+        _right_set(hist[f], n_bins[f], best_mode, best_index, reg_lambda, reg_alpha,
+                   max_delta_step, right)
+    return best
+
+
+@numba.njit(nogil=True, cache=True)
+def find_splits_categorical(hists, node_sums, n_bins, missing_code, feature_masks,
+                            is_categorical, reg_lambda, reg_alpha, max_delta_step,
+                            min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold):
+    """``find_splits`` with categorical features; also returns the right sets
+    ((n_nodes, n_codes) bool; rows of numeric or no splits all False)."""
+    n_nodes = hists.shape[0]
+    gain = np.zeros(n_nodes, dtype=np.float64)
+    feature = np.full(n_nodes, -1, dtype=np.int32)
+    bin_ = np.full(n_nodes, -1, dtype=np.int32)
+    default_left = np.zeros(n_nodes, dtype=np.bool_)
+    left_sums = np.zeros((n_nodes, 2), dtype=np.float64)
+    right = np.zeros((n_nodes, hists.shape[2]), dtype=np.bool_)
+    for i in range(n_nodes):
+        g, f, b, dl, lg, lh = find_node_split_categorical(
+            hists[i], n_bins, missing_code, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
+            is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
+            max_cat_to_onehot, max_cat_threshold, right[i])
+        gain[i] = g
+        feature[i] = f
+        bin_[i] = b
+        default_left[i] = dl
+        left_sums[i, 0] = lg
+        left_sums[i, 1] = lh
+    return gain, feature, bin_, default_left, left_sums, right

@@ -28,9 +28,10 @@ import numpy as np
 from .binning import BinMapper
 from .blockstore import StoreConfig, StoreRef, check_cache_dirs
 from .booster import Booster, write_json_atomically
-from .data import partition_input
+from .data import categorical_features, partition_input
 from .grower import stack_node_arrays
-from .level_loop import SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values
+from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
+                         stack_category_tables)
 from .metrics import get_metric
 from .model_file import check_model, in_memory_checks_enabled
 from .objectives import CustomObjective, LabelStats, get_objective
@@ -38,7 +39,8 @@ from .params import MAX_EXACT_VALUES, resolve_constraints
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_self_summaries,
                         hessian_summaries,
-                        leaf_residual_summaries, merge_scans, no_splits, partition_step,
+                        category_table, leaf_residual_summaries, merge_scans, no_splits,
+                        partition_step,
                         rebin_partition, rebuild_partition, scan_partition)
 from .graphs import StatesLost, add_tree_reduction, per_partition_graph, raw_inputs
 from .runtime import make_runtime
@@ -57,15 +59,27 @@ def scan(runtime, data, params, classifier):
     """The first pass over the data; raises ValueError on empty or weightless data."""
     size = sketch_size_for(params.max_bin)
     name = runtime.new_name("scan")
+    categorical = _categorical_spec(data, params)
     graph, keys = per_partition_graph(
-        data, name, lambda i: (scan_partition, *raw_inputs(data, i), i, size, classifier))
-    total_key = add_tree_reduction(graph, keys, merge_scans, name, size)
+        data, name, lambda i: (scan_partition, *raw_inputs(data, i), i, size, classifier,
+                               categorical))
+    total_key = add_tree_reduction(graph, keys, merge_scans, name, size, categorical)
     result = runtime.compute(graph, [total_key])[0]
     if result.n_rows == 0:
         raise ValueError("the training data has 0 rows")
     if result.weight_sum <= 0:
         raise ValueError("sample_weight sums to 0; at least one row needs a positive weight")
     return result
+
+
+def _categorical_spec(data, params):
+    """(indices, names, max_cat) of the categorical features for the scan, or None."""
+    features = categorical_features(data.feature_types or [])
+    if not features:
+        return None
+    names = tuple(repr(data.feature_names[f]) if data.feature_names else str(f)
+                  for f in features)
+    return features, names, params.max_cat
 
 
 def resolve_objective(params, scanned, classifier):
@@ -129,6 +143,7 @@ class EvalStep:
     metrics: list
     objective: object
     round: int
+    cat_table: object = None  # categorical right sets (``histogram.build_histograms``)
 
 
 def eval_step(state, step):
@@ -136,7 +151,7 @@ def eval_step(state, step):
     in already: a round grown again after a lost worker); metric partial sums."""
     if state.rounds == step.round:
         add_binned_tree_outputs(state.codes, *step.trees, step.missing_code, state.margin,
-                                in_place=True)
+                                in_place=True, cat_table=step.cat_table)
         state.rounds = step.round + 1
     partials = tuple(m.partial(state.label, state.margin, state.weight, step.objective)
                      for m in step.metrics)
@@ -173,17 +188,31 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     ``every`` rounds).  Returns ``(booster, info)``: info has ``classes`` and
     ``evals_result``.
     """
-    data = partition_input(X, y, sample_weight, base_margin)
+    types = (params.enable_categorical, params.feature_types)
+    data = partition_input(X, y, sample_weight, base_margin, *types)
     # split constraints name features: checked on X's features before any pass
-    params = resolve_constraints(params, data.feature_names, data.n_features)
+    params = resolve_constraints(params, data.feature_names, data.n_features,
+                                 data.feature_types)
     n_evals = len(eval_set or [])
-    evals = [partition_input(Xe, ye, we, me) for (Xe, ye), we, me in
+    evals = [partition_input(Xe, ye, we, me, *types) for (Xe, ye), we, me in
              zip(eval_set or [], sample_weight_eval_set or [None] * n_evals,
                  base_margin_eval_set or [None] * n_evals)]
+    for i, e in enumerate(evals):
+        _check_eval_types(data, e, i)
     if store_config is None:
         store_config = StoreConfig(None, tuple(check_cache_dirs(None)))
     with make_runtime(uuid.uuid4().hex[:12], store_config) as runtime:
         return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint)
+
+
+def _check_eval_types(data, evals, index):
+    """An eval set's features must have the training features' types (issue 13)."""
+    for f, (ours, theirs) in enumerate(zip(data.feature_types, evals.feature_types)):
+        if ours != theirs:
+            name = repr(data.feature_names[f]) if data.feature_names else str(f)
+            kinds = {"q": "numeric", "c": "categorical"}
+            raise TypeError(f"feature {name} is {kinds[theirs]} in eval_set[{index}] but "
+                            f"{kinds[ours]} in X")
 
 
 class TrainingInfo:
@@ -192,7 +221,7 @@ class TrainingInfo:
         self.evals_result = evals_result
 
 
-def _check_previous(previous, objective, data):
+def _check_previous(previous, objective, data, categories=None):
     if previous.n_outputs != objective.n_outputs() or previous.objective != objective.name:
         raise ValueError(
             f"xgb_model was trained with objective={previous.objective!r} and "
@@ -203,6 +232,10 @@ def _check_previous(previous, objective, data):
             and previous.feature_names != data.feature_names):
         raise ValueError(f"xgb_model was trained on the features {previous.feature_names or previous.n_features}; "
                          f"X has {data.feature_names or data.n_features}")
+    if previous.categories != (categories or {}):
+        raise ValueError("xgb_model has other categorical features or categories than X "
+                         f"({previous.categories} vs {categories or {}}); continuing a fit "
+                         "needs the same dictionaries")
 
 
 @dataclass(frozen=True)
@@ -213,20 +246,24 @@ class Checkpoint:
     every: int
 
 
-def _trained_model(trees, base_margin, objective, data, objective_params, best=(None, None)):
+def _trained_model(trees, base_margin, objective, data, objective_params, best=(None, None),
+                   categories=None):
     """The Booster of the trees grown so far; with ``DASKBOOST_CHECK_MODELS=1`` (the test
     suite) it passes the checks a model file passes, so the kernels' assumptions hold
     for models built in memory too."""
     booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
-                      objective_params, best_iteration=best[0], best_score=best[1])
+                      objective_params, best_iteration=best[0], best_score=best[1],
+                      feature_types=data.feature_types, categories=categories)
     if in_memory_checks_enabled():
         check_model(booster, "the trained model")
     return booster
 
 
-def _write_checkpoint(path, trees, base_margin, objective, data, objective_params):
+def _write_checkpoint(path, trees, base_margin, objective, data, objective_params,
+                      categories=None):
     """The model so far, written atomically (a crash never leaves half a file)."""
-    booster = _trained_model(trees, base_margin, objective, data, objective_params)
+    booster = _trained_model(trees, base_margin, objective, data, objective_params,
+                             categories=categories)
     write_json_atomically(path, booster.to_dict())
 
 
@@ -237,7 +274,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
         _check_exact(scanned.summaries, data.feature_names)
     objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
     if previous is not None:
-        _check_previous(previous, objective, data)
+        _check_previous(previous, objective, data, scanned.categories)
         base_margin = previous.base_margin
     elif params.base_score is None:
         base_margin = objective.base_margin(stats)
@@ -246,7 +283,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
     metrics = [get_metric(name, objective, params.quantile_alpha, params.huber_slope)
                for name in _metric_names(params, objective)]
-    mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin)
+    mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, scanned.categories)
     offsets = np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
     fit = _Boosting(runtime, params, data, evals, objective, mapper, metrics,
                     (base_margin, classes, previous), offsets)
@@ -263,7 +300,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
             progress(round_ - first_round + 1, params.n_estimators, evals_result)
         if checkpoint is not None and (round_ + 1) % checkpoint.every == 0:
             _write_checkpoint(checkpoint.path, fit.trees, base_margin, objective, data,
-                              objective_params)
+                              objective_params, mapper.categories)
         if fit.eval_sets and stopping:
             metric = fit.eval_sets[-1].metrics[-1]
             score = evals_result[fit.eval_sets[-1].name][metric.name][-1]
@@ -271,7 +308,8 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
                 best = (round_, score)
             elif round_ - best[0] >= stopping:
                 break
-    booster = _trained_model(fit.trees, base_margin, objective, data, objective_params, best)
+    booster = _trained_model(fit.trees, base_margin, objective, data, objective_params, best,
+                             mapper.categories)
     return booster, TrainingInfo(classes, evals_result)
 
 
@@ -410,11 +448,12 @@ class _Boosting:
         scores = {}
         if not self.eval_sets:
             return scores
-        binned = _binned_round(growers)
+        binned, table = _binned_round(growers)
         for e in self.eval_sets:
             e.states, partials = self.runtime.map_reduce(
                 eval_step, e.states,
-                EvalStep(binned, self.mapper.missing_code, e.metrics, self.objective, round_),
+                EvalStep(binned, self.mapper.missing_code, e.metrics, self.objective, round_,
+                         table),
                 _PartialsCombiner(e.metrics))
             scores[e.name] = {m.name: float(m.finalize(total))
                               for m, total in zip(e.metrics, partials)}
@@ -443,7 +482,8 @@ def _finish_round(runtime, states, pending, leaf_values, objective, mapper, para
     width = max(1, 0 if leaf_values is None else leaf_values.shape[1])
     splits = no_splits(K, width) if pending is None else pending
     (finish.split_feature, finish.split_bin, finish.default_left, finish.left_child,
-     finish.right_child) = (pad_nodes(a, width) for a in splits)
+     finish.right_child) = (pad_nodes(a, width) for a in splits[:5])
+    finish.cat_table = category_table(splits)
     states, _ = runtime.map_reduce(partition_step, states, finish, add_histograms)
     return states
 
@@ -452,8 +492,9 @@ def _propose_again(runtime, data, evals, states, eval_sets, mapper, params):
     """tree_method="approx": sketch the raw features weighted by the current hessians
     and bin the raw partitions (training and eval) again with the new cut points."""
     size = sketch_size_for(params.max_bin)
-    summaries = runtime.source_pass(data, states, hessian_summaries, (size,), _SummaryMerger(size))
-    mapper = BinMapper.from_summaries(summaries, params.max_bin)
+    summaries = runtime.source_pass(data, states, hessian_summaries, (size, mapper.encoders),
+                                    _SummaryMerger(size))
+    mapper = BinMapper.from_summaries(summaries, params.max_bin, mapper.categories)
     store = StoreRef(runtime.fit_id, runtime.store_config)
     states = runtime.source_pass(data, states, rebin_partition, (mapper, store))
     for e, source in zip(eval_sets, evals):
@@ -495,9 +536,14 @@ def _refit_leaves(runtime, states, pending, grower, objective, mapper, params):
 
 
 def _binned_round(growers):
-    """The K trees of a round as (K, n_nodes) arrays with bin thresholds."""
+    """The K trees of a round as (K, n_nodes) arrays with bin thresholds, and the table
+    of their categorical right sets (None without categorical features)."""
     arrays = [g.binned_arrays() for g in growers]
     n_nodes = max(len(a[0]) for a in arrays)
     fills = SPLIT_FILLS + ((0.0, np.float64),)
-    return tuple(stack_node_arrays([a[j] for a in arrays], fill, dtype, n_nodes)
-                 for j, (fill, dtype) in enumerate(fills))
+    stacked = [stack_node_arrays([a[j] for a in arrays], fill, dtype, n_nodes)
+               for j, (fill, dtype) in enumerate(fills)]
+    if not growers[0].mapper.has_categorical:
+        return tuple(stacked), None
+    stacked[1], table = stack_category_tables(stacked[1], [a[6] for a in arrays])
+    return tuple(stacked), table

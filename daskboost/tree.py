@@ -7,6 +7,13 @@ learning rate included).  ``gain[i]`` and ``cover[i]`` (hessian sum) are kept fo
 inspection.  Thresholds are raw feature values, so prediction never needs the bins:
 training sends a row left when its bin code is ``<= bin``, and the threshold is the
 upper edge of that bin (``+inf`` when the left side is every present value).
+
+Categorical splits (issue 13): ``categories`` maps such a node to the sorted dictionary
+indices of the categories that go RIGHT (xgboost's convention: a category in the node's
+set goes right, every other category left; missing values, and categories unseen in
+training, which predict as missing, follow ``default_left``).  Their threshold is 0 and
+unused.  Prediction reads categorical features as dictionary indices
+(``data.feature_block`` with the model's encoders).
 """
 
 from dataclasses import dataclass
@@ -39,6 +46,7 @@ class Tree:
     value: np.ndarray
     gain: np.ndarray
     cover: np.ndarray
+    categories: dict = None  # categorical split node -> sorted category indices going right
 
     @property
     def n_nodes(self):
@@ -61,6 +69,13 @@ class Tree:
         out = {name: getattr(self, name).tolist() for name in NODE_FIELDS}
         out["default_left"] = [int(v) for v in self.default_left]
         out["threshold"] = [_encode_float(v) for v in self.threshold]
+        if self.categories:  # xgboost's layout of the category sets (format version 2)
+            nodes = sorted(self.categories)
+            sizes = [len(self.categories[n]) for n in nodes]
+            out["categories_nodes"] = nodes
+            out["categories_segments"] = [int(s) for s in np.cumsum([0] + sizes[:-1])]
+            out["categories_sizes"] = sizes
+            out["categories"] = [int(c) for n in nodes for c in self.categories[n]]
         return out
 
 
@@ -84,14 +99,40 @@ class PackedForest:
         for name in ("feature", "threshold", "default_left", "left", "right", "value"):
             parts = [getattr(tree, name) for tree in trees]
             setattr(self, name, np.concatenate(parts) if parts else np.empty(0, NODE_DTYPES[name]))
+        self.category_sets = _pack_category_sets(trees, offsets)
 
     def add_margin(self, X, margin):
         """``margin[k] += outputs of the trees of output k`` for the rows of ``X``.
 
-        ``X``: (n_rows, n_features) float64, NaN = missing; ``margin``: (K, n_rows).
+        ``X``: (n_rows, n_features) float64, NaN = missing (categorical features:
+        dictionary indices); ``margin``: (K, n_rows).
         """
-        _predict_kernel(X, self.feature, self.threshold, self.default_left, self.left,
-                        self.right, self.value, self.offsets, self.n_outputs, margin)
+        args = (X, self.feature, self.threshold, self.default_left, self.left, self.right,
+                self.value, self.offsets, self.n_outputs, margin)
+        if self.category_sets is None:
+            _predict_kernel(*args)
+        else:
+            _predict_kernel_categorical(*args, *self.category_sets)
+
+
+def _pack_category_sets(trees, offsets):
+    """(set_start, set_size, members) over all nodes for the categorical kernel: node k's
+    set is ``members[set_start[k]:set_start[k] + set_size[k]]`` as a bool table over
+    category indices (``set_start[k] = -1``: numeric node); None without any set."""
+    if not any(tree.categories for tree in trees):
+        return None
+    start = np.full(int(offsets[-1]), -1, dtype=np.int64)
+    size = np.zeros(int(offsets[-1]), dtype=np.int64)
+    tables = []
+    used = 0
+    for tree, base in zip(trees, offsets[:-1]):
+        for node, cats in sorted((tree.categories or {}).items()):
+            table = np.zeros(int(max(cats)) + 1 if len(cats) else 0, dtype=np.bool_)
+            table[np.asarray(cats, dtype=np.int64)] = True
+            start[base + node], size[base + node] = used, len(table)
+            tables.append(table)
+            used += len(table)
+    return start, size, np.concatenate(tables) if tables else np.zeros(0, np.bool_)
 
 
 PREDICT_BLOCK_ROWS = 128
@@ -122,18 +163,53 @@ def _predict_kernel(X, feature, threshold, default_left, left, right, value, off
                 margin[output, i] += value[base + node]
 
 
+@numba.njit(nogil=True, cache=True)
+def _predict_kernel_categorical(X, feature, threshold, default_left, left, right, value,
+                                offsets, n_outputs, margin, set_start, set_size, members):
+    """``_predict_kernel`` with categorical nodes (``_pack_category_sets``): a category
+    index in the node's set goes right, any other left, NaN (missing, unseen) by
+    ``default_left``."""
+    n_trees = offsets.shape[0] - 1
+    n_rows = X.shape[0]
+    for start in range(0, n_rows, PREDICT_BLOCK_ROWS):
+        stop = min(start + PREDICT_BLOCK_ROWS, n_rows)
+        for t in range(n_trees):
+            base = offsets[t]
+            output = t % n_outputs
+            for i in range(start, stop):
+                node = 0
+                while feature[base + node] >= 0:
+                    k = base + node
+                    v = X[i, feature[k]]
+                    if np.isnan(v):
+                        go_left = default_left[k]
+                    elif set_start[k] >= 0:
+                        c = np.int64(v)
+                        go_left = not (0 <= c < set_size[k] and members[set_start[k] + c])
+                    else:
+                        go_left = v <= threshold[k]
+                    node = left[k] if go_left else right[k]
+                margin[output, i] += value[base + node]
+
+
 def add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right, value,
-                            missing_code, margin, in_place=False):
+                            missing_code, margin, in_place=False, cat_table=None):
     """``margin[t] += output of tree t`` for rows given as bin codes (new array).
 
     The K trees of a round as (K, n_nodes) arrays with bin thresholds (rows with
     ``code <= split_bin`` go left): the same decisions as the raw-value thresholds,
     since binning is monotone.  Used for eval sets binned with the training cut points.
+    ``cat_table``: the right sets of categorical splits (``split_bin = -1 - row``; see
+    ``histogram.build_histograms``), or None.
     """
     out = margin if in_place else margin.copy()
     for start, stop, block in row_blocks(codes):
-        _add_binned_tree_outputs(block, feature, split_bin, default_left, left, right, value,
-                                 missing_code, out[:, start:stop])
+        args = (block, feature, split_bin, default_left, left, right, value, missing_code,
+                out[:, start:stop])
+        if cat_table is None:
+            _add_binned_tree_outputs(*args)
+        else:
+            _add_binned_tree_outputs_categorical(*args, cat_table)
     return out
 
 
@@ -150,5 +226,25 @@ def _add_binned_tree_outputs(codes, feature, split_bin, default_left, left, righ
                     go_left = default_left[t, node]
                 else:
                     go_left = code <= split_bin[t, node]
+                node = left[t, node] if go_left else right[t, node]
+            out[t, i] += value[t, node]
+
+
+@numba.njit(nogil=True, cache=True)
+def _add_binned_tree_outputs_categorical(codes, feature, split_bin, default_left, left, right,
+                                         value, missing_code, out, cat_table):
+    """``_add_binned_tree_outputs`` with categorical splits (issue 13)."""
+    for t in range(feature.shape[0]):
+        for i in range(codes.shape[0]):
+            node = 0
+            while feature[t, node] >= 0:
+                code = codes[i, feature[t, node]]
+                b = split_bin[t, node]
+                if code == missing_code:
+                    go_left = default_left[t, node]
+                elif b >= 0:
+                    go_left = code <= b
+                else:
+                    go_left = not cat_table[-1 - b, code]
                 node = left[t, node] if go_left else right[t, node]
             out[t, i] += value[t, node]

@@ -299,3 +299,15 @@ def test_command_line_takes_the_constraints(tmp_path, capsys):
     assert "monotone_constraints={'zz': 1} names columns not in X: ['zz']" in \
         capsys.readouterr().err
     assert not (tmp_path / "bad.json").exists()
+
+
+def test_monotone_constraints_with_categorical_features_are_refused_before_any_pass():
+    # the categorical split search does not bound child weights: the combination is
+    # refused up front, naming the categorical features
+    X = pd.DataFrame({"a": np.arange(40.0), "city": ["x", "y"] * 20})
+    y = np.arange(40.0)
+    with pytest.raises(ValueError, match=r"monotone_constraints=.*categorical features \['city'\]"):
+        DaskBoostRegressor(n_estimators=2, monotone_constraints={"a": 1}).fit(X, y)
+    # interaction constraints work with categorical features (they only mask features)
+    model = DaskBoostRegressor(n_estimators=2, interaction_constraints=[["a"], ["city"]])
+    assert np.isfinite(model.fit(X, y).predict(X)).all()

@@ -46,6 +46,9 @@ def models(tmp_path_factory):
                        np.digitize(y, [-0.5, 0.5])),
         "lossguide": (DaskBoostRegressor(n_estimators=3, max_depth=0, max_leaves=5,
                                          grow_policy="lossguide"), y),
+        # format version 2: a categorical feature (its values are the categories)
+        "categorical": (DaskBoostRegressor(n_estimators=3, max_depth=2, max_cat_to_onehot=1,
+                                           feature_types=["c", "q", "q", "q"]), y),
     }
     paths = {}
     for kind, (estimator, target) in estimators.items():
@@ -191,7 +194,9 @@ def _drop_last_tree(payload):
     (_top("feature_names", 7), r"feature_names must be an array of strings or null"),
     (_top("best_iteration", 3), r"best_iteration = 3 is not a round of this 3-round model"),
     (_top("best_score", "high"), r"best_score must be a number or null"),
-    (_top("version", 2), r"model format version 2 is not supported"),
+    (_top("version", 3), r"model format version 3 is not supported"),
+    # version 2 (categorical features) needs their types and dictionaries
+    (_top("version", 2), r"missing field .feature_types."),
     (_top("format", "xgboost"), r"not a daskboost model: format='xgboost'"),
     (_top("extra", 1), r"unknown field 'extra'"),
     (_delete("trees"), r"missing field 'trees'"),

@@ -32,6 +32,9 @@ XGBOOST_DEFAULTS = {
     "checkpoint_path": None, "checkpoint_interval": 10, "memory_budget": "auto",
     "cache_dir": None, "cache_compression": "lz4", "monotone_constraints": None,
     "interaction_constraints": None,
+    # categorical features (issue 13): xgboost's names and defaults, max_cat ours
+    "enable_categorical": True, "feature_types": None, "max_cat_to_onehot": 4,
+    "max_cat_threshold": 64, "max_cat": 4096,
 }
 ESTIMATORS = [DaskBoostRegressor, DaskBoostClassifier]
 
@@ -399,7 +402,7 @@ def test_load_wrong_version(tmp_path, reg_xy, fast):
     path = tmp_path / "m.json"
     DaskBoostRegressor(**fast).fit(X, y).save_model(path)
     data = _strict_json(path)
-    data["version"] = data["version"] + 1
+    data["version"] = data["version"] + 2  # version 2 is the categorical format
     path.write_text(json.dumps(data))
     est = DaskBoostRegressor()
     with pytest.raises(ValueError, match=rf"version {data['version']}"):
