@@ -483,18 +483,19 @@ def column_categories(column, name, max_cat):
 
 
 def checked_categories(values, name, max_cat):
-    """``values`` sorted (the dictionary order: by value, whatever the partitioning)."""
+    """The distinct ``values`` sorted (the dictionary order: by value, whatever the
+    partitioning); two partitions' dictionaries are merged by passing both."""
+    values = set(v.item() if isinstance(v, np.generic) else v for v in values)
     if len(values) > max_cat:
         raise ValueError(f"categorical feature {name} has {len(values)} categories, more than "
                          f"max_cat={max_cat}; raise max_cat, or drop the column if it is an id")
-    values = [v.item() if isinstance(v, np.generic) else v for v in values]
     for v in values:
         if isinstance(v, bool) or not isinstance(v, (str, int, float)) or (
                 isinstance(v, float) and not math.isfinite(v)):
             raise TypeError(f"categorical feature {name} has the category {v!r}; categories "
                             "must be strings or finite numbers")
     try:
-        return sorted(set(values))
+        return sorted(values)
     except TypeError:
         raise TypeError(f"categorical feature {name} mixes strings and numbers as categories; "
                         "use one type per column") from None

@@ -473,3 +473,12 @@ def test_a_parquet_lake_with_string_columns_trains_and_predicts_from_the_cli(tmp
     library = DaskBoostRegressor().load_model(model).predict(df)
     np.testing.assert_allclose(np.sort(predicted), np.sort(library), rtol=1e-6)
     assert np.sqrt(np.mean((library - y) ** 2)) < 0.5 * np.std(y)
+
+
+def test_max_cat_counts_distinct_categories_across_partitions():
+    # every partition sees the same 3 categories: the merged dictionary has 3, not 12
+    df = pd.DataFrame({"c": ["a", "b", "c"] * 40, "x": np.arange(120.0)})
+    model = DaskBoostRegressor(n_estimators=2, max_cat=3)
+    model.fit(dd.from_pandas(df, npartitions=4), dd.from_pandas(pd.Series(np.arange(120.0)),
+                                                                 npartitions=4))
+    assert model.get_booster().categories[0] == ["a", "b", "c"]
