@@ -17,8 +17,9 @@ What it measures, side by side in one process and one run:
 * daskboost reads its training data as a parquet lake (string columns as strings, 4
   files; reading is timed) and trains on the columns as they are; xgboost
   (``enable_categorical=True``, ``hist``) and LightGBM get pandas ``category`` columns.
-* Reported per data set and library: median fit seconds over ``--repeats`` (round
-  robin), the test metric, and daskboost's fit time as a ratio to each library's.
+* Every library fits each data set once untimed first (numba's JIT, imports); then
+  ``--repeats`` fits each, round robin. Reported per data set and library: the median
+  fit seconds, the test metric, and daskboost's fit time as a ratio to each library's.
 
 Run from the repository root::
 
@@ -150,6 +151,8 @@ def main(argv=None):
             contestants = {name: make_library(name, task, train, label, categorical, lake)
                            for name in args.libraries}
             times = {name: [] for name in args.libraries}
+            for name, (fit, _) in contestants.items():  # warm-up (JIT, imports): untimed
+                fit()
             for repeat in range(args.repeats):
                 for name, (fit, _) in contestants.items():
                     _, seconds, _ = common.timed(fit)
