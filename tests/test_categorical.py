@@ -482,3 +482,32 @@ def test_max_cat_counts_distinct_categories_across_partitions():
     model.fit(dd.from_pandas(df, npartitions=4), dd.from_pandas(pd.Series(np.arange(120.0)),
                                                                  npartitions=4))
     assert model.get_booster().categories[0] == ["a", "b", "c"]
+
+
+def test_cli_on_a_lake_whose_files_disagree_on_a_dictionary(tmp_path):
+    # each file's 'city' is a category column with its own categories, in its own order
+    # (parquet dictionaries differ per file): categories are matched by value
+    from daskboost.cli import main
+    rng = np.random.default_rng(3)
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    frames = []
+    for i, cities in enumerate([["b", "a"], ["c", "b"], ["a", "c", "d"]]):
+        city = rng.choice(cities, size=400)
+        x = rng.normal(size=400)
+        y = x + np.select([city == "a", city == "b", city == "c"], [1.0, -1.0, 2.0], 0.0)
+        frame = pd.DataFrame({"city": pd.Categorical(city, categories=cities), "x": x, "y": y})
+        frame.to_parquet(lake / f"part{i}.parquet", index=False)
+        frames.append(frame.assign(city=frame["city"].astype(str)))
+    model = tmp_path / "model.json"
+    assert main(["train", str(lake), "--label", "y", "--quiet", "--output", str(model),
+                 "--param", "n_estimators=20", "--param", "max_depth=3"]) == 0
+    assert main(["predict", str(model), str(lake), "--output", str(tmp_path / "out")]) == 0
+    whole = pd.concat(frames, ignore_index=True)
+    estimator = DaskBoostRegressor().load_model(model)
+    assert estimator.get_booster().categories[0] == ["a", "b", "c", "d"]
+    predicted = pd.read_parquet(tmp_path / "out")["prediction"].to_numpy()
+    library = estimator.predict(whole[["city", "x"]])
+    np.testing.assert_allclose(np.sort(predicted), np.sort(library), rtol=1e-6)
+    by_city = pd.Series(library - whole["x"].to_numpy()).groupby(whole["city"]).mean()
+    assert by_city["c"] > by_city["a"] > by_city["b"]  # the effects learned, by value
