@@ -79,6 +79,42 @@ def _valid_gain(lg, lh, rg, rh, parent, reg_lambda, reg_alpha, max_delta_step,
 
 
 @numba.njit(nogil=True, cache=True)
+def _numeric_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_lambda, reg_alpha,
+                     max_delta_step, min_child_weight, best_gain):
+    """The two scans of one numeric feature (sparsity-aware, XGBoost Alg. 3): scan 1
+    sends missing rows right, left = bins 0..b; scan 2 (when the node has missing rows)
+    sends them left, right = bins b+1..k-1 from the top. Returns (gain, bin,
+    default_left, lg, lh) of its best candidate beating ``best_gain`` (gain -1 if none
+    does)."""
+    out_gain, out_bin, out_dl, out_lg, out_lh = -1.0, -1, False, 0.0, 0.0
+    lg = 0.0
+    lh = 0.0
+    for b in range(k):
+        lg += hist_f[b, 0]
+        lh += hist_f[b, 1]
+        gain = _valid_gain(lg, lh, node_g - lg, node_h - lh, parent, reg_lambda, reg_alpha,
+                           max_delta_step, min_child_weight)
+        if gain > best_gain:
+            best_gain = out_gain = gain
+            out_bin, out_dl, out_lg, out_lh = b, False, lg, lh
+    if hist_f[missing_code, 1] <= 0.0:
+        return out_gain, out_bin, out_dl, out_lg, out_lh
+    rg = 0.0
+    rh = 0.0
+    for b in range(k - 2, -1, -1):
+        rg += hist_f[b + 1, 0]
+        rh += hist_f[b + 1, 1]
+        lg = node_g - rg
+        lh = node_h - rh
+        gain = _valid_gain(lg, lh, rg, rh, parent, reg_lambda, reg_alpha, max_delta_step,
+                           min_child_weight)
+        if gain > best_gain:
+            best_gain = out_gain = gain
+            out_bin, out_dl, out_lg, out_lh = b, True, lg, lh
+    return out_gain, out_bin, out_dl, out_lg, out_lh
+
+
+@numba.njit(nogil=True, cache=True)
 def find_node_split(hist, n_bins, missing_code, node_g, node_h, feature_mask,
                     reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma):
     """Best split of one node.
@@ -108,34 +144,12 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h, feature_mask,
     for f in range(hist.shape[0]):
         if not feature_mask[f]:
             continue
-        k = n_bins[f]
-        miss_h = hist[f, missing_code, 1]
-        # scan 1: missing rows go right; left = bins 0..b
-        lg = 0.0
-        lh = 0.0
-        for b in range(k):
-            lg += hist[f, b, 0]
-            lh += hist[f, b, 1]
-            gain = _valid_gain(lg, lh, node_g - lg, node_h - lh, parent, reg_lambda, reg_alpha,
-                               max_delta_step, min_child_weight)
-            if gain > best_gain:
-                best_gain, best_feature, best_bin = gain, f, b
-                best_default_left, best_lg, best_lh = False, lg, lh
-        if miss_h <= 0.0:
-            continue
-        # scan 2: missing rows go left; right = bins b+1..k-1, scanned from the top
-        rg = 0.0
-        rh = 0.0
-        for b in range(k - 2, -1, -1):
-            rg += hist[f, b + 1, 0]
-            rh += hist[f, b + 1, 1]
-            lg = node_g - rg
-            lh = node_h - rh
-            gain = _valid_gain(lg, lh, rg, rh, parent, reg_lambda, reg_alpha, max_delta_step,
-                               min_child_weight)
-            if gain > best_gain:
-                best_gain, best_feature, best_bin = gain, f, b
-                best_default_left, best_lg, best_lh = True, lg, lh
+        gain, b, dl, lg, lh = _numeric_feature(
+            hist[f], n_bins[f], missing_code, node_g, node_h, parent, reg_lambda, reg_alpha,
+            max_delta_step, min_child_weight, best_gain)
+        if gain > best_gain:
+            best_gain, best_feature, best_bin = gain, f, b
+            best_default_left, best_lg, best_lh = dl, lg, lh
     if best_feature >= 0 and (best_gain <= MIN_SPLIT_GAIN or best_gain < gamma):
         best_feature = -1
     return best_gain, best_feature, best_bin, best_default_left, best_lg, best_lh
@@ -319,39 +333,6 @@ def find_splits_monotone(hists, node_sums, bounds, n_bins, missing_code, feature
 # splits keep them with the categories not in the set (left, default_left), as xgboost
 # does (its parity tests pin both).  Models without categorical features never call
 # these functions.
-
-@numba.njit(nogil=True, cache=True)
-def _numeric_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_lambda, reg_alpha,
-                     max_delta_step, min_child_weight, best_gain):
-    """``find_node_split``'s scans of one numeric feature: (gain, bin, default_left, lg,
-    lh) of its best candidate beating ``best_gain`` (gain -1 if none does)."""
-    out_gain, out_bin, out_dl, out_lg, out_lh = -1.0, -1, False, 0.0, 0.0
-    lg = 0.0
-    lh = 0.0
-    for b in range(k):
-        lg += hist_f[b, 0]
-        lh += hist_f[b, 1]
-        gain = _valid_gain(lg, lh, node_g - lg, node_h - lh, parent, reg_lambda, reg_alpha,
-                           max_delta_step, min_child_weight)
-        if gain > best_gain:
-            best_gain = out_gain = gain
-            out_bin, out_dl, out_lg, out_lh = b, False, lg, lh
-    if hist_f[missing_code, 1] <= 0.0:
-        return out_gain, out_bin, out_dl, out_lg, out_lh
-    rg = 0.0
-    rh = 0.0
-    for b in range(k - 2, -1, -1):
-        rg += hist_f[b + 1, 0]
-        rh += hist_f[b + 1, 1]
-        lg = node_g - rg
-        lh = node_h - rh
-        gain = _valid_gain(lg, lh, rg, rh, parent, reg_lambda, reg_alpha, max_delta_step,
-                           min_child_weight)
-        if gain > best_gain:
-            best_gain = out_gain = gain
-            out_bin, out_dl, out_lg, out_lh = b, True, lg, lh
-    return out_gain, out_bin, out_dl, out_lg, out_lh
-
 
 @numba.njit(nogil=True, cache=True)
 def _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step):
