@@ -141,7 +141,8 @@ def parse_model(data, source):
                          f"{_json_type(objective_params)}")
     extra = {}
     if categorical:
-        extra = {"feature_types": data["feature_types"],
+        extra = {"feature_types": _optional_string_list(data["feature_types"], "feature_types",
+                                                        source),
                  "categories": _parse_categories(data["categories"], source)}
     return {
         **extra,

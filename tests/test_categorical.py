@@ -409,6 +409,8 @@ def test_dumps_and_node_table_show_the_category_sets(fitted):
     (lambda d: d["categories"]["0"].reverse(), "must be distinct and sorted"),
     (lambda d: d["categories"].pop("1"), "categories has dictionaries for features"),
     (lambda d: d["feature_types"].pop(), "must list 'q' or 'c'"),
+    (lambda d: d.update(feature_types=False), "feature_types must be an array of strings"),
+    (lambda d: d.update(feature_types=None), "must list 'q' or 'c'"),
     (lambda d: d["trees"][0]["categories"].__setitem__(0, 99), "must be distinct sorted indices"),
     (lambda d: d["trees"][0].update(categories_sizes=[10 ** 6] * len(d["trees"][0]["categories_sizes"])),
      "ends past categories"),
