@@ -326,8 +326,11 @@ def find_splits_monotone(hists, node_sums, bounds, n_bins, missing_code, feature
 #   the feature's categories by their optimal weight -G/(H + lambda) at the node and
 #   try each prefix of that order, from both ends, of fewer than ``max_cat_threshold``
 #   categories (xgboost's bound), as the right set (for a convex loss the best binary
-#   partition is such a prefix).  Categories absent from the node (weight 0) sort
-#   among the others, as in xgboost, and may join a set.
+#   partition is such a prefix).  A category lighter than ``min_child_weight`` at the
+#   node (hessian sum below it; absent ones have 0) sorts with weight 0, among the
+#   others, as in xgboost 3.2 (its ``CalcWeight``): a category seen in a handful of rows
+#   cannot take an extreme place in the order on the strength of those rows alone,
+#   which on high-cardinality columns (aircraft tail numbers) is what generalises.
 #
 # One-vs-rest tries the missing rows on both sides (when the node has some); partition
 # splits keep them with the categories not in the set (left, default_left), as xgboost
@@ -335,14 +338,15 @@ def find_splits_monotone(hists, node_sums, bounds, n_bins, missing_code, feature
 # these functions.
 
 @numba.njit(nogil=True, cache=True)
-def _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step):
-    """The feature's categories sorted by their optimal weight at this node (stable:
-    ties, as the weight 0 of categories absent from the node, keep index order), as
-    xgboost sorts them."""
-    weights = np.empty(k, dtype=np.float64)
+def _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step, min_child_weight):
+    """The feature's categories sorted by their optimal weight at this node, weight 0 for
+    categories lighter than ``min_child_weight`` (stable: ties, as the weight 0 of
+    categories absent from the node, keep index order), as xgboost sorts them."""
+    weights = np.zeros(k, dtype=np.float64)
     for c in range(k):
-        weights[c] = leaf_weight(hist_f[c, 0], hist_f[c, 1], reg_lambda, reg_alpha,
-                                 max_delta_step)
+        if hist_f[c, 1] >= min_child_weight and hist_f[c, 1] > 0.0:
+            weights[c] = leaf_weight(hist_f[c, 0], hist_f[c, 1], reg_lambda, reg_alpha,
+                                     max_delta_step)
     return np.argsort(weights, kind="mergesort")
 
 
@@ -361,7 +365,8 @@ def _categorical_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_la
         order = np.arange(k)
         n_candidates = k
     else:
-        order = _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step)
+        order = _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step,
+                                min_child_weight)
         # prefixes of 1 .. min(max_cat_threshold, k) - 1 categories (xgboost's bound)
         n_candidates = min(max_cat_threshold, k) - 1
     for mode in range(1, 2 if onehot else 3):  # partitions: forward (1), backward (2)
@@ -390,13 +395,14 @@ def _categorical_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_la
 
 
 @numba.njit(nogil=True, cache=True)
-def _right_set(hist_f, k, mode, index, reg_lambda, reg_alpha, max_delta_step, right):
+def _right_set(hist_f, k, mode, index, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+               right):
     """Mark in ``right`` the categories that a candidate of ``_categorical_feature`` sends
     to the right child."""
     if mode == 0:
         right[index] = True
         return
-    order = _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step)
+    order = _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step, min_child_weight)
     for i in range(index + 1):
         right[order[i] if mode == 1 else order[len(order) - 1 - i]] = True
 
@@ -437,7 +443,7 @@ def find_node_split_categorical(hist, n_bins, missing_code, node_g, node_h, feat
         return (gain, -1, -1, False, best[4], best[5])
     if f >= 0 and is_categorical[f]:
         _right_set(hist[f], n_bins[f], best_mode, best_index, reg_lambda, reg_alpha,
-                   max_delta_step, right)
+                   max_delta_step, min_child_weight, right)
     return best
 
 

@@ -170,23 +170,31 @@ def test_missing_rows_learn_their_direction():
 
 def _parity_data(n_categories, n=4000, seed=3, missing=0.0):
     rng = np.random.default_rng(seed)
-    cats = [f"c{i:02d}" for i in range(n_categories)]
+    cats = [f"c{i:03d}" for i in range(n_categories)]  # sorted as our dictionaries
     a, b = rng.choice(cats, n).astype(object), rng.choice(cats[:5], n)
     effect = rng.normal(size=n_categories)
-    y = effect[[cats.index(v) for v in a]] + 0.5 * (b == "c01") + rng.normal(0, 0.1, n)
+    y = effect[[cats.index(v) for v in a]] + 0.5 * (b == cats[1]) + rng.normal(0, 0.1, n)
     a[rng.random(n) < missing] = None
     return pd.DataFrame({"a": pd.Categorical(a, categories=cats),
                          "b": pd.Categorical(b, categories=cats[:5])}), y
 
 
-@pytest.mark.parametrize("max_cat_to_onehot, max_cat_threshold, missing", [
-    (1, 64, 0.0), (4, 64, 0.1), (64, 64, 0.1),  # partition, mixed, one-vs-rest
-    (4, 3, 0.1), (1, 8, 0.05),  # few categories per set
+@pytest.mark.parametrize("max_cat_to_onehot, max_cat_threshold, missing, n_categories, mcw", [
+    (1, 64, 0.0, 12, 1.0), (4, 64, 0.1, 12, 1.0), (64, 64, 0.1, 12, 1.0),  # partition,
+    # mixed, one-vs-rest
+    (4, 3, 0.1, 12, 1.0), (1, 8, 0.05, 40, 1.0),  # few categories per set
+    (1, 16, 0.05, 300, 8.0),  # many categories lighter than min_child_weight in a node
 ])
-def test_parity_with_xgboost_enable_categorical(max_cat_to_onehot, max_cat_threshold, missing):
+def test_parity_with_xgboost_enable_categorical(max_cat_to_onehot, max_cat_threshold, missing,
+                                                n_categories, mcw, request):
     xgb = pytest.importorskip("xgboost")
-    X, y = _parity_data(40 if max_cat_threshold == 8 else 12, missing=missing)
-    params = dict(n_estimators=10, max_depth=3, learning_rate=0.3, base_score=0.0,
+    if mcw > 1 and tuple(int(v) for v in xgb.__version__.split(".")[:2]) >= (3, 4):
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "xgboost >= 3.4 sorts categories lighter than min_child_weight by their own "
+            "weight; daskboost, as xgboost 2.x-3.3, gives them weight 0")))
+    X, y = _parity_data(n_categories, missing=missing)
+    params = dict(n_estimators=10, max_depth=4 if mcw > 1 else 3, learning_rate=0.3,
+                  base_score=0.0, min_child_weight=mcw,
                   max_cat_to_onehot=max_cat_to_onehot, max_cat_threshold=max_cat_threshold)
     theirs = xgb.XGBRegressor(tree_method="hist", enable_categorical=True, **params).fit(X, y)
     ours = DaskBoostRegressor(**params).fit(X, y)
