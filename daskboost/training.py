@@ -28,7 +28,7 @@ import numpy as np
 from .binning import BinMapper
 from .blockstore import StoreConfig, StoreRef, check_cache_dirs
 from .booster import Booster, write_json_atomically
-from .data import categorical_features, partition_input
+from .data import categorical_features, checked_categories, partition_input
 from .grower import stack_node_arrays
 from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
                          stack_category_tables)
@@ -221,7 +221,26 @@ class TrainingInfo:
         self.evals_result = evals_result
 
 
-def _check_previous(previous, objective, data, categories=None):
+def _continued_dictionaries(previous, data, categories, max_cat):
+    """The dictionaries of a continued fit: for each categorical feature the sorted
+    union of the model's categories and the new data's, so the new trees know the new
+    categories and the model's trees keep theirs (issue 13)."""
+    theirs = set(previous.categories)
+    ours = set(categorical_features(data.feature_types or []))
+    if theirs != ours:
+        f = min(theirs ^ ours)
+        name = repr(data.feature_names[f]) if data.feature_names else str(f)
+        kinds = ("categorical", "numeric") if f in theirs else ("numeric", "categorical")
+        raise TypeError(f"feature {name} is {kinds[0]} in xgb_model but {kinds[1]} in X; "
+                        "continuing a fit needs the same feature types")
+    merged = {}
+    for f in sorted(ours):
+        name = repr(data.feature_names[f]) if data.feature_names else str(f)
+        merged[f] = checked_categories(previous.categories[f] + categories[f], name, max_cat)
+    return merged
+
+
+def _check_previous(previous, objective, data):
     if previous.n_outputs != objective.n_outputs() or previous.objective != objective.name:
         raise ValueError(
             f"xgb_model was trained with objective={previous.objective!r} and "
@@ -232,10 +251,6 @@ def _check_previous(previous, objective, data, categories=None):
             and previous.feature_names != data.feature_names):
         raise ValueError(f"xgb_model was trained on the features {previous.feature_names or previous.n_features}; "
                          f"X has {data.feature_names or data.n_features}")
-    if previous.categories != (categories or {}):
-        raise ValueError("xgb_model has other categorical features or categories than X "
-                         f"({previous.categories} vs {categories or {}}); continuing a fit "
-                         "needs the same dictionaries")
 
 
 @dataclass(frozen=True)
@@ -273,8 +288,11 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     if params.tree_method == "exact":
         _check_exact(scanned.summaries, data.feature_names)
     objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
+    categories = scanned.categories
     if previous is not None:
-        _check_previous(previous, objective, data, scanned.categories)
+        _check_previous(previous, objective, data)
+        categories = _continued_dictionaries(previous, data, categories, params.max_cat)
+        previous = previous.recoded(categories)
         base_margin = previous.base_margin
     elif params.base_score is None:
         base_margin = objective.base_margin(stats)
@@ -283,7 +301,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
     metrics = [get_metric(name, objective, params.quantile_alpha, params.huber_slope)
                for name in _metric_names(params, objective)]
-    mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, scanned.categories)
+    mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, categories)
     offsets = np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
     fit = _Boosting(runtime, params, data, evals, objective, mapper, metrics,
                     (base_margin, classes, previous), offsets)

@@ -454,9 +454,26 @@ def test_continued_training_and_checkpoints(tmp_path):
     first = DaskBoostRegressor(n_estimators=3, **params).fit(df, y)
     more = DaskBoostRegressor(n_estimators=3, **params).fit(df, y, xgb_model=first)
     np.testing.assert_allclose(more.predict(df), whole.predict(df), rtol=0, atol=1e-6)
-    with pytest.raises(ValueError, match="same dictionaries"):
-        keep = (df["city"] != "oslo").to_numpy()
-        DaskBoostRegressor(n_estimators=1, **params).fit(df[keep], y[keep], xgb_model=first)
+    # continuing on data with a category the model has not seen merges the dictionaries:
+    # the model's trees keep predicting what they did, the new ones can use the category
+    keep = (df["city"] != "oslo").to_numpy()
+    without_oslo = DaskBoostRegressor(n_estimators=3, **params).fit(df[keep], y[keep])
+    assert "oslo" not in without_oslo.get_booster().categories[0]
+    more = DaskBoostRegressor(n_estimators=3, **params).fit(df, y, xgb_model=without_oslo)
+    assert more.get_booster().categories[0] == sorted(CITIES)
+    np.testing.assert_array_equal(more.predict(df, iteration_range=(0, 3)),
+                                  without_oslo.predict(df))
+    sets = [s for t in more.get_booster().trees[3:] for s in (t.categories or {}).values()]
+    oslo = sorted(CITIES).index("oslo")
+    assert any(oslo in s for s in sets)
+    assert "oslo" in more.get_booster().get_dump()[3] + more.get_booster().get_dump()[4] + \
+        more.get_booster().get_dump()[5]
+    with pytest.raises(TypeError, match="'city' is categorical in xgb_model but numeric in X"):
+        numeric_city = df.assign(city=df["city"].cat.codes.astype(float))
+        DaskBoostRegressor(n_estimators=1, **params).fit(numeric_city, y, xgb_model=first)
+    with pytest.raises(TypeError, match="'city' mixes strings and numbers"):
+        coded = df.assign(city=df["city"].cat.codes.astype("category"))
+        DaskBoostRegressor(n_estimators=1, **params).fit(coded, y, xgb_model=first)
     checkpoint = tmp_path / "ckpt.json"
     DaskBoostRegressor(n_estimators=4, checkpoint_path=str(checkpoint), checkpoint_interval=2,
                        **params).fit(df, y)
