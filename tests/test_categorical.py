@@ -118,7 +118,8 @@ def test_bad_feature_types_and_params():
 # ---- milestone 2: categorical splits ---------------------------------------------------
 
 def _hist_of(stats, missing=(0.0, 0.0)):
-    """A one-feature histogram: (g, h) per category, then the missing bin."""
+    """A one-feature histogram: (g, h) per category, then the missing bin (the kernels'
+    cell layout for one feature)."""
     hist = np.zeros((1, len(stats) + 1, 2))
     hist[0, :len(stats)] = stats
     hist[0, -1] = missing
@@ -130,7 +131,7 @@ def _split(hist, onehot, threshold=64, **kw):
     k = hist.shape[1] - 1
     g, h = hist[0].sum(axis=0)
     right = np.zeros(hist.shape[1], dtype=bool)
-    out = find_node_split_categorical(hist, np.array([k]), k, g, h, np.ones(1, bool),
+    out = find_node_split_categorical(hist[0], np.array([0, k + 1]), g, h, np.ones(1, bool),
                                       np.ones(1, bool), 1.0, 0.0, 0.0, kw.get("mcw", 0.0),
                                       kw.get("gamma", 0.0), onehot, threshold, right)
     return out, np.flatnonzero(right).tolist()
@@ -144,6 +145,20 @@ def test_partition_split_groups_categories_by_gradient_statistic():
     assert f == 0 and b == -1 and sorted(right) in ([0, 3], [1, 2])
     (gain1, *_), right1 = _split(hist, onehot=10)  # one-vs-rest: a single category
     assert len(right1) == 1 and gain1 < gain
+
+
+def test_category_order_is_the_stable_sort_by_weight_with_light_categories_at_zero():
+    from daskboost.splitting import _category_order, leaf_weight
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # ties, absent (h = 0), light, zero-gradient categories
+        k = int(rng.integers(1, 300))
+        h = rng.choice([0.0, 0.5, 1.0, 2.0, 3.0], size=k) * rng.integers(0, 3, size=k)
+        g = rng.choice([-2.0, -1.0, 0.0, 1.0, 2.0], size=k) * (h > 0)
+        mcw = float(rng.choice([0.0, 1.0, 2.5]))
+        weights = [leaf_weight(g[c], h[c], 1.0, 0.0, 0.0) if h[c] >= mcw and h[c] > 0
+                   else 0.0 for c in range(k)]
+        got = _category_order(np.stack([g, h], axis=1), k, 1.0, 0.0, 0.0, mcw)
+        np.testing.assert_array_equal(got, np.argsort(weights, kind="stable"))
 
 
 def test_max_cat_threshold_bounds_the_set_and_min_child_weight_and_gamma_apply():
