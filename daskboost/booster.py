@@ -76,6 +76,10 @@ class Booster:
     def n_rounds(self):
         return len(self.trees) // self.n_outputs
 
+    def num_boosted_rounds(self):
+        """The number of rounds (xgboost's name, for callbacks written for xgboost)."""
+        return self.n_rounds
+
     def get_objective(self):
         if self.objective == CustomObjective.name:  # only its output transform is needed
             return CustomObjective(num_class=self.n_outputs)

@@ -27,6 +27,7 @@ import numpy as np
 
 from .binning import BinMapper
 from .blockstore import StoreConfig, StoreRef, check_cache_dirs
+from .callbacks import CallbackList
 from .booster import Booster, write_json_atomically
 from .data import categorical_features, checked_categories, partition_input
 from .grower import stack_node_arrays
@@ -177,7 +178,8 @@ def _metric_names(params, objective):
 
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
           sample_weight_eval_set=None, previous=None, base_margin=None,
-          base_margin_eval_set=None, progress=None, checkpoint=None, store_config=None):
+          base_margin_eval_set=None, progress=None, checkpoint=None, store_config=None,
+          callbacks=None):
     """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
 
     ``store_config``: a ``blockstore.StoreConfig`` (memory budget, cache dirs) for the
@@ -185,9 +187,11 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
 
     ``previous``: a Booster to continue (its trees come first; its predictions are the
     starting margins).  ``checkpoint``: a ``Checkpoint`` (the model written every
-    ``every`` rounds).  Returns ``(booster, info)``: info has ``classes`` and
+    ``every`` rounds).  ``callbacks``: objects with xgboost's ``TrainingCallback``
+    methods (see ``callbacks``).  Returns ``(booster, info)``: info has ``classes`` and
     ``evals_result``.
     """
+    callbacks = CallbackList(callbacks)
     types = (params.enable_categorical, params.feature_types)
     data = partition_input(X, y, sample_weight, base_margin, *types)
     # split constraints name features: checked on X's features before any pass
@@ -202,7 +206,8 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     if store_config is None:
         store_config = StoreConfig(None, tuple(check_cache_dirs(None)))
     with make_runtime(uuid.uuid4().hex[:12], store_config) as runtime:
-        return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint)
+        return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint,
+                      callbacks)
 
 
 def _check_eval_types(data, evals, index):
@@ -262,14 +267,14 @@ class Checkpoint:
 
 
 def _trained_model(trees, base_margin, objective, data, objective_params, best=(None, None),
-                   categories=None):
+                   categories=None, check=True):
     """The Booster of the trees grown so far; with ``DASKBOOST_CHECK_MODELS=1`` (the test
     suite) it passes the checks a model file passes, so the kernels' assumptions hold
     for models built in memory too."""
     booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
                       objective_params, best_iteration=best[0], best_score=best[1],
                       feature_types=data.feature_types, categories=categories)
-    if in_memory_checks_enabled():
+    if check and in_memory_checks_enabled():
         check_model(booster, "the trained model")
     return booster
 
@@ -283,7 +288,7 @@ def _write_checkpoint(path, trees, base_margin, objective, data, objective_param
 
 
 def _train(runtime, params, data, evals, classifier, previous=None, progress=None,
-           checkpoint=None):
+           checkpoint=None, callbacks=CallbackList(None)):
     scanned = scan(runtime, data, params, classifier)
     if params.tree_method == "exact":
         _check_exact(scanned.summaries, data.feature_names)
@@ -304,13 +309,25 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, categories)
     offsets = np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
     fit = _Boosting(runtime, params, data, evals, objective, mapper, metrics,
-                    (base_margin, classes, previous), offsets)
+                    (base_margin, classes, previous), offsets, every_round=bool(callbacks))
     evals_result = {e.name: {m.name: [] for m in metrics} for e in fit.eval_sets}
+
+    def model_so_far():  # what callbacks see: the trees so far, unchecked (cheap)
+        return _trained_model(fit.trees, base_margin, objective, data, objective_params,
+                              categories=mapper.categories, check=False)
+
+    def stop_before(round_):
+        return bool(callbacks) and callbacks.before_iteration(model_so_far(), round_,
+                                                              evals_result)
+
+    if callbacks:
+        callbacks.before_training(model_so_far())
     first_round = 0 if previous is None else previous.n_rounds
     best = (None, None)   # (round, score) for early stopping
     stopping = params.early_stopping_rounds
     end = first_round + params.n_estimators
-    for round_, scores in _each_round(fit, first_round, end, progress, checkpoint):
+    for round_, scores in _each_round(fit, first_round, end, progress, checkpoint,
+                                      stop_before):
         for name, values in scores.items():
             for metric_name, value in values.items():
                 evals_result[name][metric_name].append(value)
@@ -319,6 +336,8 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
         if checkpoint is not None and (round_ + 1) % checkpoint.every == 0:
             _write_checkpoint(checkpoint.path, fit.trees, base_margin, objective, data,
                               objective_params, mapper.categories)
+        asked_to_stop = bool(callbacks) and callbacks.after_iteration(
+            model_so_far(), round_, evals_result)
         if fit.eval_sets and stopping:
             metric = fit.eval_sets[-1].metrics[-1]
             score = evals_result[fit.eval_sets[-1].name][metric.name][-1]
@@ -326,19 +345,26 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
                 best = (round_, score)
             elif round_ - best[0] >= stopping:
                 break
+        if asked_to_stop:
+            break
     booster = _trained_model(fit.trees, base_margin, objective, data, objective_params, best,
                              mapper.categories)
+    if callbacks:
+        booster = callbacks.after_training(booster)
     return booster, TrainingInfo(classes, evals_result)
 
 
 MAX_RECOVERIES = 10  # lost-worker recoveries per round before giving up
 
 
-def _each_round(fit, first_round, end, progress, checkpoint):
+def _each_round(fit, first_round, end, progress, checkpoint, stop_before=None):
     """``(round, scores)`` of every round, grown as many at a time as
-    ``fit.rounds_per_call`` allows."""
+    ``fit.rounds_per_call`` allows; ``stop_before(round)`` True ends it before that
+    round."""
     round_ = first_round
     while round_ < end:
+        if stop_before is not None and stop_before(round_):
+            return
         count = fit.rounds_per_call(round_, end, progress, checkpoint)
         for scores in fit.boost_rounds(round_, count):
             yield round_, scores
@@ -354,8 +380,9 @@ class _Boosting:
     """
 
     def __init__(self, runtime, params, data, evals, objective, mapper, metrics, start,
-                 offsets):
+                 offsets, every_round=False):
         self.runtime, self.params, self.data, self.evals = runtime, params, data, evals
+        self.every_round = every_round  # the client acts after every round (callbacks)
         self.objective, self.mapper = objective, mapper
         self.start = start  # (base_margin, classes, previous) of bin_partition
         self.offsets = offsets
@@ -384,11 +411,13 @@ class _Boosting:
     def rounds_per_call(self, round_, end, progress, checkpoint):
         """How many rounds to grow in one go from ``round_``: all the rounds left (up to
         the next checkpoint) when the client has nothing to do between rounds (no eval
-        set, progress display, approx re-binning, trimming or leaf refit); else one.
+        set, progress display, callbacks, approx re-binning, trimming or leaf refit);
+        else one.
         On a cluster the workers then grow them without a client round trip per round.
         """
         p = self.params
-        if (self.eval_sets or progress is not None or p.tree_method == "approx"
+        if (self.eval_sets or progress is not None or self.every_round
+                or p.tree_method == "approx"
                 or p.trim_fraction or self.objective.leaf_quantile is not None):
             return 1
         count = end - round_
