@@ -8,8 +8,11 @@ the local schedulers, on every worker at once on a ``distributed`` cluster.
 
 from .booster import Booster
 from .callbacks import TrainingCallback
+from .cv import cv
+from .folds import cv_folds
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor
 
 __version__ = "0.1.0"
 
-__all__ = ["Booster", "DaskBoostClassifier", "DaskBoostRegressor", "TrainingCallback", "__version__"]
+__all__ = ["Booster", "DaskBoostClassifier", "DaskBoostRegressor", "TrainingCallback", "cv",
+           "cv_folds", "__version__"]

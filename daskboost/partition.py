@@ -45,6 +45,8 @@ class ScanResult:
     class_weights: dict        # label -> weight sum (classifiers), else None
     partition_rows: list = None  # rows of each partition, in partition order
     categories: dict = None      # categorical feature -> its sorted categories (issue 13)
+    # classifiers: {label: rows} of each partition, in partition order (stratified folds)
+    partition_class_counts: list = None
 
 
 def _where(index):
@@ -82,17 +84,28 @@ def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=Non
     categories are collected (their sketches see only missing values)."""
     X, labels, weights = read_partition(
         x, y, w, index, None if not categorical else {f: None for f in categorical[0]})
-    n = X.shape[0]
+    result = scan_labels(labels, weights, index, sketch_size, collect_classes)
+    result.summaries = summarize_block(X, weights, sketch_size)
+    result.categories = _partition_categories(x, categorical)
+    return result
+
+
+def scan_labels(labels, weights, index, sketch_size, collect_classes):
+    """The label statistics of one block of labels and weights, as a ``ScanResult``
+    without feature summaries (the scan pass's, and a cross-validation fold's)."""
+    n = labels.shape[0]
     numeric = labels.dtype.kind in "biuf"
     if numeric and labels.dtype.kind == "f" and not np.isfinite(labels).all():
         raise ValueError(f"y contains inf{_where(index)}")
     weight_sum = float(n if weights is None else weights.sum())
-    class_weights, label_summary = None, None
+    class_weights, label_summary, class_counts = None, None, None
     weighted_label_sum, label_min, label_max, all_integer = 0.0, np.inf, -np.inf, True
     if collect_classes:
         uniques, inverse = np.unique(labels, return_inverse=True)
         sums = np.bincount(inverse, weights=weights, minlength=len(uniques))
         class_weights = dict(zip(uniques.tolist(), sums.tolist()))
+        counts = np.bincount(inverse, minlength=len(uniques))
+        class_counts = [dict(zip(uniques.tolist(), counts.tolist()))]
     else:
         if not numeric:
             raise TypeError(f"y must be numeric for regression; got dtype {labels.dtype}{_where(index)}")
@@ -102,10 +115,9 @@ def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=Non
             label_min, label_max = float(y64.min()), float(y64.max())
         all_integer = bool(np.all(y64 == np.floor(y64)))
         label_summary = summarize_column(y64, weights, sketch_size)
-    summaries = summarize_block(X, weights, sketch_size)
-    return ScanResult(n, summaries, weight_sum, weighted_label_sum, label_min, label_max,
+    return ScanResult(n, [], weight_sum, weighted_label_sum, label_min, label_max,
                       all_integer, label_summary, class_weights, [n],
-                      _partition_categories(x, categorical))
+                      partition_class_counts=class_counts)
 
 
 def _partition_categories(x, categorical):
@@ -150,6 +162,8 @@ def merge_scans(a, b, sketch_size, categorical=None):
         classes,
         a.partition_rows + b.partition_rows,
         _merge_categories(a.categories, b.categories, categorical),
+        None if a.partition_class_counts is None
+        else a.partition_class_counts + b.partition_class_counts,
     )
 
 
@@ -169,6 +183,10 @@ class PartitionState:
     positions: np.ndarray = None  # (K, n_rows) int32 node of each row in each tree
     row_offset: int = 0          # global index of the partition's first row
     rounds: int = 0              # boosting rounds whose trees are in ``margin``
+    # cross-validation (``cv``): the fold of each row, (n_rows,) int32; the K trees of
+    # fold f are trees f*K .. f*K + K - 1, and a row has zero gradients in its own
+    # fold's trees.  None in a fit.
+    folds: np.ndarray = None
 
 
 def encode_labels(labels, classes):
@@ -196,8 +214,8 @@ def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, store=
     index of the partition's first row (row sampling is keyed on global indices).
     """
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
-    return _start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
-                        store, row_offset, margins)
+    return start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
+                       store, row_offset, margins)
 
 
 def store_codes(codes, store):
@@ -206,8 +224,9 @@ def store_codes(codes, store):
     return codes if store is None else store.open().put(codes)
 
 
-def _start_state(X, labels, weights, index, mapper, base_margin, classes, previous, store,
-                 row_offset, margins):
+def start_state(X, labels, weights, index, mapper, base_margin, classes, previous, store,
+                row_offset, margins):
+    """The training state of a read partition (``bin_partition``'s second half)."""
     if classes is not None:
         labels = encode_labels(labels, classes)
     n = X.shape[0]
@@ -237,8 +256,8 @@ def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, st
     starting margins one by one, in order (the additions training made, so the same
     floating-point values).  Used to rebuild a state lost with a worker."""
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
-    state = _start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
-                         store, row_offset, margins)
+    state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
+                        store, row_offset, margins)
     PackedForest(new_trees, len(base_margin)).add_margin(
         np.ascontiguousarray(X, dtype=np.float64), state.margin)
     return replace(state, rounds=rounds)
@@ -361,13 +380,8 @@ def _start_round(state, step):
     for start, stop, block in row_blocks(state.codes):
         rows = slice(start, stop)
         margin = state.margin[:, rows]
-        if add_trees and step.cat_table is None:
-            add_leaf_values_kernel(block, old_positions[:, rows], *step.split_arrays(),
-                                   step.missing_code, step.leaf_values, margin, margin)
-        elif add_trees:
-            add_leaf_values_kernel_categorical(
-                block, old_positions[:, rows], *step.split_arrays(), step.missing_code,
-                step.leaf_values, margin, margin, step.cat_table)
+        if add_trees:
+            _add_round_trees(block, old_positions[:, rows], step, margin, margin)
         grad, hess = _round_gradients(state, step, rows)
         accumulate_histograms(block, grad, hess, positions[:, rows], *root, step.missing_code,
                               step.node_to_slot, positions[:, rows], hist, step.cell_offsets)
@@ -379,10 +393,38 @@ def _start_round(state, step):
     return state, hist
 
 
+def _add_round_trees(block, positions, step, margin, out):
+    """``out = margin +`` the round's leaf values, for one block of rows: each row moves
+    to its leaf under the round's last splits (``step``'s) from ``positions``."""
+    if step.cat_table is None:
+        add_leaf_values_kernel(block, positions, *step.split_arrays(), step.missing_code,
+                               step.leaf_values, margin, out)
+    else:
+        add_leaf_values_kernel_categorical(
+            block, positions, *step.split_arrays(), step.missing_code, step.leaf_values,
+            margin, out, step.cat_table)
+
+
+def margins_with_round(state, step):
+    """The state's margins with the round's finished trees added, as a new array (the
+    state is left as it is: the next round's first pass adds them): ``step`` carries
+    the round's last splits and leaf values, as the next round's first pass does."""
+    out = np.empty_like(state.margin)
+    for start, stop, block in row_blocks(state.codes):
+        rows = slice(start, stop)
+        _add_round_trees(block, state.positions[:, rows], step, state.margin[:, rows],
+                         out[:, rows])
+    return out
+
+
 def _round_gradients(state, step, rows):
     """The new round's (g, h) of ``rows``, with row subsampling and trimming applied."""
     weight = None if state.weight is None else state.weight[rows]
-    grad, hess = step.objective.gradients(state.margin[:, rows], state.label[rows], weight)
+    if state.folds is None:
+        grad, hess = step.objective.gradients(state.margin[:, rows], state.label[rows], weight)
+    else:  # cross-validation: zero for the rows a fold holds out (``cv.FoldObjective``)
+        grad, hess = step.objective.fold_gradients(state.margin[:, rows], state.label[rows],
+                                                   weight, state.folds[rows])
     if step.subsample < 1.0:
         keep = sampled_rows(step.sample_seed, step.round, state.row_offset + rows.start,
                             rows.stop - rows.start, step.subsample)

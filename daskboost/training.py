@@ -108,21 +108,38 @@ def resolve_objective(params, scanned, classifier):
                 raise ValueError(f"num_class={given} does not match the {n_classes} classes in y")
             objective_params["num_class"] = n_classes
         classes = np.array(labels)
-        weights = {i: float(scanned.class_weights[label]) for i, label in enumerate(labels)}
-        stats = LabelStats(scanned.n_rows, scanned.weight_sum,
-                           float(sum(i * w for i, w in weights.items())), 0.0,
-                           float(n_classes - 1), True, None, weights)
     else:
         name = name or "reg:squarederror"
-        stats = LabelStats(scanned.n_rows, scanned.weight_sum, scanned.weighted_label_sum,
-                           scanned.label_min, scanned.label_max, scanned.all_integer,
-                           scanned.label_summary, None)
+    stats = label_stats(scanned, labels if classifier else None)
     if callable(name):
         objective = CustomObjective(name, objective_params.get("num_class"), classifier)
     else:
         objective = get_objective(name, **objective_params)
     objective.check_labels(stats)
     return objective, objective_params, classes, stats
+
+
+def label_stats(scanned, labels=None):
+    """The ``LabelStats`` of scanned labels (a ``ScanResult``); ``labels``: a
+    classifier's sorted classes (class ``i`` is the label ``labels[i]``), else None."""
+    if labels is None:
+        return LabelStats(scanned.n_rows, scanned.weight_sum, scanned.weighted_label_sum,
+                          scanned.label_min, scanned.label_max, scanned.all_integer,
+                          scanned.label_summary, None)
+    weights = {i: float(scanned.class_weights.get(label, 0.0)) for i, label in enumerate(labels)}
+    return LabelStats(scanned.n_rows, scanned.weight_sum,
+                      float(sum(i * w for i, w in weights.items())), 0.0,
+                      float(len(labels) - 1), True, None, weights)
+
+
+def start_margin(objective, stats, params):
+    """The (K,) starting margin: ``base_score`` if given, else the objective's constant
+    start on the labels (``stats``)."""
+    if params.base_score is None:
+        base_margin = objective.base_margin(stats)
+    else:
+        base_margin = objective.margin_from_base_score(params.base_score)
+    return np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
 
 
 class EvalSet:
@@ -291,23 +308,20 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
            checkpoint=None, callbacks=CallbackList(None)):
     scanned = scan(runtime, data, params, classifier)
     if params.tree_method == "exact":
-        _check_exact(scanned.summaries, data.feature_names)
+        check_exact(scanned.summaries, data.feature_names)
     objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
     categories = scanned.categories
     if previous is not None:
         _check_previous(previous, objective, data)
         categories = _continued_dictionaries(previous, data, categories, params.max_cat)
         previous = previous.recoded(categories)
-        base_margin = previous.base_margin
-    elif params.base_score is None:
-        base_margin = objective.base_margin(stats)
+        base_margin = np.atleast_1d(np.asarray(previous.base_margin, dtype=np.float64))
     else:
-        base_margin = objective.margin_from_base_score(params.base_score)
-    base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
+        base_margin = start_margin(objective, stats, params)
     metrics = [get_metric(name, objective, params.quantile_alpha, params.huber_slope)
                for name in _metric_names(params, objective)]
     mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, categories)
-    offsets = np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
+    offsets = row_offsets(scanned)
     fit = _Boosting(runtime, params, data, evals, objective, mapper, metrics,
                     (base_margin, classes, previous), offsets, every_round=bool(callbacks))
     evals_result = {e.name: {m.name: [] for m in metrics} for e in fit.eval_sets}
@@ -379,6 +393,11 @@ class _Boosting:
     round's trees, added to the margins by the next round's first pass.
     """
 
+    # how a training partition's state is built from the raw data, and rebuilt after a
+    # lost worker (``cv`` grows its folds with states of its own)
+    bin_state = staticmethod(bin_partition)
+    rebuild_state = staticmethod(rebuild_partition)
+
     def __init__(self, runtime, params, data, evals, objective, mapper, metrics, start,
                  offsets, every_round=False):
         self.runtime, self.params, self.data, self.evals = runtime, params, data, evals
@@ -391,7 +410,7 @@ class _Boosting:
         self.trees = [] if previous is None else list(previous.trees)
         self.pending = None
         self.leaf_values = None
-        self.states = runtime.create_states("train", data, bin_partition,
+        self.states = runtime.create_states("train", data, self.bin_state,
                                             self._bin_args(), self._last_args(data, offsets))
         self.eval_sets = [
             EvalSet(f"validation_{i}", runtime.create_states(
@@ -451,11 +470,12 @@ class _Boosting:
         fit to its starting margins (the same additions, in the same order, as training
         made)."""
         new_trees = self.trees[self.n_previous_trees:]
-        data, offsets = ((self.data, self.offsets) if states is self.states else
-                         (self.evals[[e.states for e in self.eval_sets].index(states)],
-                          np.zeros(len(states), np.int64)))
+        if states is self.states:
+            return (self.rebuild_state, self._bin_args(),
+                    self._last_args(self.data, self.offsets, (new_trees, round_)))
+        data = self.evals[[e.states for e in self.eval_sets].index(states)]
         return (rebuild_partition, self._bin_args(),
-                self._last_args(data, offsets, (new_trees, round_)))
+                self._last_args(data, np.zeros(len(states), np.int64), (new_trees, round_)))
 
     def _grow_rounds(self, first, count):
         runtime, params, objective = self.runtime, self.params, self.objective
@@ -483,15 +503,16 @@ class _Boosting:
             if objective.leaf_quantile is not None:
                 self.states, pending = _refit_leaves(runtime, self.states, pending, growers[0],
                                                      objective, self.mapper, params)
-            all_scores.append(self._evaluate(growers, round_))
+            all_scores.append(self._evaluate(growers, round_, pending))
             # the round is done: only now does it change what the next round starts from
             self.trees.extend(g.to_tree() for g in growers)
             self.pending = pending
             self.leaf_values = round_leaf_values(growers)
         return all_scores
 
-    def _evaluate(self, growers, round_):
-        """Add the round's trees to the eval margins; {eval set: {metric: value}}."""
+    def _evaluate(self, growers, round_, pending):
+        """Add the round's trees to the eval margins; {eval set: {metric: value}}.
+        (``pending``: the round's last splits, not applied to the training rows yet.)"""
         scores = {}
         if not self.eval_sets:
             return scores
@@ -507,7 +528,13 @@ class _Boosting:
         return scores
 
 
-def _check_exact(summaries, feature_names):
+def row_offsets(scanned):
+    """The global index of each partition's first row (row sampling and cross-validation
+    folds are keyed on global row indices)."""
+    return np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
+
+
+def check_exact(summaries, feature_names):
     """tree_method="exact": every distinct value must be a candidate (one bin each)."""
     for f, summary in enumerate(summaries):
         if not summary.is_exact or len(summary) > MAX_EXACT_VALUES:
@@ -520,6 +547,15 @@ def _check_exact(summaries, feature_names):
 def _finish_round(runtime, states, pending, leaf_values, objective, mapper, params, round_):
     """Apply the last round's splits and leaf values on every partition and compute the
     new round's gradients, building no histogram (before a pass that needs them)."""
+    finish = finish_step(pending, leaf_values, objective, mapper, params, round_)
+    states, _ = runtime.map_reduce(partition_step, states, finish, add_histograms)
+    return states
+
+
+def finish_step(pending, leaf_values, objective, mapper, params, round_):
+    """The first pass of round ``round_`` without histograms: ``pending`` (the last
+    splits of the round before) and ``leaf_values`` (its trees' node values) move the
+    rows to their leaves and add the trees to the margins."""
     K = objective.n_outputs()
     finish = LevelStep(new_tree=True, leaf_values=leaf_values, objective=objective,
                        node_to_slot=np.full((K, 1), -1, np.int32), n_slots=0,
@@ -531,8 +567,7 @@ def _finish_round(runtime, states, pending, leaf_values, objective, mapper, para
     (finish.split_feature, finish.split_bin, finish.default_left, finish.left_child,
      finish.right_child) = (pad_nodes(a, width) for a in splits[:5])
     finish.cat_table = category_table(splits)
-    states, _ = runtime.map_reduce(partition_step, states, finish, add_histograms)
-    return states
+    return finish
 
 
 def _propose_again(runtime, data, evals, states, eval_sets, mapper, params):

@@ -1,0 +1,511 @@
+"""Cross-validation on dask data: ``cv``, xgboost's ``xgboost.cv`` for daskboost.
+
+The nfold models grow together, as one boosting with ``nfold * K`` trees per round
+(``FoldObjective``): the data is read, sketched and binned once; each partition state
+holds every fold's margins, gradients and node positions (rows ``f*K .. f*K + K - 1``
+for fold ``f``) and the fold of each row (``folds``); a row's gradient and hessian
+are zero in the trees of the fold that holds it out, so it adds nothing to their
+histograms (and the histogram kernel skips it), and one pass over the partitions per
+level builds the histograms of every fold's trees.  Each fold starts from the
+constant its own training rows give (their label statistics are taken in the binning
+pass, from the raw labels, exactly as a fit's scan takes them).
+
+After each round one more pass, which leaves the states as they are, adds the round's
+trees to a copy of the margins and returns each fold's metric partial sums on its
+training rows ("train") and on the rows it holds out ("test"), reduced in the fixed
+order; the client reports their mean and standard deviation (numpy's, ddof=0) over
+the folds, as xgboost does.
+
+Folds are keyed on (seed, global row index) (``folds``), so they do not depend on the
+partitioning.  With the same bins, fold ``f``'s model is the model a fit on that
+fold's training rows grows (``tests/test_cv.py``), row subsampling apart (it is keyed
+on global row indices, which differ).
+"""
+
+import dataclasses
+import functools
+import uuid
+from dataclasses import dataclass
+
+import numpy as np
+
+from .binning import BinMapper
+from .callbacks import CallbackList
+from .data import partition_input
+from .folds import FoldLayout, check_nfold
+from .level_loop import round_leaf_values
+from .metrics import get_metric
+from .objectives import classifier_objectives, get_objective, is_classification, \
+    objective_kind, regressor_objectives, REGRESSION
+from .params import integer_param, resolve_constraints, validate_params
+from .partition import (PartitionState, margins_with_round, merge_scans, read_partition,
+                        rebuild_partition, scan_labels, start_state)
+from .runtime import make_runtime
+from .sklearn import DaskBoostRegressor
+from .training import (_Boosting, _each_round, _metric_names, _PartialsCombiner,
+                       _trained_model, check_exact, finish_step, label_stats,
+                       resolve_objective, row_offsets, scan, sketch_size_for, start_margin)
+
+# xgboost's native names of the estimator's parameters
+XGBOOST_ALIASES = {"eta": "learning_rate", "lambda": "reg_lambda", "alpha": "reg_alpha",
+                   "min_split_loss": "gamma", "seed": "random_state"}
+DATA_NAMES = ("train", "test")
+
+
+# ---- on the partitions -------------------------------------------------------------------
+
+class FoldObjective:
+    """The objective of ``nfold`` models grown together: ``nfold * K`` outputs, fold
+    ``f``'s K trees being outputs ``f*K .. f*K + K - 1``."""
+
+    leaf_quantile = None  # adaptive leaves are refused (``_check_supported``)
+
+    def __init__(self, objective, nfold):
+        self.objective = objective
+        self.nfold = nfold
+        self.outputs_per_model = objective.n_outputs()
+
+    def n_outputs(self):
+        return self.nfold * self.outputs_per_model
+
+    def fold_gradients(self, margin, y, weight, folds):
+        """(g, h) of every fold's trees, (nfold * K, n) float32: each fold's from its
+        own margins, zero for the rows it holds out (``folds == f``)."""
+        K = self.outputs_per_model
+        grad = np.empty(margin.shape, dtype=np.float32)
+        hess = np.empty(margin.shape, dtype=np.float32)
+        for f in range(self.nfold):
+            trees = slice(f * K, (f + 1) * K)
+            grad[trees], hess[trees] = self.objective.gradients(margin[trees], y, weight)
+            held_out = folds == f
+            grad[trees, held_out] = 0.0
+            hess[trees, held_out] = 0.0
+        return grad, hess
+
+
+@dataclass
+class FoldState(PartitionState):
+    """A partition state of a cross-validation as binned: until the pass after binning
+    takes them (``take_label_scans``), each fold's label statistics of the
+    partition's rows that the fold trains on (``partition.scan_labels``)."""
+
+    label_scans: list = None
+
+
+def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
+                       layout, sketch_size, row_offset=0, margins=None):
+    """``partition.bin_partition`` for a cross-validation: the state also holds its
+    rows' folds and, with ``sketch_size`` (the first binning), the folds' label
+    statistics.  ``base_margin``: (nfold * K,) starting margins."""
+    X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
+    state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
+                        store, row_offset, margins)
+    return _with_folds(state, layout, index, classes is not None, labels, weights,
+                       sketch_size)
+
+
+def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
+                           layout, sketch_size, row_offset, margins, new_trees, rounds):
+    """``partition.rebuild_partition`` for a cross-validation (a state lost with a
+    worker, rebuilt with the folds' trees so far)."""
+    state = rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
+                              row_offset, margins, new_trees, rounds)
+    return _with_folds(state, layout, index, classes is not None)
+
+
+def _with_folds(state, layout, index, classifier, labels=None, weights=None,
+                sketch_size=None):
+    """``state`` as a ``FoldState``, with its rows' folds and, if ``sketch_size`` is
+    given, each fold's label statistics of its training rows among them, from the raw
+    ``labels`` and ``weights`` (as a fit's scan takes them)."""
+    folds = layout.of_partition(
+        index, state.row_offset,
+        state.label.astype(np.int64) if layout.stratified else len(state.label))
+    scans = None
+    if sketch_size is not None:
+        scans = []
+        for f in range(layout.nfold):
+            trains = folds != f
+            scans.append(scan_labels(labels[trains],
+                                     None if weights is None else weights[trains],
+                                     index, sketch_size, classifier))
+    fields = {field.name: getattr(state, field.name)
+              for field in dataclasses.fields(PartitionState)}
+    return FoldState(**{**fields, "folds": folds}, label_scans=scans)
+
+
+def take_label_scans(state, _):
+    """The pass after binning: hand over the folds' label statistics."""
+    scans, state.label_scans = state.label_scans, None
+    return state, scans
+
+
+class _FoldScanMerger:
+    """Combine two partition groups' per-fold label statistics (a before b)."""
+
+    def __init__(self, size):
+        self.size = size
+
+    def __call__(self, a, b):
+        return [merge_scans(x, y, self.size) for x, y in zip(a, b)]
+
+
+def set_start_margins(state, base_margin):
+    """Every row starts at its folds' constants, (nfold * K,) ``base_margin``."""
+    state.margin[:] = base_margin[:, None]
+    return state, None
+
+
+def _no_result(a, b):
+    return None
+
+
+@dataclass(frozen=True)
+class FoldEvalStep:
+    """The pass after a round: ``finish`` moves the rows to the round's leaves and adds
+    their values (``training.finish_step``); ``metrics`` of one model's ``objective``."""
+
+    finish: object
+    metrics: list
+    objective: object
+    nfold: int
+
+
+def fold_partials(state, step):
+    """Metric partial sums of every fold after the round, on its training rows and on
+    the rows it holds out: a flat tuple, fold by fold, train then test, metric by
+    metric.  The state is left as it is (the next round's first pass adds the trees)."""
+    margin = margins_with_round(state, step.finish)
+    K = step.objective.n_outputs()
+    partials = []
+    for f in range(step.nfold):
+        held_out = state.folds == f
+        for rows in (~held_out, held_out):
+            weight = None if state.weight is None else state.weight[rows]
+            margins = margin[f * K:(f + 1) * K][:, rows]
+            partials.extend(m.partial(state.label[rows], margins, weight, step.objective)
+                            for m in step.metrics)
+    return state, tuple(partials)
+
+
+# ---- the boosting of all folds ---------------------------------------------------------
+
+class _FoldBoosting(_Boosting):
+    """``training._Boosting`` growing the folds' models together (see the module's
+    docstring); ``fold_start(scan)`` is a fold's (K,) starting margin."""
+
+    bin_state = staticmethod(bin_fold_partition)
+    rebuild_state = staticmethod(rebuild_fold_partition)
+
+    def __init__(self, runtime, params, data, objective, mapper, metrics, classes, offsets,
+                 layout, fold_start):
+        self.layout = layout
+        self.model_objective = objective
+        self.fold_metrics = metrics
+        size = sketch_size_for(params.max_bin)
+        self._label_sketch = size  # binning takes the folds' label statistics
+        placeholder = np.zeros(layout.nfold * objective.n_outputs())
+        super().__init__(runtime, params, data, [], FoldObjective(objective, layout.nfold),
+                         mapper, metrics, (placeholder, classes, None), offsets,
+                         every_round=True)
+        self._label_sketch = None
+        self.states, scans = runtime.map_reduce(take_label_scans, self.states, None,
+                                                _FoldScanMerger(size))
+        base = np.concatenate([fold_start(s) for s in scans])
+        self.start = (base, classes, None)  # what a lost partition is rebuilt with
+        self.states, _ = runtime.map_reduce(set_start_margins, self.states, base, _no_result)
+
+    def _bin_args(self):
+        return super()._bin_args() + (self.layout, self._label_sketch)
+
+    def _evaluate(self, growers, round_, pending):
+        """{"train"/"test": {metric: [one value per fold]}} after the round."""
+        finish = finish_step(pending, round_leaf_values(growers), self.objective,
+                             self.mapper, self.params, round_ + 1)
+        metrics = self.fold_metrics
+        step = FoldEvalStep(finish, metrics, self.model_objective, self.layout.nfold)
+        _, totals = self.runtime.map_reduce(fold_partials, self.states, step,
+                                            _PartialsCombiner(metrics * 2 * step.nfold))
+        values = iter(float(m.finalize(t)) for m, t in zip(metrics * 2 * step.nfold, totals))
+        scores = {name: {m.name: [] for m in metrics} for name in DATA_NAMES}
+        for _ in range(step.nfold):
+            for name in DATA_NAMES:
+                for m in metrics:
+                    scores[name][m.name].append(next(values))
+        return scores
+
+    def fold_trees(self, f):
+        """Fold ``f``'s trees so far, round by round."""
+        K, FK = self.model_objective.n_outputs(), self.objective.n_outputs()
+        return [t for r in range(0, len(self.trees), FK)
+                for t in self.trees[r + f * K:r + (f + 1) * K]]
+
+
+# ---- what callbacks see ------------------------------------------------------------------
+
+class CVPack:
+    """One fold, as xgboost's ``cv`` hands it to callbacks: ``bst``, its Booster."""
+
+    def __init__(self, bst):
+        self.bst = bst
+
+
+class PackedBooster:
+    """The folds' models so far, what callbacks of ``cv`` get as ``model`` (xgboost's
+    shape: ``cvfolds``, a list of ``CVPack``)."""
+
+    def __init__(self, cvfolds):
+        self.cvfolds = cvfolds
+        self._attributes = {}
+
+    def num_boosted_rounds(self):
+        return self.cvfolds[0].bst.num_boosted_rounds()
+
+    def attr(self, key):
+        return self._attributes.get(key)
+
+    def set_attr(self, **kwargs):
+        self._attributes.update({k: v for k, v in kwargs.items() if v is not None})
+
+    @property
+    def best_iteration(self):
+        return self.cvfolds[0].bst.best_iteration
+
+    @property
+    def best_score(self):
+        return self.cvfolds[0].bst.best_score
+
+
+# ---- the entry point ---------------------------------------------------------------------
+
+def cv(params, X, y, nfold=5, num_boost_round=None, metrics=None, early_stopping_rounds=None,
+       seed=0, stratified=False, shuffle=True, callbacks=None, sample_weight=None,
+       as_pandas=True, verbose_eval=None, show_stdv=True):
+    """Cross-validation: ``nfold`` models, each trained on all the rows but one fold's
+    and evaluated on that fold, grown together in one pass over the data per level.
+
+    Parameters
+    ----------
+    params : dict of the estimators' parameters (``DaskBoostRegressor().get_params()``
+        names; xgboost's ``eta``, ``lambda``, ``alpha``, ``min_split_loss`` and ``seed``
+        also).  ``objective`` says what is learnt: a ``binary:``/``multi:`` objective
+        makes the labels classes (a classifier's fit); anything else, or none
+        (``reg:squarederror``), a regression.  ``n_estimators`` and
+        ``early_stopping_rounds`` stand for the arguments of the same meaning when
+        those are not given; ``memory_budget``/``cache_dir`` apply as in a fit.
+    X, y, sample_weight : as for ``fit`` (dask or in-memory collections).
+    nfold : number of folds, in [2, number of rows].
+    num_boost_round : rounds per model (default: ``params["n_estimators"]``, else 10).
+    metrics : metric name(s); default ``params["eval_metric"]``, else the objective's.
+    early_stopping_rounds : stop when the mean test value of the last metric has not
+        improved for this many rounds; the result then ends at the best round.
+    seed, shuffle : the folds (``folds.cv_folds`` gives them for in-memory data);
+        ``params``' ``random_state`` keys the row and column sampling, as in a fit.
+    stratified : each class spread evenly over the folds (classification only).
+    callbacks : ``TrainingCallback``-shaped objects; ``model`` is a ``PackedBooster``
+        (``model.cvfolds[f].bst``: fold f's Booster so far) and ``evals_log`` is
+        ``{"train"/"test": {metric: [(mean, std) per round]}}``, as in xgboost's ``cv``.
+    as_pandas : return a pandas DataFrame (else a dict of lists).
+    verbose_eval : print the means (and standard deviations: ``show_stdv``) every round
+        (True) or every ``verbose_eval`` rounds.
+
+    Returns
+    -------
+    pandas.DataFrame with columns ``train-<metric>-mean``, ``train-<metric>-std``, ...,
+    ``test-<metric>-mean``, ``test-<metric>-std``, one row per round: the mean and the
+    standard deviation (numpy's, ddof=0) over the folds, as xgboost's ``cv``.
+    """
+    estimator, settings = _estimator_and_settings(params)
+    num_boost_round = _setting("num_boost_round", num_boost_round, "n_estimators",
+                               settings, 10)
+    num_boost_round = integer_param("num_boost_round", num_boost_round, 1)
+    stopping = _setting("early_stopping_rounds", early_stopping_rounds,
+                        "early_stopping_rounds", settings, None)
+    if stopping is not None:
+        stopping = integer_param("early_stopping_rounds", stopping, 1)
+    seed = integer_param("seed", seed, 0)
+    nfold = check_nfold(nfold, _rows_in_metadata(X))
+    train_params = validate_params(
+        {**estimator.get_params(), "n_estimators": num_boost_round,
+         "early_stopping_rounds": None,
+         "eval_metric": estimator.eval_metric if metrics is None else metrics},
+        regressor_objectives() + classifier_objectives())
+    classifier = is_classification(train_params.objective)
+    _check_supported(train_params, stratified, classifier)
+    callbacks = CallbackList(callbacks)
+    if verbose_eval is None:
+        verbose_eval = settings.get("verbose", False)
+    period = _period(verbose_eval)
+    types = (train_params.enable_categorical, train_params.feature_types)
+    data = partition_input(X, y, sample_weight, None, *types)
+    train_params = resolve_constraints(train_params, data.feature_names, data.n_features,
+                                       data.feature_types)
+    run = _Run(nfold, seed, bool(shuffle), bool(stratified), stopping, callbacks, period,
+               bool(show_stdv))
+    with make_runtime(uuid.uuid4().hex[:12], estimator._store_config()) as runtime:
+        columns = _cross_validate(runtime, train_params, data, classifier, run)
+    return _as_frame(columns) if as_pandas else columns
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What ``cv`` was asked for besides the training parameters."""
+
+    nfold: int
+    seed: int
+    shuffle: bool
+    stratified: bool
+    early_stopping_rounds: object
+    callbacks: CallbackList
+    period: int
+    show_stdv: bool
+
+
+def _estimator_and_settings(params):
+    """A ``DaskBoostRegressor`` holding ``params`` (their names checked: xgboost's
+    aliases allowed) and ``params``' settings for ``cv``'s own arguments."""
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict of parameters; got {type(params).__name__}")
+    valid = DaskBoostRegressor._param_names()
+    named, given_as = {}, {}
+    for key, value in params.items():
+        name = XGBOOST_ALIASES.get(key, key)
+        if name not in valid:
+            raise ValueError(f"params: {key!r} is not a parameter; valid: "
+                             f"{sorted(valid + list(XGBOOST_ALIASES))}")
+        if name in named:
+            raise ValueError(f"params: {given_as[name]!r} and {key!r} are the same "
+                             f"parameter ({name}); give one")
+        named[name], given_as[name] = value, key
+    if named.get("checkpoint_path") is not None:
+        raise ValueError(f"params: checkpoint_path={named['checkpoint_path']!r}: cv writes "
+                         "no checkpoints")
+    settings = {name: named.pop(name) for name in ("n_estimators", "early_stopping_rounds",
+                                                   "verbose") if name in named}
+    return DaskBoostRegressor(**named), settings
+
+
+def _setting(argument, value, name, settings, default):
+    """``cv``'s argument ``argument``, or ``params[name]``, or ``default``; both given
+    and different is an error."""
+    if name not in settings or settings[name] is None:
+        return default if value is None else value
+    if value is not None and value != settings[name]:
+        raise ValueError(f"{argument}={value!r} and params[{name!r}]={settings[name]!r} "
+                         "disagree; give one")
+    return settings[name]
+
+
+def _rows_in_metadata(X):
+    """The number of rows of X if its metadata tell it (numpy, pandas, a dask Array
+    with known chunks), else None (a dask DataFrame: known after the first pass)."""
+    n = getattr(X, "shape", (None,))[0] if getattr(X, "shape", None) else None
+    return int(n) if isinstance(n, (int, np.integer)) else None
+
+
+def _check_supported(params, stratified, classifier):
+    """Refuse, before any pass, what the folds grown together cannot do."""
+    if not isinstance(stratified, (bool, np.bool_)):
+        raise TypeError(f"stratified={stratified!r} must be True or False")
+    if stratified and not classifier:
+        raise ValueError(
+            f"stratified=True needs a classification objective (binary:* or multi:*) in "
+            f"params; objective={params.objective!r} is a regression"
+            + (" (reg:squarederror)" if params.objective is None else ""))
+    if params.tree_method == "approx":
+        raise ValueError("tree_method='approx' is not supported by cv: it bins the data "
+                         "again for each model, while cv grows every fold on one binning; "
+                         "use 'hist' or 'exact'")
+    if params.trim_fraction:
+        raise ValueError(f"trim_fraction={params.trim_fraction!r} is not supported by cv")
+    name = params.objective
+    if isinstance(name, str) and objective_kind(name) == REGRESSION and get_objective(
+            name, quantile_alpha=params.quantile_alpha).leaf_quantile is not None:
+        raise ValueError(f"objective={name!r} is not supported by cv yet (its leaves are "
+                         "refitted to residual quantiles after each round)")
+
+
+def _period(verbose_eval):
+    if isinstance(verbose_eval, (bool, np.bool_)) or verbose_eval is None:
+        return 1 if verbose_eval else 0
+    return integer_param("verbose_eval", verbose_eval, 1)
+
+
+def _cross_validate(runtime, params, data, classifier, run):
+    scanned = scan(runtime, data, params, classifier)
+    check_nfold(run.nfold, scanned.n_rows)
+    if params.tree_method == "exact":
+        check_exact(scanned.summaries, data.feature_names)
+    objective, objective_params, classes, _ = resolve_objective(params, scanned, classifier)
+    labels = None if classes is None else classes.tolist()
+    class_counts = None
+    if run.stratified:
+        class_counts = np.array([[counts.get(label, 0) for label in labels]
+                                 for counts in scanned.partition_class_counts], np.int64)
+    layout = FoldLayout(run.nfold, run.seed, run.shuffle, scanned.n_rows, class_counts)
+    metrics = [get_metric(name, objective, params.quantile_alpha, params.huber_slope)
+               for name in _metric_names(params, objective)]
+    mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, scanned.categories)
+
+    def fold_start(fold_scan):
+        return start_margin(objective, label_stats(fold_scan, labels), params)
+
+    fit = _FoldBoosting(runtime, params, data, objective, mapper, metrics, classes,
+                        row_offsets(scanned), layout, fold_start)
+    K = objective.n_outputs()
+
+    def model(best=(None, None)):
+        return PackedBooster([CVPack(_trained_model(
+            fit.fold_trees(f), fit.start[0][f * K:(f + 1) * K], objective, data,
+            objective_params, best, mapper.categories, check=False))
+            for f in range(run.nfold)])
+
+    log = {name: {m.name: [] for m in metrics} for name in DATA_NAMES}
+    callbacks = run.callbacks
+    if callbacks:
+        callbacks.before_training(model())
+
+    def stop_before(round_):
+        return bool(callbacks) and callbacks.before_iteration(model(), round_, log)
+
+    best, stopped = (None, None), False
+    last = metrics[-1]
+    for round_, scores in _each_round(fit, 0, params.n_estimators, None, None, stop_before):
+        for name in DATA_NAMES:
+            for m in metrics:
+                values = np.array(scores[name][m.name])
+                log[name][m.name].append((float(np.mean(values)), float(np.std(values))))
+        if run.period and (round_ % run.period == 0 or round_ == params.n_estimators - 1):
+            print(_progress_line(round_, log, run.show_stdv), flush=True)
+        asked_to_stop = bool(callbacks) and callbacks.after_iteration(model(), round_, log)
+        if run.early_stopping_rounds:
+            score = log["test"][last.name][-1][0]
+            if best[0] is None or (score > best[1] if last.higher_is_better
+                                   else score < best[1]):
+                best = (round_, score)
+            elif round_ - best[0] >= run.early_stopping_rounds:
+                stopped = True
+                break
+        if asked_to_stop:
+            break
+    rounds = best[0] + 1 if stopped else len(log["test"][last.name])
+    if callbacks:
+        callbacks.after_training(model(best))
+    return {f"{name}-{metric}-{stat}": [v[j] for v in values[:rounds]]
+            for name in DATA_NAMES for metric, values in log[name].items()
+            for j, stat in enumerate(("mean", "std"))}
+
+
+def _progress_line(round_, log, show_stdv):
+    """xgboost's ``[round]\\ttrain-rmse:mean+std\\t...``."""
+    parts = [f"[{round_}]"]
+    for name in DATA_NAMES:
+        for metric, values in log[name].items():
+            mean, std = values[-1]
+            parts.append(f"{name}-{metric}:{mean:.5f}" + (f"+{std:.5f}" if show_stdv else ""))
+    return "\t".join(parts)
+
+
+def _as_frame(columns):
+    import pandas as pd
+    return pd.DataFrame(columns)
