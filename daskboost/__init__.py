@@ -8,7 +8,7 @@ the local schedulers, on every worker at once on a ``distributed`` cluster.
 
 from .booster import Booster
 from .callbacks import TrainingCallback
-from .cv import cv
+from .cross_validation import cv
 from .folds import cv_folds
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor
 

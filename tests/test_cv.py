@@ -1,0 +1,312 @@
+"""Cross-validation (daskboost.cv): the folds' models grown together are the models
+separate fits grow, and the frame is xgboost's."""
+
+import dask.array as da
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+
+import daskboost
+import daskboost.cross_validation as cross_validation
+from daskboost import (DaskBoostClassifier, DaskBoostRegressor, TrainingCallback, cv,
+                       cv_folds)
+
+FAST = {"max_depth": 3, "learning_rate": 0.3}
+
+
+class KeepModels(TrainingCallback):
+    """Keeps the folds' final Boosters (xgboost's way: ``model.cvfolds[f].bst``)."""
+
+    def after_training(self, model):
+        self.models = [pack.bst for pack in model.cvfolds]
+        return model
+
+
+def discrete(n=1200, seed=5, missing=0.05):
+    """Features with few distinct values (every value in every fold's training rows, so
+    cv's bins are a fit's bins), some missing."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 6, size=(n, 4)).astype(np.float64)
+    X[rng.random(X.shape) < missing] = np.nan
+    Z = np.nan_to_num(X)
+    y = 1.5 * Z[:, 0] - Z[:, 1] + 0.5 * Z[:, 2] * Z[:, 3] + rng.normal(scale=0.5, size=n)
+    return X, y, rng
+
+
+# ---- the folds' models ------------------------------------------------------------------
+
+def _separate_fits_equal_cv_folds(params, X, y, make, nfold=4, seed=7, weight=None,
+                                  stratified=False, rounds=5):
+    keep = KeepModels()
+    cv(params, X, y, nfold=nfold, num_boost_round=rounds, seed=seed, callbacks=[keep],
+       sample_weight=weight, stratified=stratified)
+    folds = cv_folds(len(X), nfold, seed=seed, stratify=y if stratified else None)
+    assert len(keep.models) == nfold
+    for f, model in enumerate(keep.models):
+        trains = folds != f
+        Xf = X.iloc[trains] if isinstance(X, pd.DataFrame) else X[trains]
+        alone = make(n_estimators=rounds, **params).fit(
+            Xf, y[trains], sample_weight=None if weight is None else weight[trains])
+        # the same trees, leaf values and start, to the last bit
+        assert model.to_dict() == alone.get_booster().to_dict(), f"fold {f}"
+
+
+def test_each_fold_is_the_model_a_fit_on_its_training_rows_grows():
+    X, y, _ = discrete()
+    params = {**FAST, "colsample_bytree": 0.75, "colsample_bynode": 0.7, "random_state": 3}
+    _separate_fits_equal_cv_folds(params, X, y, DaskBoostRegressor)
+
+
+def test_each_fold_equals_its_fit_multiclass_weighted_stratified():
+    X, y, rng = discrete(seed=6)
+    classes = (np.nan_to_num(X[:, 0]) + rng.integers(0, 2, len(X))).astype(int) % 3
+    weight = rng.uniform(0.5, 2.0, len(X))
+    _separate_fits_equal_cv_folds({**FAST, "objective": "multi:softprob",
+                                   "colsample_bylevel": 0.5}, X, classes,
+                                  DaskBoostClassifier, weight=weight, stratified=True)
+
+
+def test_each_fold_equals_its_fit_lossguide_poisson_categorical():
+    X, y, rng = discrete(seed=8)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    frame["d"] = pd.Categorical(np.where(np.isnan(X[:, 3]), None,
+                                         np.array(list("pqrstu"))[np.nan_to_num(X[:, 3]).astype(int)]))
+    counts = np.abs(np.round(y))
+    _separate_fits_equal_cv_folds({"max_depth": 0, "grow_policy": "lossguide", "max_leaves": 6,
+                                   "objective": "count:poisson"}, frame, counts,
+                                  DaskBoostRegressor, nfold=3)
+
+
+# ---- the frame ----------------------------------------------------------------------------
+
+def test_the_frame_is_xgboosts_mean_and_std_over_the_folds_models():
+    X, y, _ = discrete()
+    keep = KeepModels()
+    frame = cv(FAST, X, y, nfold=5, num_boost_round=4, metrics=["rmse", "mae"], seed=2,
+               callbacks=[keep])
+    assert frame.columns.tolist() == [
+        "train-rmse-mean", "train-rmse-std", "train-mae-mean", "train-mae-std",
+        "test-rmse-mean", "test-rmse-std", "test-mae-mean", "test-mae-std"]
+    assert len(frame) == 4
+    folds = cv_folds(len(X), 5, seed=2)
+    for round_ in range(4):
+        by = {(name, metric): [] for name in ("train", "test") for metric in ("rmse", "mae")}
+        for f, model in enumerate(keep.models):
+            for name, rows in (("train", folds != f), ("test", folds == f)):
+                error = model.predict(X[rows], iteration_range=(0, round_ + 1)) - y[rows]
+                by[(name, "rmse")].append(np.sqrt(np.mean(error ** 2)))
+                by[(name, "mae")].append(np.mean(np.abs(error)))
+        for (name, metric), values in by.items():
+            row = frame.iloc[round_]
+            assert row[f"{name}-{metric}-mean"] == pytest.approx(np.mean(values), rel=1e-6)
+            # numpy's std (ddof=0), as xgboost's cv
+            assert row[f"{name}-{metric}-std"] == pytest.approx(np.std(values), rel=1e-6)
+
+
+@pytest.mark.parametrize("task", ["regression", "binary"])
+def test_the_mean_test_metric_is_scikit_learns_cross_val_score(task):
+    from sklearn.model_selection import PredefinedSplit, cross_val_score
+    X, y, rng = discrete()
+    if task == "binary":
+        y = (y + rng.normal(scale=1.0, size=len(y)) > np.median(y)).astype(int)
+        params, metric, scoring = {**FAST, "objective": "binary:logistic"}, "logloss", \
+            "neg_log_loss"
+        estimator = DaskBoostClassifier(n_estimators=6, **params)
+    else:
+        params, metric, scoring = FAST, "rmse", "neg_root_mean_squared_error"
+        estimator = DaskBoostRegressor(n_estimators=6, **params)
+    frame = cv(params, X, y, nfold=5, num_boost_round=6, metrics=metric, seed=11)
+    split = PredefinedSplit(cv_folds(len(X), 5, seed=11))
+    scores = -cross_val_score(estimator, X, y, cv=split, scoring=scoring)
+    assert abs(frame[f"test-{metric}-mean"].iloc[-1] - scores.mean()) < 0.01
+
+
+def test_folds_do_not_depend_on_the_partitioning():
+    X, y, rng = discrete()
+    labels = pd.Series(np.where(y > np.median(y), "high", "low"))
+    params = {**FAST, "objective": "binary:logistic", "subsample": 0.8}
+
+    def run(X_, y_):
+        return cv(params, X_, y_, nfold=3, num_boost_round=4, stratified=True,
+                  metrics=["logloss", "error"], seed=5)
+
+    in_memory = run(X, labels)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    for parts in (1, 3):
+        arrays = run(da.from_array(X, chunks=(-(-len(X) // parts), 4)),
+                     da.from_array(labels.to_numpy(), chunks=-(-len(X) // parts)))
+        frames = run(dd.from_pandas(frame, npartitions=parts),
+                     dd.from_pandas(labels, npartitions=parts))
+        for other in (arrays, frames):
+            # the same folds and rows: the same models up to the order of float sums
+            pd.testing.assert_frame_equal(other, in_memory, rtol=1e-9, atol=1e-12)
+
+
+def test_early_stopping_stops_and_cuts_at_the_best_round():
+    X, y, rng = discrete(n=600)
+    y = y + rng.normal(scale=4.0, size=len(y))  # noise: deep trees soon overfit
+    params = {"max_depth": 6, "learning_rate": 0.8, "min_child_weight": 0.0, "reg_lambda": 0}
+    full = cv(params, X, y, nfold=3, num_boost_round=40, seed=1)
+    rounds = []
+
+    class Count(TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            rounds.append(epoch)
+            return False
+
+    stopped = cv(params, X, y, nfold=3, num_boost_round=40, seed=1,
+                 early_stopping_rounds=3, callbacks=[Count()])
+    best = int(np.argmin(full["test-rmse-mean"].to_numpy()[:len(rounds)]))
+    assert len(rounds) == best + 1 + 3 < 40  # three rounds without improvement, then stop
+    assert len(stopped) == best + 1
+    pd.testing.assert_frame_equal(stopped, full.iloc[:best + 1])
+
+
+def test_callbacks_see_xgboosts_cv_log_and_may_stop():
+    X, y, _ = discrete(n=600)
+    calls = []
+
+    class Recorder(TrainingCallback):
+        def before_training(self, model):
+            calls.append(("before_training", len(model.cvfolds), model.num_boosted_rounds()))
+            return model
+
+        def after_iteration(self, model, epoch, evals_log):
+            mean, std = evals_log["test"]["rmse"][-1]
+            calls.append(("after_iteration", epoch, model.num_boosted_rounds(),
+                          [pack.bst.num_boosted_rounds() for pack in model.cvfolds],
+                          sorted(evals_log), len(evals_log["train"]["rmse"]), mean, std))
+            return epoch == 2
+
+    frame = cv(FAST, X, y, nfold=3, num_boost_round=10, callbacks=[Recorder()])
+    assert calls[0] == ("before_training", 3, 0)
+    assert [c[1:6] for c in calls[1:]] == [(e, e + 1, [e + 1] * 3, ["test", "train"], e + 1)
+                                           for e in range(3)]
+    assert len(frame) == 3  # stopped after round 2, which is kept
+    assert [c[6] for c in calls[1:]] == frame["test-rmse-mean"].tolist()
+    assert [c[7] for c in calls[1:]] == frame["test-rmse-std"].tolist()
+
+
+def test_an_xgboost_callback_subclass_works_in_cv():
+    xgb = pytest.importorskip("xgboost")
+    seen = []
+
+    class Theirs(xgb.callback.TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            seen.append((epoch, len(model.cvfolds), evals_log["test"]["rmse"][-1][0]))
+            return False
+
+    X, y, _ = discrete(n=300)
+    frame = cv(FAST, X, y, nfold=3, num_boost_round=2, callbacks=[Theirs()])
+    assert [s[:2] for s in seen] == [(0, 3), (1, 3)]
+    assert [s[2] for s in seen] == frame["test-rmse-mean"].tolist()
+
+
+def test_out_of_core_streams_give_the_same_frame(tmp_path, monkeypatch):
+    import functools
+
+    import daskboost.blockstore as blockstore
+    import daskboost.sklearn
+    small = functools.partial(blockstore.StoreConfig, block_rows=128)
+    X, y, _ = discrete(n=900)
+    in_memory = cv(FAST, X, y, nfold=3, num_boost_round=3)
+    monkeypatch.setattr(daskboost.sklearn, "StoreConfig", small)
+    spilled = cv({**FAST, "memory_budget": 0, "cache_dir": str(tmp_path)}, X, y, nfold=3,
+                 num_boost_round=3)
+    pd.testing.assert_frame_equal(spilled, in_memory, rtol=0, atol=0)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("daskboost-cache-")]
+
+
+# ---- parameters and bad input -------------------------------------------------------------
+
+def test_xgboost_parameter_names_and_estimator_parameters_are_both_understood():
+    X, y, _ = discrete(n=400)
+    ours = cv({"learning_rate": 0.2, "reg_lambda": 2.0, "random_state": 1, "max_depth": 3},
+              X, y, nfold=3, num_boost_round=3)
+    theirs = cv({"eta": 0.2, "lambda": 2.0, "seed": 1, "max_depth": 3}, X, y, nfold=3,
+                num_boost_round=3)
+    pd.testing.assert_frame_equal(ours, theirs, rtol=0, atol=0)
+    from_estimator = cv(DaskBoostRegressor(n_estimators=3, learning_rate=0.2, reg_lambda=2.0,
+                                           random_state=1, max_depth=3).get_params(),
+                        X, y, nfold=3)
+    pd.testing.assert_frame_equal(from_estimator, ours, rtol=0, atol=0)
+    as_dict = cv({"eta": 0.2, "lambda": 2.0, "seed": 1, "max_depth": 3}, X, y, nfold=3,
+                 num_boost_round=3, as_pandas=False)
+    assert as_dict == ours.to_dict(orient="list")
+
+
+@pytest.fixture
+def no_pass(monkeypatch):
+    """Any pass over the data fails the test (errors must come before)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a pass over the data ran")
+    monkeypatch.setattr(cross_validation, "make_runtime", refuse)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(nfold=1), ValueError, r"nfold=1 must be >= 2"),
+    (dict(nfold=-3), ValueError, r"nfold=-3 must be >= 2"),
+    (dict(nfold=2.0), TypeError, r"nfold=2.0 must be an integer"),
+    (dict(nfold=31), ValueError, r"nfold=31 is more than the 30 rows of X"),
+    (dict(stratified=True), ValueError,
+     r"stratified=True needs a classification objective .*objective=None is a regression"),
+    (dict(params={"objective": "reg:squarederror"}, stratified=True), ValueError,
+     r"stratified=True needs a classification objective"),
+    (dict(params={"etta": 0.1}), ValueError, r"params: 'etta' is not a parameter"),
+    (dict(params={"eta": 0.1, "learning_rate": 0.2}), ValueError,
+     r"'eta' and 'learning_rate' are the same parameter"),
+    (dict(params={"n_estimators": 5}, num_boost_round=6), ValueError,
+     r"num_boost_round=6 and params\['n_estimators'\]=5 disagree"),
+    (dict(params={"learning_rate": -1}), ValueError, r"learning_rate=-1.0 must be > 0"),
+    (dict(num_boost_round=0), ValueError, r"num_boost_round=0 must be >= 1"),
+    (dict(early_stopping_rounds=0), ValueError, r"early_stopping_rounds=0 must be >= 1"),
+    (dict(params={"tree_method": "approx"}), ValueError, r"tree_method='approx' is not supported"),
+    (dict(params={"objective": "reg:absoluteerror"}), ValueError,
+     r"objective='reg:absoluteerror' is not supported by cv"),
+    (dict(callbacks=[object()]), TypeError, r"callbacks\[0\] \(object\) has none"),
+])
+def test_bad_input_is_refused_before_any_pass(no_pass, kwargs, error, message):
+    X, y, _ = discrete(n=30)
+    kwargs = {"params": {}, **kwargs}
+    with pytest.raises(error, match=message):
+        cv(kwargs.pop("params"), X, y, **kwargs)
+
+
+def test_nfold_above_the_rows_of_a_dask_frame_is_refused_after_the_scan():
+    X, y, _ = discrete(n=30)
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=2)
+    with pytest.raises(ValueError, match=r"nfold=40 is more than the 30 rows of X"):
+        cv({}, frame, dd.from_pandas(pd.Series(y), npartitions=2), nfold=40)
+
+
+# ---- a cluster --------------------------------------------------------------------------
+
+def test_on_a_cluster_the_same_frame_and_a_failing_callback_leaves_nothing_behind():
+    distributed = pytest.importorskip("distributed")
+    from daskboost import worker_states
+    X, y, _ = discrete(n=800)
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=4)
+    target = dd.from_pandas(pd.Series(y), npartitions=4)
+    threaded = cv(FAST, frame, target, nfold=3, num_boost_round=3)
+
+    class Boom(TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            if epoch == 1:
+                raise RuntimeError("boom in round 1")
+            return False
+
+    def held(dask_worker):
+        return (len(worker_states._fits), len(worker_states._holders),
+                len(worker_states._pools), worker_states.SUMS_HANDLER in dask_worker.handlers)
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        on_cluster = cv(FAST, frame, target, nfold=3, num_boost_round=3)
+        with pytest.raises(RuntimeError, match="boom in round 1"):
+            cv(FAST, frame, target, nfold=3, num_boost_round=3, callbacks=[Boom()])
+        left = client.run(held)
+    pd.testing.assert_frame_equal(on_cluster, threaded, rtol=0, atol=0)
+    # every worker forgot the fit: no states, actor, thread pool or handler left
+    assert list(left.values()) == [(0, 0, 0, False)] * 2
