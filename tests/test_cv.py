@@ -122,22 +122,28 @@ def test_the_mean_test_metric_is_scikit_learns_cross_val_score(task):
     assert abs(frame[f"test-{metric}-mean"].iloc[-1] - scores.mean()) < 0.01
 
 
-def test_folds_do_not_depend_on_the_partitioning():
+@pytest.mark.parametrize("stratified", [False, True])
+def test_folds_do_not_depend_on_the_partitioning(stratified):
     X, y, rng = discrete()
-    labels = pd.Series(np.where(y > np.median(y), "high", "low"))
-    params = {**FAST, "objective": "binary:logistic", "subsample": 0.8}
+    if stratified:
+        y = pd.Series(np.where(y > np.median(y), "high", "low"))
+        params = {**FAST, "objective": "binary:logistic", "subsample": 0.8}
+        metrics = ["logloss", "error"]
+    else:
+        y = pd.Series(y)
+        params, metrics = {**FAST, "subsample": 0.8}, ["rmse"]
 
     def run(X_, y_):
-        return cv(params, X_, y_, nfold=3, num_boost_round=4, stratified=True,
-                  metrics=["logloss", "error"], seed=5)
+        return cv(params, X_, y_, nfold=3, num_boost_round=4, stratified=stratified,
+                  metrics=metrics, seed=5)
 
-    in_memory = run(X, labels)
+    in_memory = run(X, y)
     frame = pd.DataFrame(X, columns=list("abcd"))
     for parts in (1, 3):
         arrays = run(da.from_array(X, chunks=(-(-len(X) // parts), 4)),
-                     da.from_array(labels.to_numpy(), chunks=-(-len(X) // parts)))
+                     da.from_array(y.to_numpy(), chunks=-(-len(X) // parts)))
         frames = run(dd.from_pandas(frame, npartitions=parts),
-                     dd.from_pandas(labels, npartitions=parts))
+                     dd.from_pandas(y, npartitions=parts))
         for other in (arrays, frames):
             # the same folds and rows: the same models up to the order of float sums
             pd.testing.assert_frame_equal(other, in_memory, rtol=1e-9, atol=1e-12)

@@ -175,3 +175,35 @@ def test_trees_of_a_round_share_one_pass():
                                       *one, 8, local.astype(np.int32), 2, 9)
         np.testing.assert_array_equal(pos[0], both_positions[t])
         np.testing.assert_array_equal(alone, both[slots[0]:slots[1] + 1])
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_rows_with_zero_gradient_and_hessian_move_but_add_to_no_histogram(categorical):
+    # cv's held-out rows and sampled-out rows: the histograms are those of the other
+    # rows alone, bit for bit, and every row still moves to its child
+    rng = np.random.default_rng(7)
+    codes, grad, hess = random_block(rng, n_rows=2000)
+    zero = rng.random(2000) < 0.3
+    grad[zero], hess[zero] = 0.0, 0.0
+    grad[~zero & (rng.random(2000) < 0.1)] = 0.0  # g = 0 alone still counts (h does)
+    hess[~zero & (rng.random(2000) < 0.1)] = 0.0  # and h = 0 alone (g does)
+    f, b, dl, lc, rc = no_splits(1, 3)
+    f[0, 0], b[0, 0], lc[0, 0], rc[0, 0] = 2, 3, 1, 2  # the root splits on feature 2
+    kw = {}
+    if categorical:  # the same split as a category set: codes 4..8 go right
+        b[0, 0] = -1
+        kw["cat_table"] = np.array([[False] * 4 + [True] * 5 + [False]])
+    node_to_slot = np.array([[-1, 0, 1]], np.int32)
+
+    def build(rows):
+        return build_histograms(codes[rows], grad[None, rows], hess[None, rows],
+                                np.zeros((1, rows.sum()), np.int32), f, b, dl, lc, rc, 9,
+                                node_to_slot, 2, 10, **kw)
+
+    positions, hist = build(np.ones(2000, bool))
+    _, without = build(~zero)
+    assert np.array_equal(hist.view(np.int64), without.view(np.int64))
+    children = np.where(codes[:, 2] <= 3, 1, 2)
+    np.testing.assert_array_equal(positions[0], children)
+    expected = naive_histograms(codes, grad, hess, children, node_to_slot[0], 2, 10)
+    np.testing.assert_allclose(hist, expected, rtol=1e-12, atol=1e-9)
