@@ -1,6 +1,9 @@
 """Cross-validation (daskboost.cv): the folds' models grown together are the models
 separate fits grow, and the frame is xgboost's."""
 
+import os
+import signal
+
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
@@ -288,13 +291,25 @@ def test_nfold_above_the_rows_of_a_dask_frame_is_refused_after_the_scan():
 
 # ---- a cluster --------------------------------------------------------------------------
 
-def test_on_a_cluster_the_same_frame_and_a_failing_callback_leaves_nothing_behind():
+def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog):
     distributed = pytest.importorskip("distributed")
     from daskboost import worker_states
     X, y, _ = discrete(n=800)
     frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=4)
     target = dd.from_pandas(pd.Series(y), npartitions=4)
-    threaded = cv(FAST, frame, target, nfold=3, num_boost_round=3)
+    threaded = cv(FAST, frame, target, nfold=3, num_boost_round=4)
+
+    class Kill(TrainingCallback):
+        """Kills a worker (SIGKILL) after round 1: its partitions' states are lost."""
+
+        killed = None
+
+        def after_iteration(self, model, epoch, evals_log):
+            if epoch == 1:
+                pids = client.run(os.getpid)
+                Kill.killed = sorted(pids)[0]
+                os.kill(pids[Kill.killed], signal.SIGKILL)
+            return False
 
     class Boom(TrainingCallback):
         def after_iteration(self, model, epoch, evals_log):
@@ -309,10 +324,16 @@ def test_on_a_cluster_the_same_frame_and_a_failing_callback_leaves_nothing_behin
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
-        on_cluster = cv(FAST, frame, target, nfold=3, num_boost_round=3)
+        on_cluster = cv(FAST, frame, target, nfold=3, num_boost_round=4)
+        # the lost partitions are rebuilt with their folds and the folds' trees so far
+        recovered = cv(FAST, frame, target, nfold=3, num_boost_round=4, callbacks=[Kill()])
+        assert Kill.killed is not None
+        assert "were lost with a worker; rebuilding them" in caplog.text
+        client.wait_for_workers(2, timeout=60)
         with pytest.raises(RuntimeError, match="boom in round 1"):
-            cv(FAST, frame, target, nfold=3, num_boost_round=3, callbacks=[Boom()])
+            cv(FAST, frame, target, nfold=3, num_boost_round=4, callbacks=[Boom()])
         left = client.run(held)
     pd.testing.assert_frame_equal(on_cluster, threaded, rtol=0, atol=0)
-    # every worker forgot the fit: no states, actor, thread pool or handler left
+    pd.testing.assert_frame_equal(recovered, threaded, rtol=0, atol=0)
+    # every worker forgot the fits: no states, actor, thread pool or handler left
     assert list(left.values()) == [(0, 0, 0, False)] * 2
