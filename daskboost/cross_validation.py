@@ -224,8 +224,8 @@ class _FoldBoosting(_Boosting):
                              self.mapper, self.params, round_ + 1)
         metrics = self.fold_metrics
         step = FoldEvalStep(finish, metrics, self.model_objective, self.layout.nfold)
-        _, totals = self.runtime.map_reduce(fold_partials, self.states, step,
-                                            _PartialsCombiner(metrics * 2 * step.nfold))
+        self.states, totals = self.runtime.map_reduce(
+            fold_partials, self.states, step, _PartialsCombiner(metrics * 2 * step.nfold))
         values = iter(float(m.finalize(t)) for m, t in zip(metrics * 2 * step.nfold, totals))
         scores = {name: {m.name: [] for m in metrics} for name in DATA_NAMES}
         for _ in range(step.nfold):

@@ -322,7 +322,7 @@ def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog
                 len(worker_states._pools), worker_states.SUMS_HANDLER in dask_worker.handlers)
 
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         on_cluster = cv(FAST, frame, target, nfold=3, num_boost_round=4)
         # the lost partitions are rebuilt with their folds and the folds' trees so far
