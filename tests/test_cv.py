@@ -337,3 +337,15 @@ def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog
     pd.testing.assert_frame_equal(recovered, threaded, rtol=0, atol=0)
     # every worker forgot the fits: no states, actor, thread pool or handler left
     assert list(left.values()) == [(0, 0, 0, False)] * 2
+
+
+def test_verbose_eval_prints_xgboosts_lines_every_period(capsys):
+    X, y, _ = discrete(n=300)
+    frame = cv(FAST, X, y, nfold=3, num_boost_round=5, verbose_eval=2)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["[0]", "[2]", "[4]"]
+    mean, std = frame["test-rmse-mean"].iloc[2], frame["test-rmse-std"].iloc[2]
+    assert lines[1].split("\t")[2] == f"test-rmse:{mean:.5f}+{std:.5f}"
+    cv(FAST, X, y, nfold=3, num_boost_round=2, verbose_eval=True, show_stdv=False)
+    assert capsys.readouterr().out.splitlines()[1].split("\t")[2] == \
+        f"test-rmse:{cv(FAST, X, y, nfold=3, num_boost_round=2)['test-rmse-mean'].iloc[1]:.5f}"

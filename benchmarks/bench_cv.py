@@ -1,0 +1,198 @@
+"""Cross-validation benchmark: ``daskboost.cv`` against five separate fits on the folds.
+
+What it measures, side by side in one process and one run:
+
+* Data: the regression task of bench_regression.py (``--task regression``, the
+  default: ``common.make_regression``, RMSE) or the binary one (``--task binary``:
+  ``common.make_binary``, logloss): ``--rows`` (default 1,000,000) rows x 28 float32
+  features, 5% of the values NaN, written as a parquet lake of ``--files`` (default 8)
+  files with one more column, ``fold``: the fold of each row (``daskboost.cv_folds``
+  with ``--nfold`` (default 5) and the fold seed 0, the folds ``cv`` deals).
+* Model: ``--rounds`` (default 100) rounds, depth 6, learning rate 0.1, 256 bins, L2
+  penalty 1, minimum child hessian 1, the objective's default metric.
+* Contestants, each reading ``dd.read_parquet(lake)`` (the read is timed) on dask's
+  local threaded scheduler:
+
+  - ``cv``: ``daskboost.cv(params, ddf[features], ddf[label], nfold)``: per round each
+    fold's metric on its training rows and on its held-out rows;
+  - ``fits + train/test eval``: for each fold, a fit on the rows of the other folds
+    (``ddf[ddf.fold != f]``) with ``eval_set=[(those rows), (fold f's rows)]``: the same
+    numbers as ``cv`` (what xgboost's ``cv`` does, fold by fold);
+  - ``fits + test eval``: the same fits with ``eval_set=[(fold f's rows)]`` only;
+  - ``fits``: the same fits without eval sets (training alone).
+
+  The fits' times are summed over the folds (fold data selection inside the timed
+  fit, as a user would write it: the filter is lazy).
+* Repeats (``--repeats``, default 3) go round-robin over the contestants; reported
+  per contestant: the median seconds, and ``cv``'s time as a ratio of each (< 1: cv
+  is faster). A check: ``cv``'s last mean test metric against the mean of the
+  ``fits + train/test eval`` folds' last test metric (the same models up to the
+  order of float sums, since the fits' bins come from their own rows: close, not
+  equal).
+* Threads: 2 (``OMP_NUM_THREADS``; dask's threaded scheduler uses the cores); an untimed
+  warm-up of every contestant on a 2,000-row lake first (numba JIT or its cache).
+
+Run from the repository root::
+
+    python benchmarks/bench_cv.py                      # 1M rows, regression, 3 repeats
+    python benchmarks/bench_cv.py --task binary
+    python benchmarks/bench_cv.py --rows 200000 --repeats 3
+    python benchmarks/bench_cv.py --output benchmarks/results/cv
+
+``--output PATH`` writes ``PATH.json`` (configuration, every timing, versions) and
+``PATH.md`` (the table) besides printing the table to stdout.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+# common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
+from common import (FEATURE_NAMES, LABEL_NAME, LEARNING_RATE, MAX_BIN, MAX_DEPTH,  # noqa: E402
+                    N_THREADS, machine_info, make_binary, make_regression, markdown_table,
+                    median, timed, write_parquet_lake, write_results)
+
+import argparse  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+FOLD_SEED = 0
+TASKS = {"regression": (make_regression, "rmse"), "binary": (make_binary, "logloss")}
+CONTESTANTS = ("cv", "fits + train/test eval", "fits + test eval", "fits")
+WARMUP_ROWS = 2000
+
+
+def write_lake(directory, X, y, folds, n_files):
+    """The parquet lake of (X, y) with the ``fold`` column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    write_parquet_lake(directory, X, y, n_files)
+    for path in sorted(Path(directory).glob("part-*.parquet")):  # add the fold column
+        table = pq.read_table(path)
+        start = int(path.stem.split("-")[1])
+        bounds = np.linspace(0, X.shape[0], n_files + 1).astype(np.int64)
+        rows = folds[bounds[start]:bounds[start + 1]]
+        pq.write_table(table.append_column("fold", pa.array(rows)), path)
+
+
+def contestants(task, nfold, rounds, lake):
+    """{name: callable(lake) -> (mean test metric of the folds at the last round)}."""
+    import dask.dataframe as dd
+    import daskboost
+    from daskboost import DaskBoostClassifier, DaskBoostRegressor
+
+    metric = TASKS[task][1]
+    params = dict(max_depth=MAX_DEPTH, learning_rate=LEARNING_RATE, max_bin=MAX_BIN,
+                  reg_lambda=1.0, gamma=0.0, min_child_weight=1.0)
+    if task == "binary":
+        params["objective"] = "binary:logistic"
+    model_class = DaskBoostClassifier if task == "binary" else DaskBoostRegressor
+
+    def run_cv(path, n_rounds=rounds):
+        ddf = dd.read_parquet(path)
+        frame = daskboost.cv(params, ddf[FEATURE_NAMES], ddf[LABEL_NAME], nfold=nfold,
+                             num_boost_round=n_rounds, seed=FOLD_SEED)
+        return float(frame[f"test-{metric}-mean"].iloc[-1])
+
+    def run_fits(evals, path, n_rounds=rounds):
+        ddf = dd.read_parquet(path)
+        last = []
+        for f in range(nfold):
+            train, test = ddf[ddf["fold"] != f], ddf[ddf["fold"] == f]
+            eval_set = {"train/test": [(train[FEATURE_NAMES], train[LABEL_NAME]),
+                                       (test[FEATURE_NAMES], test[LABEL_NAME])],
+                        "test": [(test[FEATURE_NAMES], test[LABEL_NAME])],
+                        None: None}[evals]
+            model = model_class(n_estimators=n_rounds, eval_metric=metric, **params)
+            model.fit(train[FEATURE_NAMES], train[LABEL_NAME], eval_set=eval_set)
+            if evals:
+                last.append(model.evals_result()[f"validation_{len(eval_set) - 1}"][metric][-1])
+        return float(np.mean(last)) if last else None
+
+    return {"cv": run_cv,
+            "fits + train/test eval": lambda path, **kw: run_fits("train/test", path, **kw),
+            "fits + test eval": lambda path, **kw: run_fits("test", path, **kw),
+            "fits": lambda path, **kw: run_fits(None, path, **kw)}, params
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows (all folds)")
+    parser.add_argument("--task", choices=sorted(TASKS), default="regression")
+    parser.add_argument("--nfold", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--files", type=int, default=8, help="parquet files in the lake")
+    parser.add_argument("--repeats", type=int, default=3, help="median of this many runs")
+    parser.add_argument("--seed", type=int, default=0, help="data seed")
+    parser.add_argument("--output", default=None,
+                        help="write PATH.json and PATH.md with the results")
+    args = parser.parse_args(argv)
+    if args.rows < 10 * WARMUP_ROWS or args.nfold < 2 or args.rounds < 1 or args.repeats < 1:
+        parser.error(f"need --rows >= {10 * WARMUP_ROWS}, --nfold >= 2, --rounds >= 1, "
+                     "--repeats >= 1")
+    from daskboost import cv_folds
+
+    info = machine_info()
+    make_data, metric = TASKS[args.task]
+    print(f"# daskboost cv benchmark: {args.rows:,} rows x {len(FEATURE_NAMES)} float32 "
+          f"features (5% NaN), {args.task}, {args.nfold} folds, {args.rounds} rounds, depth "
+          f"{MAX_DEPTH}, metric {metric}; repeats {args.repeats} (median)", flush=True)
+    X, y, _ = make_data(args.rows, seed=args.seed)
+    results = {name: {"fit_s": [], "fit_cpu_s": [], "test_metric": []} for name in CONTESTANTS}
+    with tempfile.TemporaryDirectory(prefix="daskboost-bench-cv-") as tmp:
+        lake, warmup = Path(tmp) / "lake", Path(tmp) / "warmup"
+        write_lake(lake, X, y, cv_folds(args.rows, args.nfold, seed=FOLD_SEED), args.files)
+        write_lake(warmup, X[:WARMUP_ROWS], y[:WARMUP_ROWS],
+                   cv_folds(WARMUP_ROWS, args.nfold, seed=FOLD_SEED), 2)
+        del X, y
+        runs, params = contestants(args.task, args.nfold, args.rounds, lake)
+        for name, run in runs.items():  # untimed warm-up
+            run(warmup, n_rounds=2)
+        for repeat in range(args.repeats):
+            for name, run in runs.items():
+                value, seconds, cpu = timed(run, lake)
+                results[name]["fit_s"].append(seconds)
+                results[name]["fit_cpu_s"].append(cpu)
+                results[name]["test_metric"].append(value)
+                shown = "" if value is None else f", mean test {metric} {value:.5f}"
+                print(f"# repeat {repeat + 1}/{args.repeats} {name}: {seconds:.2f} s "
+                      f"(cpu {cpu:.2f} s){shown}", flush=True)
+
+    cv_s = median(results["cv"]["fit_s"])
+    rows = []
+    for name, result in results.items():
+        result["fit_s_median"] = median(result["fit_s"])
+        result["cv_ratio"] = cv_s / result["fit_s_median"]
+        value = result["test_metric"][-1]
+        rows.append([name, f"{result['fit_s_median']:.2f}", f"{result['cv_ratio']:.2f}",
+                     "" if value is None else f"{value:.5f}"])
+    check = abs(results["cv"]["test_metric"][-1]
+                - results["fits + train/test eval"]["test_metric"][-1])
+    lines = [markdown_table(["contestant", "seconds (median)", "cv ÷ contestant",
+                             f"mean test {metric}, last round"], rows), ""]
+    lines.append(f"{args.rows:,} rows x {len(FEATURE_NAMES)} features (5% NaN), "
+                 f"{args.task}, {args.nfold} folds, {args.rounds} rounds, depth "
+                 f"{MAX_DEPTH}; median of {args.repeats} run(s) going round-robin; "
+                 f"{N_THREADS} threads; every contestant reads the {args.files}-file "
+                 "parquet lake with dd.read_parquet (timed).")
+    lines.append("cv ÷ contestant < 1: cv is faster. 'fits' are one fit per fold on the "
+                 "rows of the other folds, times summed over the folds.")
+    lines.append(f"cv's mean test {metric} differs from the separate fits' by {check:.2e} "
+                 "(their bins come from their own rows).")
+    markdown = "\n".join(lines)
+    print()
+    print(markdown)
+    if args.output:
+        config = {"rows": args.rows, "task": args.task, "nfold": args.nfold,
+                  "rounds": args.rounds, "files": args.files, "repeats": args.repeats,
+                  "seed": args.seed, "fold_seed": FOLD_SEED, "threads": N_THREADS,
+                  "params": params, "metric": metric}
+        write_results(args.output, "bench_cv", config, info, results, markdown)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
