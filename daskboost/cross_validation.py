@@ -1,12 +1,12 @@
 """Cross-validation on dask data: ``cv``, xgboost's ``xgboost.cv`` for daskboost.
 
 The nfold models grow together, as one boosting with ``nfold * K`` trees per round
-(``FoldObjective``): the data is read, sketched and binned once; each partition state
-holds every fold's margins, gradients and node positions (rows ``f*K .. f*K + K - 1``
-for fold ``f``) and the fold of each row (``folds``); a row's gradient and hessian
-are zero in the trees of the fold that holds it out, so it adds nothing to their
-histograms (and the histogram kernel skips it), and one pass over the partitions per
-level builds the histograms of every fold's trees.  Each fold starts from the
+(``fold_states`` runs it on the partitions): the data is read, sketched and binned
+once; each partition state holds every fold's margins, gradients and node positions
+(rows ``f*K .. f*K + K - 1`` for fold ``f``) and the fold of each row (``folds``); a
+row's gradient and hessian are zero in the trees of the fold that holds it out, so it
+adds nothing to their histograms (and the histogram kernel skips it), and one pass
+over the partitions per level builds the histograms of every fold's trees.  Each fold starts from the
 constant its own training rows give (their label statistics are taken in the binning
 pass, from the raw labels, exactly as a fit's scan takes them).
 
@@ -22,8 +22,6 @@ fold's training rows grows (``tests/test_cv.py``), row subsampling apart (it is 
 on global row indices, which differ).
 """
 
-import dataclasses
-import functools
 import uuid
 from dataclasses import dataclass
 
@@ -32,14 +30,15 @@ import numpy as np
 from .binning import BinMapper
 from .callbacks import CallbackList
 from .data import partition_input
+from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_partition,
+                          fold_partials, no_result, rebuild_fold_partition, set_start_margins,
+                          take_label_scans)
 from .folds import FoldLayout, check_nfold
 from .level_loop import round_leaf_values
 from .metrics import get_metric
-from .objectives import classifier_objectives, get_objective, is_classification, \
-    objective_kind, regressor_objectives, REGRESSION
+from .objectives import (REGRESSION, classifier_objectives, get_objective, is_classification,
+                         objective_kind, regressor_objectives)
 from .params import integer_param, resolve_constraints, validate_params
-from .partition import (PartitionState, margins_with_round, merge_scans, read_partition,
-                        rebuild_partition, scan_labels, start_state)
 from .runtime import make_runtime
 from .sklearn import DaskBoostRegressor
 from .training import (_Boosting, _each_round, _metric_names, _PartialsCombiner,
@@ -50,142 +49,6 @@ from .training import (_Boosting, _each_round, _metric_names, _PartialsCombiner,
 XGBOOST_ALIASES = {"eta": "learning_rate", "lambda": "reg_lambda", "alpha": "reg_alpha",
                    "min_split_loss": "gamma", "seed": "random_state"}
 DATA_NAMES = ("train", "test")
-
-
-# ---- on the partitions -------------------------------------------------------------------
-
-class FoldObjective:
-    """The objective of ``nfold`` models grown together: ``nfold * K`` outputs, fold
-    ``f``'s K trees being outputs ``f*K .. f*K + K - 1``."""
-
-    leaf_quantile = None  # adaptive leaves are refused (``_check_supported``)
-
-    def __init__(self, objective, nfold):
-        self.objective = objective
-        self.nfold = nfold
-        self.outputs_per_model = objective.n_outputs()
-
-    def n_outputs(self):
-        return self.nfold * self.outputs_per_model
-
-    def fold_gradients(self, margin, y, weight, folds):
-        """(g, h) of every fold's trees, (nfold * K, n) float32: each fold's from its
-        own margins, zero for the rows it holds out (``folds == f``)."""
-        K = self.outputs_per_model
-        grad = np.empty(margin.shape, dtype=np.float32)
-        hess = np.empty(margin.shape, dtype=np.float32)
-        for f in range(self.nfold):
-            trees = slice(f * K, (f + 1) * K)
-            grad[trees], hess[trees] = self.objective.gradients(margin[trees], y, weight)
-            held_out = folds == f
-            grad[trees, held_out] = 0.0
-            hess[trees, held_out] = 0.0
-        return grad, hess
-
-
-@dataclass
-class FoldState(PartitionState):
-    """A partition state of a cross-validation as binned: until the pass after binning
-    takes them (``take_label_scans``), each fold's label statistics of the
-    partition's rows that the fold trains on (``partition.scan_labels``)."""
-
-    label_scans: list = None
-
-
-def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
-                       layout, sketch_size, row_offset=0, margins=None):
-    """``partition.bin_partition`` for a cross-validation: the state also holds its
-    rows' folds and, with ``sketch_size`` (the first binning), the folds' label
-    statistics.  ``base_margin``: (nfold * K,) starting margins."""
-    X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
-    state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
-                        store, row_offset, margins)
-    return _with_folds(state, layout, index, classes is not None, labels, weights,
-                       sketch_size)
-
-
-def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
-                           layout, sketch_size, row_offset, margins, new_trees, rounds):
-    """``partition.rebuild_partition`` for a cross-validation (a state lost with a
-    worker, rebuilt with the folds' trees so far)."""
-    state = rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
-                              row_offset, margins, new_trees, rounds)
-    return _with_folds(state, layout, index, classes is not None)
-
-
-def _with_folds(state, layout, index, classifier, labels=None, weights=None,
-                sketch_size=None):
-    """``state`` as a ``FoldState``, with its rows' folds and, if ``sketch_size`` is
-    given, each fold's label statistics of its training rows among them, from the raw
-    ``labels`` and ``weights`` (as a fit's scan takes them)."""
-    folds = layout.of_partition(
-        index, state.row_offset,
-        state.label.astype(np.int64) if layout.stratified else len(state.label))
-    scans = None
-    if sketch_size is not None:
-        scans = []
-        for f in range(layout.nfold):
-            trains = folds != f
-            scans.append(scan_labels(labels[trains],
-                                     None if weights is None else weights[trains],
-                                     index, sketch_size, classifier))
-    fields = {field.name: getattr(state, field.name)
-              for field in dataclasses.fields(PartitionState)}
-    return FoldState(**{**fields, "folds": folds}, label_scans=scans)
-
-
-def take_label_scans(state, _):
-    """The pass after binning: hand over the folds' label statistics."""
-    scans, state.label_scans = state.label_scans, None
-    return state, scans
-
-
-class _FoldScanMerger:
-    """Combine two partition groups' per-fold label statistics (a before b)."""
-
-    def __init__(self, size):
-        self.size = size
-
-    def __call__(self, a, b):
-        return [merge_scans(x, y, self.size) for x, y in zip(a, b)]
-
-
-def set_start_margins(state, base_margin):
-    """Every row starts at its folds' constants, (nfold * K,) ``base_margin``."""
-    state.margin[:] = base_margin[:, None]
-    return state, None
-
-
-def _no_result(a, b):
-    return None
-
-
-@dataclass(frozen=True)
-class FoldEvalStep:
-    """The pass after a round: ``finish`` moves the rows to the round's leaves and adds
-    their values (``training.finish_step``); ``metrics`` of one model's ``objective``."""
-
-    finish: object
-    metrics: list
-    objective: object
-    nfold: int
-
-
-def fold_partials(state, step):
-    """Metric partial sums of every fold after the round, on its training rows and on
-    the rows it holds out: a flat tuple, fold by fold, train then test, metric by
-    metric.  The state is left as it is (the next round's first pass adds the trees)."""
-    margin = margins_with_round(state, step.finish)
-    K = step.objective.n_outputs()
-    partials = []
-    for f in range(step.nfold):
-        held_out = state.folds == f
-        for rows in (~held_out, held_out):
-            weight = None if state.weight is None else state.weight[rows]
-            margins = margin[f * K:(f + 1) * K][:, rows]
-            partials.extend(m.partial(state.label[rows], margins, weight, step.objective)
-                            for m in step.metrics)
-    return state, tuple(partials)
 
 
 # ---- the boosting of all folds ---------------------------------------------------------
@@ -210,10 +73,10 @@ class _FoldBoosting(_Boosting):
                          every_round=True)
         self._label_sketch = None
         self.states, scans = runtime.map_reduce(take_label_scans, self.states, None,
-                                                _FoldScanMerger(size))
+                                                FoldScanMerger(size))
         base = np.concatenate([fold_start(s) for s in scans])
         self.start = (base, classes, None)  # what a lost partition is rebuilt with
-        self.states, _ = runtime.map_reduce(set_start_margins, self.states, base, _no_result)
+        self.states, _ = runtime.map_reduce(set_start_margins, self.states, base, no_result)
 
     def _bin_args(self):
         return super()._bin_args() + (self.layout, self._label_sketch)
@@ -329,7 +192,7 @@ def cv(params, X, y, nfold=5, num_boost_round=None, metrics=None, early_stopping
         {**estimator.get_params(), "n_estimators": num_boost_round,
          "early_stopping_rounds": None,
          "eval_metric": estimator.eval_metric if metrics is None else metrics},
-        regressor_objectives() + classifier_objectives())
+        tuple(dict.fromkeys(regressor_objectives() + classifier_objectives())))
     classifier = is_classification(train_params.objective)
     _check_supported(train_params, stratified, classifier)
     callbacks = CallbackList(callbacks)

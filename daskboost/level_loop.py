@@ -52,7 +52,7 @@ def grow_rounds(mapper, params, objective, rounds, pending, leaf_values, trim):
     for round_ in rounds:
         # column sampling keyed on (seed, round, tree), like row sampling: continuing a
         # fit draws the same columns as training in one go (cross-validation grows
-        # nfold models of K trees, each tree keyed as in its own fit: ``cv``)
+        # nfold models of K trees, each tree keyed as in its own fit: ``fold_states``)
         per_model = getattr(objective, "outputs_per_model", objective.n_outputs())
         growers = [TreeGrower(mapper, params,
                               np.random.default_rng([params.seed, round_, k % per_model]))

@@ -183,7 +183,7 @@ class PartitionState:
     positions: np.ndarray = None  # (K, n_rows) int32 node of each row in each tree
     row_offset: int = 0          # global index of the partition's first row
     rounds: int = 0              # boosting rounds whose trees are in ``margin``
-    # cross-validation (``cv``): the fold of each row, (n_rows,) int32; the K trees of
+    # cross-validation (``fold_states``): the fold of each row, (n_rows,) int32; the K trees of
     # fold f are trees f*K .. f*K + K - 1, and a row has zero gradients in its own
     # fold's trees.  None in a fit.
     folds: np.ndarray = None
@@ -422,7 +422,7 @@ def _round_gradients(state, step, rows):
     weight = None if state.weight is None else state.weight[rows]
     if state.folds is None:
         grad, hess = step.objective.gradients(state.margin[:, rows], state.label[rows], weight)
-    else:  # cross-validation: zero for the rows a fold holds out (``cv.FoldObjective``)
+    else:  # cross-validation: zero where a fold holds the row out (``fold_states``)
         grad, hess = step.objective.fold_gradients(state.margin[:, rows], state.label[rows],
                                                    weight, state.folds[rows])
     if step.subsample < 1.0:

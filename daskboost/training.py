@@ -394,7 +394,7 @@ class _Boosting:
     """
 
     # how a training partition's state is built from the raw data, and rebuilt after a
-    # lost worker (``cv`` grows its folds with states of its own)
+    # lost worker (cross-validation grows its folds with states of its own: ``fold_states``)
     bin_state = staticmethod(bin_partition)
     rebuild_state = staticmethod(rebuild_partition)
 

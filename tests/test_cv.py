@@ -73,8 +73,8 @@ def test_each_fold_equals_its_fit_multiclass_weighted_stratified():
 def test_each_fold_equals_its_fit_lossguide_poisson_categorical():
     X, y, rng = discrete(seed=8)
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
-    frame["d"] = pd.Categorical(np.where(np.isnan(X[:, 3]), None,
-                                         np.array(list("pqrstu"))[np.nan_to_num(X[:, 3]).astype(int)]))
+    names = np.array(list("pqrstu"))[np.nan_to_num(X[:, 3]).astype(int)]
+    frame["d"] = pd.Categorical(np.where(np.isnan(X[:, 3]), None, names))
     counts = np.abs(np.round(y))
     _separate_fits_equal_cv_folds({"max_depth": 0, "grow_policy": "lossguide", "max_leaves": 6,
                                    "objective": "count:poisson"}, frame, counts,

@@ -1,0 +1,156 @@
+"""What runs on one partition in a cross-validation (``cross_validation.cv``): the
+folds' models grow together, ``nfold * K`` trees per round.
+
+- ``bin_fold_partition`` / ``rebuild_fold_partition``: ``partition.bin_partition`` /
+  ``rebuild_partition`` whose state (``FoldState``) also holds the fold of each row
+  (``folds.FoldLayout``) and, after the first binning, each fold's label statistics of
+  the rows it trains on, taken from the raw labels as a fit's scan takes them;
+- ``take_label_scans`` and ``set_start_margins``: the two small passes after binning
+  (the folds' statistics to the client, the folds' starting margins to the rows);
+- ``FoldObjective``: the gradients of every fold's trees, zero for the rows a fold holds
+  out (``partition._round_gradients`` calls its ``fold_gradients``);
+- ``fold_partials``: after a round, each fold's metric partial sums on its training
+  rows and on its held-out rows, the state left as it is.
+"""
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from .partition import (PartitionState, margins_with_round, merge_scans, read_partition,
+                        rebuild_partition, scan_labels, start_state)
+
+
+class FoldObjective:
+    """The objective of ``nfold`` models grown together: ``nfold * K`` outputs, fold
+    ``f``'s K trees being outputs ``f*K .. f*K + K - 1``."""
+
+    leaf_quantile = None  # adaptive leaves are refused (``cross_validation``)
+
+    def __init__(self, objective, nfold):
+        self.objective = objective
+        self.nfold = nfold
+        self.outputs_per_model = objective.n_outputs()
+
+    def n_outputs(self):
+        return self.nfold * self.outputs_per_model
+
+    def fold_gradients(self, margin, y, weight, folds):
+        """(g, h) of every fold's trees, (nfold * K, n) float32: each fold's from its
+        own margins, zero for the rows it holds out (``folds == f``)."""
+        K = self.outputs_per_model
+        grad = np.empty(margin.shape, dtype=np.float32)
+        hess = np.empty(margin.shape, dtype=np.float32)
+        for f in range(self.nfold):
+            trees = slice(f * K, (f + 1) * K)
+            grad[trees], hess[trees] = self.objective.gradients(margin[trees], y, weight)
+            held_out = folds == f
+            grad[trees, held_out] = 0.0
+            hess[trees, held_out] = 0.0
+        return grad, hess
+
+
+@dataclass
+class FoldState(PartitionState):
+    """A partition state of a cross-validation as binned: until the pass after binning
+    takes them (``take_label_scans``), each fold's label statistics of the
+    partition's rows that the fold trains on (``partition.scan_labels``)."""
+
+    label_scans: list = None
+
+
+def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
+                       layout, sketch_size, row_offset=0, margins=None):
+    """``partition.bin_partition`` for a cross-validation: the state also holds its
+    rows' folds and, with ``sketch_size`` (the first binning), the folds' label
+    statistics.  ``base_margin``: (nfold * K,) starting margins."""
+    X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
+    state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
+                        store, row_offset, margins)
+    return _with_folds(state, layout, index, classes is not None, labels, weights,
+                       sketch_size)
+
+
+def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
+                           layout, sketch_size, row_offset, margins, new_trees, rounds):
+    """``partition.rebuild_partition`` for a cross-validation (a state lost with a
+    worker, rebuilt with the folds' trees so far)."""
+    state = rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
+                              row_offset, margins, new_trees, rounds)
+    return _with_folds(state, layout, index, classes is not None)
+
+
+def _with_folds(state, layout, index, classifier, labels=None, weights=None,
+                sketch_size=None):
+    """``state`` as a ``FoldState``, with its rows' folds and, if ``sketch_size`` is
+    given, each fold's label statistics of its training rows among them, from the raw
+    ``labels`` and ``weights`` (as a fit's scan takes them)."""
+    folds = layout.of_partition(
+        index, state.row_offset,
+        state.label.astype(np.int64) if layout.stratified else len(state.label))
+    scans = None
+    if sketch_size is not None:
+        scans = []
+        for f in range(layout.nfold):
+            trains = folds != f
+            scans.append(scan_labels(labels[trains],
+                                     None if weights is None else weights[trains],
+                                     index, sketch_size, classifier))
+    fields = {field.name: getattr(state, field.name)
+              for field in dataclasses.fields(PartitionState)}
+    return FoldState(**{**fields, "folds": folds}, label_scans=scans)
+
+
+def take_label_scans(state, _):
+    """The pass after binning: hand over the folds' label statistics."""
+    scans, state.label_scans = state.label_scans, None
+    return state, scans
+
+
+class FoldScanMerger:
+    """Combine two partition groups' per-fold label statistics (a before b)."""
+
+    def __init__(self, size):
+        self.size = size
+
+    def __call__(self, a, b):
+        return [merge_scans(x, y, self.size) for x, y in zip(a, b)]
+
+
+def set_start_margins(state, base_margin):
+    """Every row starts at its folds' constants, (nfold * K,) ``base_margin``."""
+    state.margin[:] = base_margin[:, None]
+    return state, None
+
+
+def no_result(a, b):
+    return None
+
+
+@dataclass(frozen=True)
+class FoldEvalStep:
+    """The pass after a round: ``finish`` moves the rows to the round's leaves and adds
+    their values (``training.finish_step``); ``metrics`` of one model's ``objective``."""
+
+    finish: object
+    metrics: list
+    objective: object
+    nfold: int
+
+
+def fold_partials(state, step):
+    """Metric partial sums of every fold after the round, on its training rows and on
+    the rows it holds out: a flat tuple, fold by fold, train then test, metric by
+    metric.  The state is left as it is (the next round's first pass adds the trees)."""
+    margin = margins_with_round(state, step.finish)
+    K = step.objective.n_outputs()
+    partials = []
+    for f in range(step.nfold):
+        held_out = state.folds == f
+        for rows in (~held_out, held_out):
+            weight = None if state.weight is None else state.weight[rows]
+            margins = margin[f * K:(f + 1) * K][:, rows]
+            partials.extend(m.partial(state.label[rows], margins, weight, step.objective)
+                            for m in step.metrics)
+    return state, tuple(partials)
