@@ -6,9 +6,9 @@ once; each partition state holds every fold's margins, gradients and node positi
 (rows ``f*K .. f*K + K - 1`` for fold ``f``) and the fold of each row (``folds``); a
 row's gradient and hessian are zero in the trees of the fold that holds it out, so it
 adds nothing to their histograms (and the histogram kernel skips it), and one pass
-over the partitions per level builds the histograms of every fold's trees.  Each fold starts from the
-constant its own training rows give (their label statistics are taken in the binning
-pass, from the raw labels, exactly as a fit's scan takes them).
+over the partitions per level builds the histograms of every fold's trees.  Each fold
+starts from the constant its own training rows give (their label statistics are taken
+in the binning pass, from the raw labels, exactly as a fit's scan takes them).
 
 After each round one more pass, which leaves the states as they are, adds the round's
 trees to a copy of the margins and returns each fold's metric partial sums on its
