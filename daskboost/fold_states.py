@@ -20,6 +20,8 @@ import numpy as np
 
 from .partition import (PartitionState, margins_with_round, merge_scans, read_partition,
                         rebuild_partition, scan_labels, start_state)
+from .reduction import reduce_all
+from .training import _PartialsCombiner
 
 
 class FoldObjective:
@@ -53,10 +55,14 @@ class FoldObjective:
 
 @dataclass
 class FoldState(PartitionState):
-    """A partition state of a cross-validation as binned: until the pass after binning
-    takes them (``take_label_scans``), each fold's label statistics of the
-    partition's rows that the fold trains on (``partition.scan_labels``)."""
+    """A partition state of a cross-validation: ``by_fold``, its rows sorted by fold
+    (stable) and ``fold_bounds``, where each fold's rows start and end in that order
+    (``fold_partials``); until the pass after binning takes them
+    (``take_label_scans``), each fold's label statistics of the partition's rows that
+    the fold trains on (``partition.scan_labels``)."""
 
+    by_fold: np.ndarray = None
+    fold_bounds: np.ndarray = None
     label_scans: list = None
 
 
@@ -99,7 +105,10 @@ def _with_folds(state, layout, index, classifier, labels=None, weights=None,
                                      index, sketch_size, classifier))
     fields = {field.name: getattr(state, field.name)
               for field in dataclasses.fields(PartitionState)}
-    return FoldState(**{**fields, "folds": folds}, label_scans=scans)
+    by_fold = np.argsort(folds, kind="stable")
+    bounds = np.searchsorted(folds[by_fold], np.arange(layout.nfold + 1))
+    return FoldState(**{**fields, "folds": folds}, by_fold=by_fold, fold_bounds=bounds,
+                     label_scans=scans)
 
 
 def take_label_scans(state, _):
@@ -142,15 +151,24 @@ class FoldEvalStep:
 def fold_partials(state, step):
     """Metric partial sums of every fold after the round, on its training rows and on
     the rows it holds out: a flat tuple, fold by fold, train then test, metric by
-    metric.  The state is left as it is (the next round's first pass adds the trees)."""
-    margin = margins_with_round(state, step.finish)
+    metric.  The state is left as it is (the next round's first pass adds the trees).
+
+    Each model is evaluated on each fold's rows, contiguous once the rows are sorted
+    by fold (``by_fold``); a model's training partials are the sum of those of the
+    folds it trains on (metric partials add up), so no row is copied per model."""
+    margin = margins_with_round(state, step.finish)[:, state.by_fold]
+    label = state.label[state.by_fold]
+    weight = None if state.weight is None else state.weight[state.by_fold]
+    pieces = [slice(a, b) for a, b in zip(state.fold_bounds[:-1], state.fold_bounds[1:])]
     K = step.objective.n_outputs()
     partials = []
     for f in range(step.nfold):
-        held_out = state.folds == f
-        for rows in (~held_out, held_out):
-            weight = None if state.weight is None else state.weight[rows]
-            margins = margin[f * K:(f + 1) * K][:, rows]
-            partials.extend(m.partial(state.label[rows], margins, weight, step.objective)
-                            for m in step.metrics)
+        model = margin[f * K:(f + 1) * K]
+        by_piece = [[m.partial(label[rows], model[:, rows],
+                               None if weight is None else weight[rows], step.objective)
+                     for m in step.metrics] for rows in pieces]
+        train = reduce_all([p for g, p in enumerate(by_piece) if g != f],
+                           _PartialsCombiner(step.metrics))
+        partials.extend(train)
+        partials.extend(by_piece[f])
     return state, tuple(partials)
