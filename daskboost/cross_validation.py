@@ -31,19 +31,20 @@ from .binning import BinMapper
 from .callbacks import CallbackList
 from .data import partition_input
 from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_partition,
-                          fold_partials, no_result, rebuild_fold_partition, set_start_margins,
-                          take_label_scans)
+                          fold_leaf_residual_summaries, fold_partials, no_result,
+                          rebuild_fold_partition, set_start_margins, take_label_scans)
 from .folds import FoldLayout, check_nfold
 from .level_loop import round_leaf_values
 from .metrics import get_metric
-from .objectives import (REGRESSION, classifier_objectives, get_objective, is_classification,
-                         objective_kind, regressor_objectives)
+from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .params import integer_param, resolve_constraints, validate_params
+from .partition import LeafSummaryMerger
 from .runtime import make_runtime
 from .sklearn import DaskBoostRegressor
 from .training import (_Boosting, _each_round, _metric_names, _PartialsCombiner,
                        _trained_model, check_exact, finish_step, label_stats,
-                       resolve_objective, row_offsets, scan, sketch_size_for, start_margin)
+                       refit_from_summaries, resolve_objective, row_offsets, scan,
+                       sketch_size_for, start_margin)
 
 # xgboost's native names of the estimator's parameters
 XGBOOST_ALIASES = {"eta": "learning_rate", "lambda": "reg_lambda", "alpha": "reg_alpha",
@@ -80,6 +81,18 @@ class _FoldBoosting(_Boosting):
 
     def _bin_args(self):
         return super()._bin_args() + (self.layout, self._label_sketch)
+
+    def _refit_leaves(self, growers, pending):
+        """Adaptive leaves, each fold's from the residuals of the rows it trains on."""
+        size = sketch_size_for(self.params.max_bin)
+        self.states, summaries = self.runtime.map_reduce(
+            fold_leaf_residual_summaries, self.states,
+            (pending, self.mapper.missing_code, size), LeafSummaryMerger(size))
+        for f, grower in enumerate(growers):
+            refit_from_summaries(grower, {leaf: s for (g, leaf), s in summaries.items()
+                                          if g == f},
+                                 self.objective.leaf_quantile, self.params.learning_rate)
+        return None
 
     def _evaluate(self, growers, round_, pending):
         """{"train"/"test": {metric: [one value per fold]}} after the round."""
@@ -281,11 +294,6 @@ def _check_supported(params, stratified, classifier):
                          "use 'hist' or 'exact'")
     if params.trim_fraction:
         raise ValueError(f"trim_fraction={params.trim_fraction!r} is not supported by cv")
-    name = params.objective
-    if isinstance(name, str) and objective_kind(name) == REGRESSION and get_objective(
-            name, quantile_alpha=params.quantile_alpha).leaf_quantile is not None:
-        raise ValueError(f"objective={name!r} is not supported by cv yet (its leaves are "
-                         "refitted to residual quantiles after each round)")
 
 
 def _period(verbose_eval):

@@ -9,6 +9,7 @@ folds' models grow together, ``nfold * K`` trees per round.
   (the folds' statistics to the client, the folds' starting margins to the rows);
 - ``FoldObjective``: the gradients of every fold's trees, zero for the rows a fold holds
   out (``partition._round_gradients`` calls its ``fold_gradients``);
+- ``fold_leaf_residual_summaries``: adaptive leaves, per fold;
 - ``fold_partials``: after a round, each fold's metric partial sums on its training
   rows and on its held-out rows, the state left as it is.
 """
@@ -18,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .partition import (PartitionState, margins_with_round, merge_scans, read_partition,
-                        rebuild_partition, scan_labels, start_state)
+from .partition import (PartitionState, leaf_positions, margins_with_round, merge_scans,
+                        read_partition, rebuild_partition, residual_summaries, scan_labels,
+                        start_state)
 from .reduction import reduce_all
 from .training import _PartialsCombiner
 
@@ -28,12 +30,11 @@ class FoldObjective:
     """The objective of ``nfold`` models grown together: ``nfold * K`` outputs, fold
     ``f``'s K trees being outputs ``f*K .. f*K + K - 1``."""
 
-    leaf_quantile = None  # adaptive leaves are refused (``cross_validation``)
-
     def __init__(self, objective, nfold):
         self.objective = objective
         self.nfold = nfold
         self.outputs_per_model = objective.n_outputs()
+        self.leaf_quantile = objective.leaf_quantile  # adaptive leaves: one output
 
     def n_outputs(self):
         return self.nfold * self.outputs_per_model
@@ -109,6 +110,24 @@ def _with_folds(state, layout, index, classifier, labels=None, weights=None,
     bounds = np.searchsorted(folds[by_fold], np.arange(layout.nfold + 1))
     return FoldState(**{**fields, "folds": folds}, by_fold=by_fold, fold_bounds=bounds,
                      label_scans=scans)
+
+
+def fold_leaf_residual_summaries(state, arg):
+    """``partition.leaf_residual_summaries`` for the folds' trees (objectives with
+    adaptive leaves have one output: tree f is fold f's): {(fold, leaf): sketch of the
+    residuals of the leaf's rows that the fold trains on}."""
+    splits, missing_code, size = arg
+    positions = leaf_positions(state, splits, missing_code)
+    summaries = {}
+    for f in range(positions.shape[0]):
+        trains = np.flatnonzero(state.folds != f)
+        residuals = state.label[trains].astype(np.float64) - state.margin[f, trains]
+        weight = None if state.weight is None else state.weight[trains]
+        for leaf, summary in residual_summaries(positions[f, trains], residuals, weight,
+                                                size).items():
+            summaries[(f, leaf)] = summary
+    state.positions = positions
+    return state, summaries
 
 
 def take_label_scans(state, _):

@@ -443,24 +443,35 @@ def leaf_residual_summaries(state, arg):
     None, missing_code, sketch size).  Returns the new state and {leaf: summary}.
     """
     splits, missing_code, size = arg
-    positions = state.positions
-    if splits is not None:
-        no_slots = np.full(splits[0].shape, -1, dtype=np.int32)
-        empty = np.zeros((1, 0), dtype=np.float32)
-        positions, _ = build_histograms(state.codes, empty, empty, positions, *splits[:5],
-                                        missing_code, no_slots, 0,
-                                        np.zeros(state.codes.shape[1] + 1, np.int64),
-                                        cat_table=category_table(splits))
-    leaves = positions[0]
+    positions = leaf_positions(state, splits, missing_code)
     residuals = state.label.astype(np.float64) - state.margin[0]
+    summaries = residual_summaries(positions[0], residuals, state.weight, size)
+    return replace(state, positions=positions), summaries
+
+
+def leaf_positions(state, splits, missing_code):
+    """The rows' nodes in every tree once the pending ``splits`` (or None) are applied."""
+    if splits is None:
+        return state.positions
+    no_slots = np.full(splits[0].shape, -1, dtype=np.int32)
+    empty = np.zeros((1, 0), dtype=np.float32)
+    positions, _ = build_histograms(state.codes, empty, empty, state.positions, *splits[:5],
+                                    missing_code, no_slots, 0,
+                                    np.zeros(state.codes.shape[1] + 1, np.int64),
+                                    cat_table=category_table(splits))
+    return positions
+
+
+def residual_summaries(leaves, residuals, weight, size):
+    """{leaf: weighted sketch of its rows' ``residuals``} (rows in their order)."""
     order = np.argsort(leaves, kind="stable")
     bounds = np.flatnonzero(np.diff(leaves[order])) + 1
     summaries = {}
     for rows in np.split(order, bounds):
         if len(rows):
-            weights = None if state.weight is None else state.weight[rows].astype(np.float64)
+            weights = None if weight is None else weight[rows].astype(np.float64)
             summaries[int(leaves[rows[0]])] = summarize_column(residuals[rows], weights, size)
-    return replace(state, positions=positions), summaries
+    return summaries
 
 
 class LeafSummaryMerger:

@@ -501,14 +501,19 @@ class _Boosting:
         all_scores = []
         for round_, (growers, pending) in zip(rounds, grown):
             if objective.leaf_quantile is not None:
-                self.states, pending = _refit_leaves(runtime, self.states, pending, growers[0],
-                                                     objective, self.mapper, params)
+                pending = self._refit_leaves(growers, pending)
             all_scores.append(self._evaluate(growers, round_, pending))
             # the round is done: only now does it change what the next round starts from
             self.trees.extend(g.to_tree() for g in growers)
             self.pending = pending
             self.leaf_values = round_leaf_values(growers)
         return all_scores
+
+    def _refit_leaves(self, growers, pending):
+        """Adaptive leaves (``_refit_leaves``); returns the splits left pending (none)."""
+        self.states, pending = _refit_leaves(self.runtime, self.states, pending, growers[0],
+                                             self.objective, self.mapper, self.params)
+        return pending
 
     def _evaluate(self, growers, round_, pending):
         """Add the round's trees to the eval margins; {eval set: {metric: value}}.
@@ -611,10 +616,15 @@ def _refit_leaves(runtime, states, pending, grower, objective, mapper, params):
     states, summaries = runtime.map_reduce(
         leaf_residual_summaries, states, (pending, mapper.missing_code, size),
         LeafSummaryMerger(size))
-    eta = params.learning_rate
-    grower.refit_leaves({leaf: eta * float(weighted_quantile(summary, objective.leaf_quantile))
-                         for leaf, summary in summaries.items() if summary.total_weight > 0})
+    refit_from_summaries(grower, summaries, objective.leaf_quantile, params.learning_rate)
     return states, None
+
+
+def refit_from_summaries(grower, summaries, quantile, eta):
+    """Set each leaf of ``summaries`` ({leaf: residual sketch}) to ``eta`` times the
+    weighted ``quantile`` of its rows' residuals."""
+    grower.refit_leaves({leaf: eta * float(weighted_quantile(summary, quantile))
+                         for leaf, summary in summaries.items() if summary.total_weight > 0})
 
 
 def _binned_round(growers):
