@@ -696,7 +696,17 @@ def _warn_column_vector(shape):
         DataConversionWarning = UserWarning
     warnings.warn(DataConversionWarning(
         f"A column-vector y was passed when a 1d array was expected (shape {shape}). Please "
-        "change the shape of y to (n_samples,), for example using ravel()."), stacklevel=7)
+        "change the shape of y to (n_samples,), for example using ravel()."),
+        stacklevel=_stack_level_outside_package())
+
+
+def _stack_level_outside_package():
+    """``stacklevel`` for a warning of the caller: the first frame not in daskboost."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # ---- prediction: picklable per-partition functions ------------------------------------
