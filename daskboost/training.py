@@ -212,7 +212,7 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
         _check_eval_types(data, e, i)
     if store_config is None:
         store_config = StoreConfig(None, tuple(check_cache_dirs(None)))
-    with make_runtime(uuid.uuid4().hex[:12], store_config) as runtime:
+    with make_runtime(uuid.uuid4().hex[:12], store_config, data.in_memory) as runtime:
         return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint,
                       callbacks)
 
