@@ -405,7 +405,9 @@ class DaskBoostRegressor(_DaskBoostModel):
 class DaskBoostClassifier(_DaskBoostModel):
     """Gradient-boosted trees for classification.
 
-    Labels of any type are sorted into ``classes_``.  Two classes train
+    Labels (strings, integers, booleans, integer-valued floats; non-integer floats are a
+    continuous target, refused as scikit-learn refuses them) are sorted into
+    ``classes_``.  Two classes train
     ``binary:logistic`` (the second class is the positive one), more train
     ``multi:softprob`` with ``num_class`` set from the data (one tree per class and
     round).
