@@ -395,8 +395,8 @@ class DaskBoostRegressor(_DaskBoostModel):
 
     def score(self, X, y, sample_weight=None):
         """R^2 of the predictions (in-memory data)."""
-        y = np.asarray(y, dtype=np.float64)
         pred = np.asarray(self.predict(X))
+        y = np.asarray(_target_input(y, numeric=True), dtype=np.float64)
         w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         mean = np.average(y, weights=w)
         return 1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2)
@@ -453,7 +453,7 @@ class DaskBoostClassifier(_DaskBoostModel):
 
     def score(self, X, y, sample_weight=None):
         """Accuracy (in-memory data)."""
-        correct = np.asarray(self.predict(X)) == np.asarray(y)
+        correct = np.asarray(self.predict(X)) == np.asarray(_target_input(y, numeric=False))
         return float(np.average(correct, weights=sample_weight))
 
     def _model_extras(self):

@@ -103,6 +103,15 @@ def test_column_vector_y_warns_and_trains_the_1d_model(problem, fast, column):
     assert model_json(model) == model_json(cls(**fast).fit(X, y))
 
 
+def test_score_with_a_column_vector_y(problem, fast):
+    # (a (n, 1) y once broadcast against the (n,) predictions: n x n comparisons)
+    cls, X, y, _ = problem
+    model = cls(**fast).fit(X, y)
+    with pytest.warns(DataConversionWarning, match="A column-vector y"):
+        assert model.score(X, y[:, None]) == model.score(X, y)
+    assert 0.5 < model.score(X, y) < 1.0
+
+
 def test_column_vector_warning_points_at_the_callers_fit(reg_xy, fast):
     X, y = reg_xy
     with pytest.warns(DataConversionWarning) as record:
