@@ -24,6 +24,7 @@ import pandas as pd
 from . import inspection
 from .blockstore import StoreConfig, check_cache_dirs, parse_memory_budget
 from .booster import Booster, write_json_atomically
+from .callbacks import CallbackList
 from .training import Checkpoint, train
 from .data import (describe_features, feature_block, feature_types_of, is_dask_collection,
                    margin_block)
@@ -147,8 +148,9 @@ class _DaskBoostModel:
         return params
 
     def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model,
-             base_margin=None, base_margin_eval_set=None, resume=False):
+             base_margin=None, base_margin_eval_set=None, resume=False, callbacks=None):
         self._fit_has_eval_set = bool(eval_set)
+        callbacks = CallbackList(callbacks)  # checked before any work
         params = self._checked_params()
         X, y, sample_weight = _fit_input(self, X, y, sample_weight)
         eval_set, sample_weight_eval_set = _check_eval_set(self, eval_set, sample_weight_eval_set)
@@ -176,7 +178,8 @@ class _DaskBoostModel:
                               eval_set=eval_set, sample_weight_eval_set=sample_weight_eval_set,
                               previous=previous, base_margin=base_margin,
                               base_margin_eval_set=base_margin_eval_set, progress=progress,
-                              checkpoint=checkpoint, store_config=store_config)
+                              checkpoint=checkpoint, store_config=store_config,
+                              callbacks=callbacks.callbacks)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
         return info
@@ -370,7 +373,8 @@ class DaskBoostRegressor(_DaskBoostModel):
     _objectives = REGRESSION_OBJECTIVES
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
-            xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False):
+            xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False,
+            callbacks=None):
         """Fit on X (dask/pandas/numpy) and y aligned with it; returns self.
 
         ``eval_set``: list of (X, y) pairs scored after every round with ``eval_metric``
@@ -381,9 +385,12 @@ class DaskBoostRegressor(_DaskBoostModel):
         column per output, partitioned like X; they replace ``base_score``.
         ``resume=True``: continue from ``checkpoint_path`` if it exists (written every
         ``checkpoint_interval`` rounds), up to ``n_estimators`` rounds in all.
+        ``callbacks``: objects with xgboost's ``TrainingCallback`` methods, called
+        around every round (``daskboost.callbacks``; True from ``after_iteration``
+        stops training).
         """
         self._fit(X, y, sample_weight, False, eval_set, sample_weight_eval_set, xgb_model,
-                  base_margin, base_margin_eval_set, resume)
+                  base_margin, base_margin_eval_set, resume, callbacks)
         return self
 
     def predict(self, X, output_margin=False, iteration_range=None, base_margin=None):
@@ -417,14 +424,15 @@ class DaskBoostClassifier(_DaskBoostModel):
     _objectives = CLASSIFICATION_OBJECTIVES
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
-            xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False):
+            xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False,
+            callbacks=None):
         """Fit on X (dask/pandas/numpy) and labels y aligned with it; returns self.
 
-        ``eval_set``, ``xgb_model``, ``base_margin``, ``resume``: as for
+        ``eval_set``, ``xgb_model``, ``base_margin``, ``resume``, ``callbacks``: as for
         ``DaskBoostRegressor.fit``.
         """
         info = self._fit(X, y, sample_weight, True, eval_set, sample_weight_eval_set, xgb_model,
-                         base_margin, base_margin_eval_set, resume)
+                         base_margin, base_margin_eval_set, resume, callbacks)
         self.classes_ = info.classes
         self.n_classes_ = len(self.classes_)
         return self
