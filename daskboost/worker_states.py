@@ -38,7 +38,7 @@ from .reduction import reduce_nodes
 
 _lock = threading.Lock()
 _fits = {}     # fit_id -> {(collection, index): state}
-_pools = {}    # fit_id -> ThreadPoolExecutor
+_pools = {}    # fit_id -> (ThreadPoolExecutor, its number of threads)
 _holders = {}  # fit_id -> this process's StateHolder (receives the peers' sums)
 
 SUMS_HANDLER = "daskboost_sums"  # the worker handler that reads a peer's sums stream
@@ -100,7 +100,7 @@ def release(fit_id):
     sums removed, glibc's settings restored)."""
     with _lock:
         _fits.pop(fit_id, None)
-        pool = _pools.pop(fit_id, None)
+        pool, _ = _pools.pop(fit_id, (None, 0))
         holder = _holders.pop(fit_id, None)
         last = not _fits
         if last:
@@ -115,33 +115,36 @@ def release(fit_id):
 
 
 def _pool(fit_id):
+    """(pool, threads): the fit's threads on this worker, as many as the worker has."""
     with _lock:
         if fit_id not in _pools:
             try:
                 threads = compat.worker_threads()
             except ValueError:  # not on a worker
                 threads = 1
-            _pools[fit_id] = (None if threads == 1 else
-                              ThreadPoolExecutor(threads, thread_name_prefix="daskboost"))
+            _pools[fit_id] = (ThreadPoolExecutor(threads, thread_name_prefix="daskboost"),
+                              threads)
         return _pools[fit_id]
+
+
+def _run_each(func, states, arg):
+    return [func(state, arg) for state in states]
 
 
 async def run_pass(fit_id, collection, indices, n_partitions, func, arg, combine):
     """``func(state, arg) -> (new_state, result)`` on the given local partitions, from
-    the worker's event loop: with one thread, the partitions run right here, one by
-    one, the loop serving what came in (heartbeats, the peers' sums) between them; with
-    more, in the fit's thread pool.
+    the worker's event loop, in the fit's thread pool: with one thread, all of them in
+    one task (one hand-off per pass); with more, one task each.  Never on the event
+    loop itself: a pass longer than the heartbeat interval would stop the worker's
+    heartbeats and get it declared dead.
 
     The new states replace the old ones; returns the reduction-tree nodes
     {(level, j): partial sum} that these partitions complete.
     """
     states = [lookup(fit_id, collection, i) for i in indices]
-    pool = _pool(fit_id)
-    if pool is None:
-        outputs = []
-        for state in states:
-            outputs.append(func(state, arg))
-            await asyncio.sleep(0)
+    pool, threads = _pool(fit_id)
+    if threads == 1:
+        outputs = await asyncio.wrap_future(pool.submit(_run_each, func, states, arg))
     else:
         outputs = await asyncio.gather(*[asyncio.wrap_future(pool.submit(func, state, arg))
                                          for state in states])
@@ -184,12 +187,11 @@ class StateHolder:
         ``call`` tells this loop's messages from other loops'.  Returns the loop's
         result if ``leader`` (one worker answers for all), else None.
 
-        A coroutine on the worker's event loop, passes included: one thread does
-        everything, so no thread hands the loop over to another twice a pass, and
-        nothing competes for the GIL while the sums come in.  Measured against the loop
-        in the actor's thread with the event loop exchanging (1M rows, 100 trees, 2
-        workers): a 1.84 MB message took ~11 ms to arrive there, against ~4 ms between
-        idle workers.
+        A coroutine on the worker's event loop; the partitions' work runs in the fit's
+        threads (``run_pass``), the exchange on the loop.  Measured against the whole
+        loop in the actor's thread with the event loop only exchanging (1M rows, 100
+        trees, 2 workers): a 1.84 MB message took ~11 ms to arrive there, against ~4 ms
+        between idle workers.
         """
         loop, func, combine, combine_into = compat.loads(shared)
         steps = itertools.count()

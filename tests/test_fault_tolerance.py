@@ -180,3 +180,37 @@ def test_workers_tune_malloc_only_while_a_fit_holds_states(monkeypatch):
     assert calls == [True]  # fit-b still runs
     worker_states.release("fit-b")
     assert calls == [True, False]
+
+
+def test_a_pass_longer_than_the_heartbeat_timeout_does_not_lose_its_worker(tmp_path, caplog):
+    # one-thread workers, a scheduler that declares a worker dead after 2 s without a
+    # heartbeat (distributed makes that at least 10 heartbeat intervals: 5 s here), and
+    # one partition whose gradients take 8 s (the first to claim the
+    # marker file): the passes run off the workers' event loops, so the heartbeats go
+    # on and no worker is lost
+    import time
+
+    marker = str(tmp_path / "slept")
+
+    def slow_squared_error(y, pred):
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+            time.sleep(8.0)
+        except FileExistsError:
+            pass
+        return pred - y, np.ones_like(pred)
+
+    path = lake(tmp_path)
+    make = lambda: DaskBoostRegressor(n_estimators=3, max_depth=3,  # noqa: E731
+                                      objective=slow_squared_error, base_score=0.0)
+    with dask.config.set({"distributed.scheduler.worker-ttl": "2s"}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        before = sorted(client.scheduler_info()["workers"])
+        t0 = time.perf_counter()
+        model = fit(make(), path)
+        assert time.perf_counter() - t0 > 8.0 and os.path.exists(marker)  # it did sleep
+        assert sorted(client.scheduler_info()["workers"]) == before
+    assert "lost" not in caplog.text
+    assert model.get_booster().n_rounds == 3
