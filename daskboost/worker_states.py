@@ -20,7 +20,11 @@ the scheduler in the loop:
 
 If a worker dies, its states die with it; ``partition_index`` says which partitions a
 worker still holds, and the client rebuilds the lost ones from the raw data (see
-``cluster.py``).
+``cluster.py``).  A worker whose peer's stream of sums closes stops its loops at once
+(``PeerLost``), and a worker whose fit's client is gone (the scheduler released the
+StateHolder) frees the fit's states by itself within ``WATCH_SECONDS``: so if the
+client and a worker die together, the other workers neither wait forever nor keep
+the states.
 """
 
 import asyncio
@@ -42,6 +46,7 @@ _pools = {}    # fit_id -> (ThreadPoolExecutor, its number of threads)
 _holders = {}  # fit_id -> this process's StateHolder (receives the peers' sums)
 
 SUMS_HANDLER = "daskboost_sums"  # the worker handler that reads a peer's sums stream
+WATCH_SECONDS = 1.0  # how often a worker checks that the fit's client still holds it
 
 
 class MissingStateError(RuntimeError):
@@ -168,6 +173,8 @@ class StateHolder:
         self._inbox = {}     # (loop call, pass, sender) -> future of the sender's sums
         self._ended = set()  # loop calls finished or aborted here
         self._streams = {}   # peer address -> open comm for this fit's partial sums
+        self._lost_peers = set()  # peers whose stream of sums closed
+        self._watchdog = None
         compat.install_handler(self.worker, SUMS_HANDLER, _read_sums)  # removed by release
         with _lock:
             _holders[fit_id] = self
@@ -195,6 +202,8 @@ class StateHolder:
         """
         loop, func, combine, combine_into = compat.loads(shared)
         steps = itertools.count()
+        if self._watchdog is None:
+            self._watchdog = asyncio.ensure_future(self._watch())
 
         async def reduce_pass(arg):
             nodes = await run_pass(self.fit_id, collection, indices, n_partitions, func, arg,
@@ -242,7 +251,8 @@ class StateHolder:
         call measured ~0.8 ms more per message (2.2 vs 1.4 ms one way for 115 KB)."""
         if address not in self._streams:
             comm = await compat.open_stream(self.worker, address)
-            await comm.write({"op": SUMS_HANDLER, "fit_id": self.fit_id, "reply": False})
+            await comm.write({"op": SUMS_HANDLER, "fit_id": self.fit_id, "reply": False,
+                              "sender": self.worker.address})
             self._streams[address] = comm
         return self._streams[address]
 
@@ -258,7 +268,28 @@ class StateHolder:
             self._inbox[key] = asyncio.get_running_loop().create_future()
             if call in self._ended:
                 self._inbox[key].set_exception(PeerLost(f"loop {call} was aborted"))
+            elif sender in self._lost_peers:
+                self._inbox[key].set_exception(PeerLost(f"worker {sender} was lost"))
         return self._inbox[key]
+
+    def peer_lost(self, sender):
+        """``sender``'s stream of sums closed (it died, or its fit ended there): every
+        wait for its sums, now or later, raises ``PeerLost``."""
+        self._lost_peers.add(sender)
+        for key, slot in self._inbox.items():
+            if key[2] == sender and not slot.done():
+                slot.set_exception(PeerLost(f"worker {sender} was lost"))
+
+    async def _watch(self):
+        """Free the fit here once its client no longer holds this actor (the client
+        died): nobody else would call ``release``."""
+        while _holders.get(self.fit_id) is self:
+            await asyncio.sleep(WATCH_SECONDS)
+            if not compat.actor_is_held(self.worker, self):
+                for call in {key[0] for key in self._inbox}:
+                    await self.abort(call)
+                release(self.fit_id)
+                return
 
     def deliver(self, call, step, sender, nodes):
         """A peer's partial sums of one pass (from ``_read_sums``)."""
@@ -282,14 +313,17 @@ class StateHolder:
             del self._inbox[key]
 
 
-async def _read_sums(comm, fit_id):
+async def _read_sums(comm, fit_id, sender=None, **_):
     """Worker handler for a peer's stream of partial sums (see ``StateHolder._stream``):
     each message goes to this process's StateHolder of ``fit_id``, until the peer
-    closes the comm or dies."""
+    closes the comm or dies (then the holder learns that ``sender`` is lost)."""
     while True:
         try:
             message = await comm.read()
         except (compat.CommClosedError, OSError):
+            holder = _holders.get(fit_id)
+            if holder is not None and sender is not None:
+                holder.peer_lost(sender)
             return
         holder = _holders.get(fit_id)
         if holder is not None:

@@ -214,3 +214,54 @@ def test_a_pass_longer_than_the_heartbeat_timeout_does_not_lose_its_worker(tmp_p
         assert sorted(client.scheduler_info()["workers"]) == before
     assert "lost" not in caplog.text
     assert model.get_booster().n_rounds == 3
+
+
+CLIENT_SCRIPT = """
+import sys
+import dask.array as da
+import numpy as np
+from distributed import Client
+from daskboost import DaskBoostRegressor
+client = Client(sys.argv[1])
+rng = np.random.default_rng(0)
+X = rng.normal(size=(4000, 5))
+y = X[:, 0] + rng.normal(0, 0.1, 4000)
+# no eval set: the workers grow all the rounds in one call
+DaskBoostRegressor(n_estimators=100000, max_depth=3).fit(
+    da.from_array(X, chunks=(1000, 5)), da.from_array(y, chunks=1000))
+"""
+
+
+def _fits_and_holders():
+    from daskboost import worker_states
+    return len(worker_states._fits), len(worker_states._holders)
+
+
+def test_when_the_client_and_a_worker_die_the_other_workers_stop_and_free_the_fit(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "client.py"
+    script.write_text(CLIENT_SCRIPT)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        fitting = subprocess.Popen([sys.executable, str(script), cluster.scheduler_address])
+        try:
+            deadline = time.monotonic() + 60
+            while not all(n == (1, 1) for n in client.run(_fits_and_holders).values()):
+                assert time.monotonic() < deadline and fitting.poll() is None
+                time.sleep(0.2)
+            time.sleep(1.0)  # well into the workers' loop over the rounds
+            pids = client.run(os.getpid)
+            doomed, survivor = sorted(pids)
+            os.kill(pids[doomed], signal.SIGKILL)
+            fitting.kill()
+        finally:
+            fitting.kill()
+            fitting.wait()
+        deadline = time.monotonic() + 15
+        while client.run(_fits_and_holders, workers=[survivor]).get(survivor) != (0, 0):
+            assert time.monotonic() < deadline, "the surviving worker kept the fit"
+            time.sleep(0.2)
