@@ -69,7 +69,8 @@ def scan(runtime, data, params, classifier):
     if result.n_rows == 0:
         raise ValueError("the training data has 0 rows")
     if result.weight_sum <= 0:
-        raise ValueError("sample_weight sums to 0; at least one row needs a positive weight")
+        raise ValueError("sample_weight is zero for every row (it sums to 0); at least one row "
+                         "needs a positive weight")
     return result
 
 
@@ -93,9 +94,15 @@ def resolve_objective(params, scanned, classifier):
     classes = None
     if classifier:
         labels = sorted(scanned.class_weights)
+        continuous = [v for v in labels if isinstance(v, float) and not v.is_integer()]
+        if continuous:  # scikit-learn's words (type_of_target), for a regression target
+            raise ValueError(f"Unknown label type: continuous (y has non-integer labels such as "
+                             f"{continuous[0]!r}); a classifier needs discrete classes: use "
+                             "DaskBoostRegressor for a continuous target")
         n_classes = len(labels)
         if n_classes < 2:
-            raise ValueError(f"y has a single class ({labels[0]!r}); a classifier needs at least 2")
+            raise ValueError(f"y has only one class ({labels[0]!r}); a classifier needs at "
+                             "least 2")
         name = name or ("binary:logistic" if n_classes == 2 else "multi:softprob")
         if callable(name):
             objective_params["num_class"] = n_classes
@@ -222,7 +229,7 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
         _check_eval_types(data, e, i)
     if store_config is None:
         store_config = StoreConfig(None, tuple(check_cache_dirs(None)))
-    with make_runtime(uuid.uuid4().hex[:12], store_config) as runtime:
+    with make_runtime(uuid.uuid4().hex[:12], store_config, data.in_memory) as runtime:
         return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint,
                       callbacks)
 

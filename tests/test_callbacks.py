@@ -131,3 +131,34 @@ def test_an_xgboost_callback_subclass_works_as_it_is():
     X, y = data()
     booster, _ = train(params(), X, y, callbacks=[Theirs()])
     assert booster.n_rounds == 5 and epochs == [(e, e + 1) for e in range(5)]
+
+
+@pytest.mark.parametrize("estimator", ["regressor", "classifier"])
+def test_estimators_take_callbacks_in_fit(estimator):
+    from daskboost import DaskBoostClassifier
+    X, y = data()
+    recorder = Recorder(stop_after=2)
+    if estimator == "regressor":
+        model = DaskBoostRegressor(n_estimators=8, max_depth=3)
+    else:
+        model, y = DaskBoostClassifier(n_estimators=8, max_depth=3), y > 0
+    model.fit(X, y, eval_set=[(X, y)], callbacks=[recorder])
+    assert model.get_booster().n_rounds == 3
+    assert recorder.calls[-1] == ("after_training", 3)
+    with pytest.raises(TypeError, match="callbacks must be a list"):
+        model.fit(X, y, callbacks=recorder)
+
+
+def test_the_optuna_pruning_example_prunes_trials(capsys):
+    pytest.importorskip("optuna")  # in the test extra; optional for users
+    import importlib.util
+    import pathlib
+    import re
+    path = pathlib.Path(__file__).parent.parent / "examples" / "optuna_pruning.py"
+    spec = importlib.util.spec_from_file_location("optuna_pruning", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    example.main(["--trials", "8", "--rows", "4000"])
+    out = capsys.readouterr().out
+    finished, pruned = (int(v) for v in re.search(r"(\d+) finished, (\d+) pruned", out).groups())
+    assert finished + pruned == 8 and pruned >= 1 and finished >= 3
