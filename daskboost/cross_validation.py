@@ -218,7 +218,8 @@ def cv(params, X, y, nfold=5, num_boost_round=None, metrics=None, early_stopping
                                        data.feature_types)
     run = _Run(nfold, seed, bool(shuffle), bool(stratified), stopping, callbacks, period,
                bool(show_stdv))
-    with make_runtime(uuid.uuid4().hex[:12], estimator._store_config()) as runtime:
+    with make_runtime(uuid.uuid4().hex[:12], estimator._store_config(),
+                      data.in_memory) as runtime:
         columns = _cross_validate(runtime, train_params, data, classifier, run)
     return _as_frame(columns) if as_pandas else columns
 
