@@ -40,7 +40,7 @@ from .objectives import classifier_objectives, is_classification, regressor_obje
 from .params import integer_param, resolve_constraints, validate_params
 from .partition import LeafSummaryMerger
 from .runtime import make_runtime
-from .sklearn import DaskBoostRegressor
+from .sklearn import DaskBoostClassifier, DaskBoostRegressor, _fit_input
 from .training import (_Boosting, _each_round, _metric_names, _PartialsCombiner,
                        _trained_model, check_exact, finish_step, label_stats,
                        refit_from_summaries, resolve_objective, row_offsets, scan,
@@ -200,6 +200,8 @@ def cv(params, X, y, nfold=5, num_boost_round=None, metrics=None, early_stopping
     if stopping is not None:
         stopping = integer_param("early_stopping_rounds", stopping, 1)
     seed = integer_param("seed", seed, 0)
+    # array-likes (lists, sparse matrices) read as fit reads them
+    X, y, sample_weight = _fit_input(estimator, X, y, sample_weight)
     nfold = check_nfold(nfold, _rows_in_metadata(X))
     train_params = validate_params(
         {**estimator.get_params(), "n_estimators": num_boost_round,
@@ -239,8 +241,9 @@ class _Run:
 
 
 def _estimator_and_settings(params):
-    """A ``DaskBoostRegressor`` holding ``params`` (their names checked: xgboost's
-    aliases allowed) and ``params``' settings for ``cv``'s own arguments."""
+    """An estimator holding ``params`` (their names checked: xgboost's aliases allowed):
+    a ``DaskBoostClassifier`` for a classification objective, else a
+    ``DaskBoostRegressor``; and ``params``' settings for ``cv``'s own arguments."""
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict of parameters; got {type(params).__name__}")
     valid = DaskBoostRegressor._param_names()
@@ -259,7 +262,8 @@ def _estimator_and_settings(params):
                          "no checkpoints")
     settings = {name: named.pop(name) for name in ("n_estimators", "early_stopping_rounds",
                                                    "verbose") if name in named}
-    return DaskBoostRegressor(**named), settings
+    classifier = is_classification(named.get("objective"))
+    return (DaskBoostClassifier if classifier else DaskBoostRegressor)(**named), settings
 
 
 def _setting(argument, value, name, settings, default):

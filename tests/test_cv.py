@@ -254,6 +254,13 @@ def test_xgboost_parameter_names_and_estimator_parameters_are_both_understood():
     assert as_dict == ours.to_dict(orient="list")
 
 
+def test_array_likes_are_read_as_fit_reads_them():
+    X, y, _ = discrete(n=300)
+    as_numpy = cv(FAST, X, y, nfold=3, num_boost_round=2)
+    as_lists = cv(FAST, X.tolist(), y.tolist(), nfold=3, num_boost_round=2)
+    pd.testing.assert_frame_equal(as_lists, as_numpy, rtol=0, atol=0)
+
+
 @pytest.fixture
 def no_pass(monkeypatch):
     """Any pass over the data fails the test (errors must come before)."""
