@@ -27,6 +27,7 @@ from .data import (checked_categories, column_categories, feature_block, label_b
 from .histogram import (accumulate_histograms, add_leaf_values_kernel,
                         add_leaf_values_kernel_categorical, build_histograms, row_blocks)
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
+from .sparse import is_sparse, stored_columns, summarize as summarize_stored
 from .tree import PackedForest
 
 
@@ -102,10 +103,16 @@ def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=Non
             label_min, label_max = float(y64.min()), float(y64.max())
         all_integer = bool(np.all(y64 == np.floor(y64)))
         label_summary = summarize_column(y64, weights, sketch_size)
-    summaries = summarize_block(X, weights, sketch_size)
+    summaries = summarize_features(X, weights, sketch_size)
     return ScanResult(n, summaries, weight_sum, weighted_label_sum, label_min, label_max,
                       all_integer, label_summary, class_weights, [n],
                       _partition_categories(x, categorical))
+
+
+def summarize_features(X, weights, size):
+    """A weighted quantile summary per feature of a block (``sketch.summarize_block``;
+    of a sparse block's stored values only, ``sparse.summarize``)."""
+    return (summarize_stored if is_sparse(X) else summarize_block)(X, weights, size)
 
 
 def _partition_categories(x, categorical):
@@ -113,9 +120,13 @@ def _partition_categories(x, categorical):
     if not categorical:
         return None
     features, names, max_cat = categorical
-    frame = isinstance(x, pd.DataFrame)
-    return {f: column_categories(x.iloc[:, f] if frame else np.asarray(x)[:, f], name, max_cat)
-            for f, name in zip(features, names)}
+    if is_sparse(x):  # the stored values only (the rest is missing)
+        columns = stored_columns(x, features)
+    elif isinstance(x, pd.DataFrame):
+        columns = {f: x.iloc[:, f] for f in features}
+    else:
+        columns = {f: np.asarray(x)[:, f] for f in features}
+    return {f: column_categories(columns[f], name, max_cat) for f, name in zip(features, names)}
 
 
 def _merge_categories(a, b, categorical):
@@ -239,8 +250,7 @@ def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, st
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
     state = _start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
                          store, row_offset, margins)
-    PackedForest(new_trees, len(base_margin)).add_margin(
-        np.ascontiguousarray(X, dtype=np.float64), state.margin)
+    PackedForest(new_trees, len(base_margin)).add_block_margin(X, state.margin)
     return replace(state, rounds=rounds)
 
 
@@ -438,7 +448,7 @@ def hessian_summaries(x, w, state, size, encoders=None):
     (summed over the round's outputs): the paper's split proposal for
     ``tree_method="approx"`` (§3.3, eq. 8-9)."""
     X = feature_block(x, encoders)
-    return summarize_block(X, state.hess.sum(axis=0, dtype=np.float64), size)
+    return summarize_features(X, state.hess.sum(axis=0, dtype=np.float64), size)
 
 
 def rebin_partition(x, w, state, mapper, store):

@@ -24,6 +24,7 @@ from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_jso
 from .objectives import classifier_objectives, regressor_objectives
 from .params import CATEGORICAL_DEFAULTS, integer_param, validate_params
 from .progress import ProgressReporter
+from .sparse import is_sparse
 
 
 # how a fit runs, not what it learns: not saved with the model (a model trained out of
@@ -261,7 +262,8 @@ class _DaskBoostModel:
             if is_dask_collection(X) or is_dask_collection(base_margin):
                 raise TypeError("predict(base_margin=...) takes in-memory X and base_margin; "
                                 "for dask data add the margins to output_margin=True predictions")
-            return job.in_memory(X, margin_block(base_margin, self._booster.n_outputs, len(X)))
+            return job.in_memory(X, margin_block(base_margin, self._booster.n_outputs,
+                                                 X.shape[0]))
         if not is_dask_collection(X):
             return job.in_memory(X)
         import dask.dataframe as dd
@@ -629,7 +631,8 @@ class _PredictJob:
 
         ``base_margin``: (K, n) per-row starting margins, or None.
         """
-        values = np.ascontiguousarray(feature_block(X, self.booster.encoders))
+        values = feature_block(X, self.booster.encoders)  # sparse stays sparse (CSR)
+        values = values if is_sparse(values) else np.ascontiguousarray(values)
         step = self.rows_per_chunk
         starts = list(range(0, values.shape[0], step)) or [0]
         chunks = [values[i:i + step] for i in starts]
