@@ -39,7 +39,9 @@ from .reduction import reduce_nodes
 _lock = threading.Lock()
 _fits = {}     # fit_id -> {(collection, index): state}
 _pools = {}    # fit_id -> ThreadPoolExecutor
-_holders = {}  # fit_id -> this process's StateHolder (receives the peers' sums)
+# (fit_id, worker address) -> that worker's StateHolder of the fit (it receives the
+# peers' sums); a process may hold several workers (``LocalCluster(processes=False)``)
+_holders = {}
 
 SUMS_HANDLER = "daskboost_sums"  # the worker handler that reads a peer's sums stream
 
@@ -101,15 +103,15 @@ def release(fit_id):
     with _lock:
         _fits.pop(fit_id, None)
         pool = _pools.pop(fit_id, None)
-        holder = _holders.pop(fit_id, None)
+        holders = [_holders.pop(key) for key in list(_holders) if key[0] == fit_id]
         last = not _fits
         if last:
             tune_malloc(during_fit=False)
     if pool is not None:
         pool.shutdown()
-    if holder is not None:
+    for holder in holders:
         holder.close_streams()
-        if not _holders:
+        if not any(address == holder.worker.address for _, address in _holders):
             compat.remove_handler(holder.worker, SUMS_HANDLER)
     close_store(fit_id)
 
@@ -167,7 +169,7 @@ class StateHolder:
         self._streams = {}   # peer address -> open comm for this fit's partial sums
         compat.install_handler(self.worker, SUMS_HANDLER, _read_sums)  # removed by release
         with _lock:
-            _holders[fit_id] = self
+            _holders[(fit_id, self.worker.address)] = self
 
     async def run(self, collection, indices, n_partitions, shared):
         """``run_pass``; ``shared`` = pickled (func, arg, combine), the same bytes for
@@ -240,7 +242,8 @@ class StateHolder:
         call measured ~0.8 ms more per message (2.2 vs 1.4 ms one way for 115 KB)."""
         if address not in self._streams:
             comm = await compat.open_stream(self.worker, address)
-            await comm.write({"op": SUMS_HANDLER, "fit_id": self.fit_id, "reply": False})
+            await comm.write({"op": SUMS_HANDLER, "fit_id": self.fit_id, "to": address,
+                              "reply": False})
             self._streams[address] = comm
         return self._streams[address]
 
@@ -280,16 +283,16 @@ class StateHolder:
             del self._inbox[key]
 
 
-async def _read_sums(comm, fit_id):
+async def _read_sums(comm, fit_id, to):
     """Worker handler for a peer's stream of partial sums (see ``StateHolder._stream``):
-    each message goes to this process's StateHolder of ``fit_id``, until the peer
-    closes the comm or dies."""
+    each message goes to the StateHolder of ``fit_id`` of worker ``to`` (this one),
+    until the peer closes the comm or dies."""
     while True:
         try:
             message = await comm.read()
         except (compat.CommClosedError, OSError):
             return
-        holder = _holders.get(fit_id)
+        holder = _holders.get((fit_id, to))
         if holder is not None:
             holder.deliver(message["call"], message["step"], message["sender"],
                            message["nodes"])
