@@ -18,6 +18,8 @@ sp = pytest.importorskip("scipy.sparse")
 
 from daskboost import DaskBoostClassifier, DaskBoostRegressor, sparse  # noqa: E402
 from daskboost.binning import BinMapper  # noqa: E402
+from daskboost.data import partition_input  # noqa: E402
+from daskboost.partition import rebuild_partition  # noqa: E402
 from daskboost.sketch import merge_blocks, summarize_block  # noqa: E402
 
 N, N_FEATURES = 1200, 5
@@ -154,6 +156,31 @@ def test_in_memory_sparse_gives_the_dense_model(kind, tmp_path):
     assert ours.evals_result() == theirs.evals_result()
     np.testing.assert_array_equal(ours.predict(X), theirs.predict(dense))
     assert np.corrcoef(ours.predict(X), y)[0, 1] > 0.8  # it learned something
+
+
+def test_in_memory_sparse_is_cut_into_row_blocks_like_dense(monkeypatch, tmp_path):
+    from daskboost import data
+    monkeypatch.setattr(data, "ROWS_PER_BLOCK", 300)  # 4 blocks: CSR row slices
+    X, dense, y = sparse_and_dense()
+    assert partition_input(X, y).n_partitions == 4
+    ours = DaskBoostRegressor(**FIT).fit(X, y)
+    theirs = DaskBoostRegressor(**FIT).fit(dense, y)
+    assert model_bytes(ours, tmp_path, "ours") == model_bytes(theirs, tmp_path, "theirs")
+    margins = np.linspace(-1, 1, N)
+    np.testing.assert_array_equal(ours.predict(X, base_margin=margins),
+                                  theirs.predict(dense, base_margin=margins))
+
+
+def test_a_lost_partition_is_rebuilt_from_sparse_rows_as_from_dense():
+    # rebuild_partition (a worker lost): binned again, the trees so far added to margins
+    X, dense, y = sparse_and_dense()
+    trees = DaskBoostRegressor(**FIT).fit(dense, y).get_booster().trees
+    mapper = BinMapper.from_summaries(summarize_block(dense, None, 64), 256)
+    states = [rebuild_partition(x, y, None, 0, mapper, np.array([0.5]), None, None, None, 0,
+                                None, trees, len(trees)) for x in (X, dense)]
+    np.testing.assert_array_equal(states[0].codes, states[1].codes)
+    np.testing.assert_array_equal(states[0].margin, states[1].margin)
+    assert not np.all(states[0].margin == 0.5)
 
 
 @pytest.mark.parametrize("column_chunks", [5, 2])
