@@ -181,9 +181,10 @@ def _dask_blocks(obj):
     Optimising drops the keys a collection holds already computed: persisted on
     ``distributed``, its graph maps each key to the Future of that same key, an alias of
     the key to itself, which dask's graph conversion removes.  Those entries are taken
-    back from the collection's own graph: a task can only depend on a key its graph
-    defines (an undefined key would reach the task as a literal tuple), and the Futures
-    in the graph keep the data alive while the graph is in use.
+    back from the collection's own graph, so the graph is complete (it can be culled
+    per worker, and a task tuple naming one of its keys gets the value, where an
+    undefined key reached the task as a literal tuple), and the Futures in it keep the
+    data alive while the graph is in use.
     """
     if _is_dask_array(obj):
         if obj.ndim == 2 and len(obj.chunks[1]) > 1:

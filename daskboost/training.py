@@ -360,7 +360,7 @@ class _Boosting:
 
     @staticmethod
     def _last_args(data, offsets, extra=()):
-        """Per partition: global row offset, key of its base margins (or None), extra."""
+        """Per partition: global row offset, a ref to its base margins (or None), extra."""
         return [(int(o), margin_input(data, i), *extra) for i, o in enumerate(offsets)]
 
     def rounds_per_call(self, round_, end, progress, checkpoint):
