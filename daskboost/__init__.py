@@ -7,8 +7,9 @@ the local schedulers, on every worker at once on a ``distributed`` cluster.
 """
 
 from .booster import Booster
+from .callbacks import TrainingCallback
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor
 
 __version__ = "0.1.0"
 
-__all__ = ["Booster", "DaskBoostClassifier", "DaskBoostRegressor", "__version__"]
+__all__ = ["Booster", "DaskBoostClassifier", "DaskBoostRegressor", "TrainingCallback", "__version__"]

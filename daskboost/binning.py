@@ -46,6 +46,9 @@ class BinMapper:
         self.n_bins = np.array([len(c) + 1 for c in self.cuts], dtype=np.int32)
         self.missing_code = int(self.n_bins.max()) if len(self.cuts) else 1
         self.n_codes = self.missing_code + 1
+        # histogram layout (``histogram``): each feature's bins, then its missing cell
+        self.cell_offsets = np.zeros(len(self.cuts) + 1, dtype=np.int64)
+        self.cell_offsets[1:] = np.cumsum(self.n_bins + 1)
         self.dtype = np.uint8 if self.n_codes <= 256 else np.uint16
         self._depths = np.array([_search_depth(len(c)) for c in self.cuts], dtype=np.int64)
         tables = [_eytzinger_table(c, d) for c, d in zip(self.cuts, self._depths)]

@@ -56,6 +56,19 @@ class Booster:
         """{categorical feature: pandas Index of its dictionary} for
         ``data.feature_block`` (categories matched by value; unseen ones read as missing)."""
         return {f: pd.Index(c, dtype=object) for f, c in self.categories.items()}
+    def recoded(self, categories):
+        """The same model with the dictionaries ``categories`` ({feature: sorted list},
+        each a superset of this model's for the same features): every category set is
+        re-indexed, so predictions, matched by value, do not change."""
+        index_maps = {}
+        for f, old in self.categories.items():
+            position = {v: i for i, v in enumerate(categories[f])}
+            index_maps[f] = np.array([position[v] for v in old], dtype=np.int64)
+        return Booster([t.recoded(index_maps) for t in self.trees], self.base_margin,
+                       self.objective, self.n_features, self.feature_names,
+                       self.objective_params, self.best_iteration, self.best_score,
+                       self.feature_types, categories)
+
     @property
     def n_outputs(self):
         return len(self.base_margin)
@@ -63,6 +76,10 @@ class Booster:
     @property
     def n_rounds(self):
         return len(self.trees) // self.n_outputs
+
+    def num_boosted_rounds(self):
+        """The number of rounds (xgboost's name, for callbacks written for xgboost)."""
+        return self.n_rounds
 
     def get_objective(self):
         if self.objective == CustomObjective.name:  # only its output transform is needed

@@ -16,7 +16,7 @@ from distributed.core import clean_exception
 from distributed.protocol import to_serialize
 from distributed.protocol.pickle import dumps, loads
 
-__all__ = ["CommClosedError", "call_actor", "dumps", "install_handler", "loads",
+__all__ = ["CommClosedError", "actor_is_held", "call_actor", "dumps", "install_handler", "loads",
            "open_stream", "remove_handler", "run_on_client_loop", "to_serialize",
            "worker_memory_limit", "worker_rpc", "worker_threads"]
 
@@ -42,6 +42,14 @@ def worker_memory_limit():
         return get_worker().memory_manager.memory_limit
     except (ValueError, AttributeError):  # not in a worker task / no manager
         return None
+
+
+def actor_is_held(worker, instance):
+    """Whether ``worker`` still holds the actor ``instance``.  When the client that made
+    it is gone, the scheduler releases its keys and the worker drops the actor; there
+    is no public way to learn that from the actor (``Worker.state.actors`` is
+    internal)."""
+    return any(actor is instance for actor in worker.state.actors.values())
 
 
 def install_handler(worker, name, handler):

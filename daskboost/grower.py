@@ -109,7 +109,8 @@ class TreeGrower:
         for slot, node in enumerate(self._to_build):
             level[row[node]] = hist[slot]
             if self.sums[node] is None:  # the root: its sums come from its histogram
-                totals = hist[slot, 0].sum(axis=0)
+                first = self.mapper.cell_offsets[1]  # feature 0's cells: every row
+                totals = hist[slot, :first].sum(axis=0)
                 self.sums[node] = (float(totals[0]), float(totals[1]))
         for node, parent, sibling in self._to_derive:
             np.subtract(self._hists[parent], level[row[sibling]], out=level[row[node]])
@@ -200,18 +201,18 @@ class TreeGrower:
         right = None
         if self.mapper.has_categorical:  # monotone constraints are refused with these
             gain, feature, bin_, default_left, left_sums, right = find_splits_categorical(
-                hists, sums, self.mapper.n_bins, self.mapper.missing_code, masks,
+                hists, sums, self.mapper.cell_offsets, self.mapper.n_codes, masks,
                 self.mapper.is_categorical, p.reg_lambda, p.reg_alpha, p.max_delta_step,
                 p.min_child_weight, p.gamma, p.max_cat_to_onehot, p.max_cat_threshold)
         elif p.monotone_constraints is None:
             gain, feature, bin_, default_left, left_sums = find_splits(
-                hists, sums, self.mapper.n_bins, self.mapper.missing_code, masks,
-                p.reg_lambda, p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma)
+                hists, sums, self.mapper.cell_offsets, masks, p.reg_lambda, p.reg_alpha,
+                p.max_delta_step, p.min_child_weight, p.gamma)
         else:
             gain, feature, bin_, default_left, left_sums = find_splits_monotone(
-                hists, sums, self._constraints.bounds(nodes), self.mapper.n_bins,
-                self.mapper.missing_code, masks, self._constraints.monotone, p.reg_lambda,
-                p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma)
+                hists, sums, self._constraints.bounds(nodes), self.mapper.cell_offsets,
+                masks, self._constraints.monotone, p.reg_lambda, p.reg_alpha,
+                p.max_delta_step, p.min_child_weight, p.gamma)
         for i, node in enumerate(nodes):
             if feature[i] >= 0:
                 cats = None

@@ -1,9 +1,16 @@
 """Gradient histograms: the one heavy pass per tree level.
 
 A histogram holds, for each node being built, each feature and each bin code, the sums
-of the rows' gradients and hessians: ``hist[slot, feature, code] = (sum g, sum h)``
-(XGBoost paper §3.3: split finding only needs these bucket sums).  Sums are float64 so
-adding partitions in any fixed order loses nothing that matters.
+of the rows' gradients and hessians (XGBoost paper §3.3: split finding only needs these
+bucket sums).  Sums are float64 so adding partitions in any fixed order loses nothing
+that matters.
+
+Layout: a node's histogram is one run of cells, feature after feature, each feature as
+wide as its own bins plus one cell for its missing rows (LightGBM's layout):
+``hist[slot, cell] = (sum g, sum h)`` with feature ``f``'s value bin ``b`` at cell
+``cell_offsets[f] + b`` and its missing rows at ``cell_offsets[f + 1] - 1``
+(``binning.BinMapper.cell_offsets``).  A feature with 4,000 categories next to features
+with 256 bins widens only itself.
 
 Rows are visited once, row-major: each row's codes are contiguous; the same pass first
 moves the row to its child under the previous level's splits, then the row's node
@@ -27,7 +34,7 @@ def row_blocks(codes):
 
 
 def build_histograms(codes, grad, hess, positions, split_feature, split_bin, default_left,
-                     left_child, right_child, missing_code, node_to_slot, n_slots, n_codes,
+                     left_child, right_child, missing_code, node_to_slot, n_slots, cell_offsets,
                      out_positions=None, cat_table=None):
     """Apply the last level's splits and sum (g, h) per (node slot, feature, bin code).
 
@@ -45,7 +52,9 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
         arrays describing the splits to apply (``split_feature == -1``: node not split).
     missing_code : int, the code of missing values.
     node_to_slot : (K, n_nodes) int32, the histogram slot of each node, -1 to skip it.
-    n_slots, n_codes : histogram shape (slots are numbered across the K trees).
+    n_slots : number of histograms (slots are numbered across the K trees).
+    cell_offsets : (n_features + 1,) int64, where each feature's cells start (see the
+        module docstring); ``cell_offsets[-1]`` cells per histogram.
     cat_table : None, or for models with categorical features the (n_sets, n_codes) bool
         right sets of the categorical splits: a node with ``split_bin = -1 - r`` sends a
         row whose code is ``c`` right iff ``cat_table[r, c]`` (the ``_categorical``
@@ -55,16 +64,16 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
     -------
     new_positions : (K, n_rows) int32 (``out_positions`` if given: it may be
         ``positions`` itself, each row's node is read before it is overwritten).
-    hist : (n_slots, n_features, n_codes, 2) float64.
+    hist : (n_slots, n_cells, 2) float64.
     """
     new_positions = np.empty_like(positions) if out_positions is None else out_positions
-    hist = np.zeros((n_slots, codes.shape[1], n_codes, 2), dtype=np.float64)
+    hist = np.zeros((n_slots, cell_offsets[-1], 2), dtype=np.float64)
     # block by block, into the same histogram: each cell sums its rows in row order
     # whatever the blocks, so the sums do not depend on the memory budget
     for start, stop, block in row_blocks(codes):
         args = (block, grad[:, start:stop], hess[:, start:stop], positions[:, start:stop],
                 split_feature, split_bin, default_left, left_child, right_child, missing_code,
-                node_to_slot, new_positions[:, start:stop], hist)
+                node_to_slot, new_positions[:, start:stop], hist, cell_offsets)
         if cat_table is None:
             accumulate_histograms(*args)
         else:
@@ -75,7 +84,7 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
 @numba.njit(nogil=True, cache=True)
 def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin,
                            default_left, left_child, right_child, missing_code, node_to_slot,
-                           new_positions, hist):
+                           new_positions, hist, cell_offsets):
     """The kernel of ``build_histograms`` on one block of rows (adds into ``hist``)."""
     n_trees = positions.shape[0]
     n_rows, n_features = codes.shape
@@ -101,9 +110,11 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
             h = np.float64(hess[t, i])
             row_hist = hist[slot]
             for f in range(n_features):
-                b = codes[i, f]
-                row_hist[f, b, 0] += g
-                row_hist[f, b, 1] += h
+                # the missing code is above every feature's bins: min() sends it to the
+                # feature's last cell
+                cell = min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1)
+                row_hist[cell, 0] += g
+                row_hist[cell, 1] += h
 
 
 def add_histograms(a, b):
@@ -157,7 +168,8 @@ def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_l
 @numba.njit(nogil=True, cache=True)
 def accumulate_histograms_categorical(codes, grad, hess, positions, split_feature, split_bin,
                                       default_left, left_child, right_child, missing_code,
-                                      node_to_slot, new_positions, hist, cat_table):
+                                      node_to_slot, new_positions, hist, cell_offsets,
+                                      cat_table):
     """``accumulate_histograms`` where a split with ``split_bin < 0`` is categorical: rows
     whose code is in ``cat_table[-1 - split_bin]`` go right (see ``build_histograms``)."""
     n_trees = positions.shape[0]
@@ -184,9 +196,11 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
             h = np.float64(hess[t, i])
             row_hist = hist[slot]
             for f in range(n_features):
-                b = codes[i, f]
-                row_hist[f, b, 0] += g
-                row_hist[f, b, 1] += h
+                # the missing code is above every feature's bins: min() sends it to the
+                # feature's last cell
+                cell = min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1)
+                row_hist[cell, 0] += g
+                row_hist[cell, 1] += h
 
 
 @numba.njit(nogil=True, cache=True)

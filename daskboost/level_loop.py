@@ -118,7 +118,8 @@ def level_step(growers, pending, mapper, min_width=1):
             node_to_slot[t, :len(slots)] = np.where(slots >= 0, slots + offset, -1)
         counts.append(n)
         offset += n
-    step = LevelStep(node_to_slot=node_to_slot, n_slots=offset, n_codes=mapper.n_codes,
+    step = LevelStep(node_to_slot=node_to_slot, n_slots=offset,
+                     cell_offsets=mapper.cell_offsets,
                      missing_code=mapper.missing_code)
     splits = no_splits(len(growers), n_nodes) if pending is None else pending
     (step.split_feature, step.split_bin, step.default_left, step.left_child,

@@ -283,7 +283,7 @@ class LevelStep:
     # which nodes to build histograms for
     node_to_slot: np.ndarray = None
     n_slots: int = 0
-    n_codes: int = 0
+    cell_offsets: np.ndarray = None  # the histograms' layout (``histogram``)
     # categorical splits' right sets (see histogram.build_histograms), None if no
     # categorical feature
     cat_table: np.ndarray = None
@@ -350,7 +350,7 @@ def partition_step(state, step):
         return _start_round(state, step)
     _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions,
                                *step.split_arrays(), step.missing_code, step.node_to_slot,
-                               step.n_slots, step.n_codes, out_positions=state.positions,
+                               step.n_slots, step.cell_offsets, out_positions=state.positions,
                                cat_table=step.cat_table)
     return state, hist
 
@@ -365,7 +365,7 @@ def _start_round(state, step):
     old_positions = state.positions
     state.grad = state.hess = state.positions = None  # free them before the new ones
     positions = np.zeros(state.margin.shape, dtype=np.int32)  # every row at the root
-    hist = np.zeros((step.n_slots, state.codes.shape[1], step.n_codes, 2), dtype=np.float64)
+    hist = np.zeros((step.n_slots, step.cell_offsets[-1], 2), dtype=np.float64)
     root = no_splits(n_trees, 1)
     grads, hesses = [], []
     for start, stop, block in row_blocks(state.codes):
@@ -380,7 +380,7 @@ def _start_round(state, step):
                 step.leaf_values, margin, margin, step.cat_table)
         grad, hess = _round_gradients(state, step, rows)
         accumulate_histograms(block, grad, hess, positions[:, rows], *root, step.missing_code,
-                              step.node_to_slot, positions[:, rows], hist)
+                              step.node_to_slot, positions[:, rows], hist, step.cell_offsets)
         grads.append(grad)
         hesses.append(hess)
     state.grad = grads[0] if len(grads) == 1 else np.concatenate(grads, axis=1)
@@ -416,7 +416,8 @@ def leaf_residual_summaries(state, arg):
         no_slots = np.full(splits[0].shape, -1, dtype=np.int32)
         empty = np.zeros((1, 0), dtype=np.float32)
         positions, _ = build_histograms(state.codes, empty, empty, positions, *splits[:5],
-                                        missing_code, no_slots, 0, 0,
+                                        missing_code, no_slots, 0,
+                                        np.zeros(state.codes.shape[1] + 1, np.int64),
                                         cat_table=category_table(splits))
     leaves = positions[0]
     residuals = state.label.astype(np.float64) - state.margin[0]

@@ -33,10 +33,18 @@ from .memory import release_free_memory
 from .reduction import reduce_all, reduction_steps, root
 
 
-def make_runtime(fit_id, store_config):
-    """The runtime of the active scheduler: in-process, or a ``distributed`` cluster."""
+def make_runtime(fit_id, store_config, in_memory=False):
+    """The runtime of the active scheduler: in-process, or a ``distributed`` cluster.
+
+    ``in_memory``: the data is numpy/pandas.  Such a fit inside a task on a cluster worker
+    (dask-ml's searches fit one estimator per task) runs in process, on the threaded
+    scheduler: its data is already here, and sending its passes to the cluster's workers
+    would deadlock once every worker thread runs such a fit, waiting for the others.
+    """
     get = get_scheduler() or dask.threaded.get
     client = _distributed_client(get)
+    if client is not None and in_memory and _in_worker_task():
+        return Runtime(dask.threaded.get, fit_id, store_config)
     if client is not None:
         # imported only now: the cluster runtime imports distributed's internals
         # (``compat``), which an in-process fit never needs
@@ -150,6 +158,17 @@ def _value(future, is_pair):
 
 def _combine_futures(a, a_is_pair, b, b_is_pair, combine):
     return combine(_value(a, a_is_pair), _value(b, b_is_pair))
+
+
+def _in_worker_task():
+    """True in a task running on a ``distributed`` worker (only asked with a Client's
+    scheduler active, so distributed is imported already)."""
+    from distributed import get_worker
+    try:
+        get_worker()
+    except ValueError:
+        return False
+    return True
 
 
 def _distributed_client(get):

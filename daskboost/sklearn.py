@@ -2,12 +2,20 @@
 
 They follow scikit-learn's rules (``__init__`` only stores parameters, ``fit`` validates
 them, fitted attributes end in ``_``, ``get_params``/``set_params`` so ``clone`` and
-pipelines work) without importing scikit-learn, and use xgboost's parameter names.
+pipelines work, ``NotFittedError`` before ``fit``, array-likes read as ``check_array``
+reads them; its ``check_estimator`` passes) and use xgboost's parameter names.
+
+They do not inherit scikit-learn's base classes: importing scikit-learn costs ~0.65 s
+(it imports scipy.stats), which would more than double ``import daskboost``.
+scikit-learn is imported only where it is the API: its exception and warning classes
+when one is raised, and its tags when it asks for them.
 """
 
 import dataclasses
 import inspect
 import os
+import sys
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -16,6 +24,7 @@ import pandas as pd
 from . import inspection
 from .blockstore import StoreConfig, check_cache_dirs, parse_memory_budget
 from .booster import Booster, write_json_atomically
+from .callbacks import CallbackList
 from .training import Checkpoint, train
 from .data import (describe_features, feature_block, feature_types_of, is_dask_collection,
                    margin_block)
@@ -123,8 +132,12 @@ class _DaskBoostModel:
             tags.classifier_tags = ClassifierTags()
         else:
             tags.regressor_tags = RegressorTags()
-        tags.input_tags.allow_nan = True
+        tags.input_tags.allow_nan = True   # missing values take the learned default direction
+        tags.input_tags.sparse = True      # entries not stored are missing
         return tags
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "_booster")
 
     # ---- fitting ------------------------------------------------------------------------
     def _checked_params(self):
@@ -136,10 +149,12 @@ class _DaskBoostModel:
         return params
 
     def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model,
-             base_margin=None, base_margin_eval_set=None, resume=False):
+             base_margin=None, base_margin_eval_set=None, resume=False, callbacks=None):
         self._fit_has_eval_set = bool(eval_set)
+        callbacks = CallbackList(callbacks)  # checked before any work
         params = self._checked_params()
-        eval_set = _check_eval_set(eval_set, sample_weight_eval_set)
+        X, y, sample_weight = _fit_input(self, X, y, sample_weight)
+        eval_set, sample_weight_eval_set = _check_eval_set(self, eval_set, sample_weight_eval_set)
         checkpoint = self._checkpoint()
         store_config = self._store_config()
         if resume:
@@ -164,7 +179,8 @@ class _DaskBoostModel:
                               eval_set=eval_set, sample_weight_eval_set=sample_weight_eval_set,
                               previous=previous, base_margin=base_margin,
                               base_margin_eval_set=base_margin_eval_set, progress=progress,
-                              checkpoint=checkpoint, store_config=store_config)
+                              checkpoint=checkpoint, store_config=store_config,
+                              callbacks=callbacks.callbacks)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
         return info
@@ -230,12 +246,16 @@ class _DaskBoostModel:
         return self._booster
 
     def _check_fitted(self):
-        if not hasattr(self, "_booster"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        """Raise scikit-learn's ``NotFittedError`` (a ValueError and an AttributeError,
+        so ``hasattr`` on a fitted-only property of an unfitted estimator is False)."""
+        if not self.__sklearn_is_fitted__():
+            raise _not_fitted_error(self)
 
     # ---- prediction ---------------------------------------------------------------------
     def _check_predict_input(self, X):
+        """X to predict on, checked against the training features (array-likes as numpy)."""
         self._check_fitted()
+        X = _feature_input(X)
         names, n_features = describe_features(X, enable_categorical=True)
         booster = self._booster
         if names is not None and booster.feature_names is not None and names != booster.feature_names:
@@ -246,9 +266,10 @@ class _DaskBoostModel:
             raise ValueError(f"X's columns do not match the training columns ({detail}); "
                              f"expected {booster.feature_names}")
         if n_features != booster.n_features:
-            raise ValueError(f"X has {n_features} features, but the model was trained with "
-                             f"{booster.n_features}")
+            raise ValueError(f"X has {n_features} features, but {type(self).__name__} is "
+                             f"expecting {booster.n_features} features as input")
         _check_predict_types(X, booster)
+        return X
 
     def _predict_values(self, X, finish, width, iteration_range, base_margin=None):
         """``finish(margins (K, n)) -> (n,) or (n, width)`` on every partition of X.
@@ -256,7 +277,7 @@ class _DaskBoostModel:
         dask in -> dask out (same partitions; a DataFrame's index kept), else numpy.
         ``base_margin``: per-row starting margins (in memory, with in-memory X).
         """
-        self._check_predict_input(X)
+        X = self._check_predict_input(X)
         job = _PredictJob(self._booster, finish, self._default_range(iteration_range))
         if base_margin is not None:
             if is_dask_collection(X) or is_dask_collection(base_margin):
@@ -354,7 +375,8 @@ class DaskBoostRegressor(_DaskBoostModel):
     _objectives = REGRESSION_OBJECTIVES
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
-            xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False):
+            xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False,
+            callbacks=None):
         """Fit on X (dask/pandas/numpy) and y aligned with it; returns self.
 
         ``eval_set``: list of (X, y) pairs scored after every round with ``eval_metric``
@@ -365,9 +387,12 @@ class DaskBoostRegressor(_DaskBoostModel):
         column per output, partitioned like X; they replace ``base_score``.
         ``resume=True``: continue from ``checkpoint_path`` if it exists (written every
         ``checkpoint_interval`` rounds), up to ``n_estimators`` rounds in all.
+        ``callbacks``: objects with xgboost's ``TrainingCallback`` methods, called
+        around every round (``daskboost.callbacks``; True from ``after_iteration``
+        stops training).
         """
         self._fit(X, y, sample_weight, False, eval_set, sample_weight_eval_set, xgb_model,
-                  base_margin, base_margin_eval_set, resume)
+                  base_margin, base_margin_eval_set, resume, callbacks)
         return self
 
     def predict(self, X, output_margin=False, iteration_range=None, base_margin=None):
@@ -379,8 +404,8 @@ class DaskBoostRegressor(_DaskBoostModel):
 
     def score(self, X, y, sample_weight=None):
         """R^2 of the predictions (in-memory data)."""
-        y = np.asarray(y, dtype=np.float64)
         pred = np.asarray(self.predict(X))
+        y = np.asarray(_target_input(y, numeric=True), dtype=np.float64)
         w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         mean = np.average(y, weights=w)
         return 1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2)
@@ -389,7 +414,9 @@ class DaskBoostRegressor(_DaskBoostModel):
 class DaskBoostClassifier(_DaskBoostModel):
     """Gradient-boosted trees for classification.
 
-    Labels of any type are sorted into ``classes_``.  Two classes train
+    Labels (strings, integers, booleans, integer-valued floats; non-integer floats are a
+    continuous target, refused as scikit-learn refuses them) are sorted into
+    ``classes_``.  Two classes train
     ``binary:logistic`` (the second class is the positive one), more train
     ``multi:softprob`` with ``num_class`` set from the data (one tree per class and
     round).
@@ -399,14 +426,15 @@ class DaskBoostClassifier(_DaskBoostModel):
     _objectives = CLASSIFICATION_OBJECTIVES
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
-            xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False):
+            xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False,
+            callbacks=None):
         """Fit on X (dask/pandas/numpy) and labels y aligned with it; returns self.
 
-        ``eval_set``, ``xgb_model``, ``base_margin``, ``resume``: as for
+        ``eval_set``, ``xgb_model``, ``base_margin``, ``resume``, ``callbacks``: as for
         ``DaskBoostRegressor.fit``.
         """
         info = self._fit(X, y, sample_weight, True, eval_set, sample_weight_eval_set, xgb_model,
-                         base_margin, base_margin_eval_set, resume)
+                         base_margin, base_margin_eval_set, resume, callbacks)
         self.classes_ = info.classes
         self.n_classes_ = len(self.classes_)
         return self
@@ -435,7 +463,7 @@ class DaskBoostClassifier(_DaskBoostModel):
 
     def score(self, X, y, sample_weight=None):
         """Accuracy (in-memory data)."""
-        correct = np.asarray(self.predict(X)) == np.asarray(y)
+        correct = np.asarray(self.predict(X)) == np.asarray(_target_input(y, numeric=False))
         return float(np.average(correct, weights=sample_weight))
 
     def _model_extras(self):
@@ -553,16 +581,131 @@ def load_estimator(path):
     return classes[name]()._load_payload(payload, source)
 
 
-def _check_eval_set(eval_set, sample_weight_eval_set):
+def _check_eval_set(estimator, eval_set, sample_weight_eval_set):
+    """The eval sets and their weights, each (X, y, w) read as ``fit`` reads its input."""
     if eval_set is None:
-        return None
+        return None, sample_weight_eval_set
     if not isinstance(eval_set, (list, tuple)) or not all(
             isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in eval_set):
         raise TypeError("eval_set must be a list of (X, y) pairs")
     if sample_weight_eval_set is not None and len(sample_weight_eval_set) != len(eval_set):
         raise ValueError(f"sample_weight_eval_set has {len(sample_weight_eval_set)} entries but "
                          f"eval_set has {len(eval_set)}")
-    return list(eval_set)
+    weights = sample_weight_eval_set or [None] * len(eval_set)
+    checked = [_fit_input(estimator, X, y, w) for (X, y), w in zip(eval_set, weights)]
+    return ([(X, y) for X, y, _ in checked],
+            None if sample_weight_eval_set is None else [w for _, _, w in checked])
+
+
+# ---- scikit-learn's input conventions ---------------------------------------------------
+# Dask collections and pandas objects go to ``data.py`` as they are (it reads their
+# columns, dtypes and partitions); any other array-like becomes numpy here, as
+# scikit-learn's ``check_array`` would read it, with scikit-learn's messages where its
+# estimator checks expect them.
+
+def _fit_input(estimator, X, y, sample_weight):
+    """``fit``'s X, y and sample_weight with in-memory array-likes as numpy arrays."""
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
+                         "y is None")
+    numeric = estimator._estimator_type == "regressor"
+    return _feature_input(X), _target_input(y, numeric), _as_numpy(sample_weight)
+
+
+def _feature_input(X):
+    """X as the estimators take it: dask collections and pandas objects unchanged,
+    other array-likes (numpy arrays, lists of rows, objects with ``__array__``) as a 2-D
+    numpy array, scipy.sparse matrices checked as such arrays and kept sparse (entries
+    not stored are missing: ``sparse.py``); object arrays of numbers become float64.  A
+    numeric numpy array or sparse matrix is returned as it is (no copy)."""
+    if isinstance(X, (pd.DataFrame, pd.Series)) or is_dask_collection(X):
+        return X
+    values = X if is_sparse(X) else np.asarray(X)  # sparse: checked as an array, kept sparse
+    if values.ndim == 0:
+        raise TypeError("X must be a dask DataFrame, dask Array, pandas DataFrame, numpy array "
+                        f"or another 2-D array-like (such as a list of rows); got "
+                        f"{type(X).__name__}")
+    if values.ndim != 2:
+        advice = (" Reshape your data: X.reshape(-1, 1) if it has a single feature, "
+                  "X.reshape(1, -1) if it is a single sample" if values.ndim == 1 else "")
+        raise ValueError(f"X must be a 2-D array; got an array with ndim={values.ndim} "
+                         f"(shape {values.shape}).{advice}")
+    if values.shape[1] == 0:
+        raise ValueError(f"X has 0 feature(s) (shape={values.shape}) while a minimum of 1 is "
+                         "required.")
+    if values.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: X has dtype {values.dtype}")
+    if values.dtype == object:
+        try:
+            return values.astype(np.float64)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"X is an object array with a value that is not a number ({err}); "
+                            "numpy input must be numeric: pass a pandas DataFrame to use "
+                            "string columns as categorical features") from None
+    return values
+
+
+def _target_input(y, numeric):
+    """y with in-memory array-likes as numpy; a column vector (n, 1) is flattened with
+    scikit-learn's ``DataConversionWarning``.  A string is a label column of X.
+    ``numeric`` (regression): an in-memory object y of numbers becomes float64."""
+    if isinstance(y, str) or is_dask_collection(y):
+        return y
+    values = _as_numpy(y)  # pandas objects stay pandas
+    if values.ndim == 2 and values.shape[1] == 1:
+        _warn_column_vector(values.shape)
+        values = values.iloc[:, 0] if isinstance(values, pd.DataFrame) else values[:, 0]
+    if numeric and values.ndim == 1 and values.dtype == object:
+        try:
+            return values.astype(np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"y must be numeric for regression; got an object array with a "
+                            f"value that is not a number ({err})") from None
+    return values
+
+
+def _as_numpy(values):
+    """In-memory array-likes other than pandas objects as numpy arrays (no copy of a
+    numpy array); dask collections, pandas objects and None unchanged."""
+    if values is None or isinstance(values, (pd.DataFrame, pd.Series)) or \
+            is_dask_collection(values):
+        return values
+    return np.asarray(values)
+
+
+def _not_fitted_error(estimator):
+    """scikit-learn's NotFittedError for an unfitted ``estimator`` (ours if it is not
+    installed: the same two base classes)."""
+    try:
+        from sklearn.exceptions import NotFittedError
+    except ImportError:
+        NotFittedError = _NotFittedError
+    return NotFittedError(f"This {type(estimator).__name__} instance is not fitted yet. Call "
+                          "'fit' with appropriate arguments before using this estimator.")
+
+
+class _NotFittedError(ValueError, AttributeError):
+    """scikit-learn's ``NotFittedError`` when scikit-learn is not installed."""
+
+
+def _warn_column_vector(shape):
+    try:
+        from sklearn.exceptions import DataConversionWarning
+    except ImportError:
+        DataConversionWarning = UserWarning
+    warnings.warn(DataConversionWarning(
+        f"A column-vector y was passed when a 1d array was expected (shape {shape}). Please "
+        "change the shape of y to (n_samples,), for example using ravel()."),
+        stacklevel=_stack_level_outside_package())
+
+
+def _stack_level_outside_package():
+    """``stacklevel`` for a warning of the caller: the first frame not in daskboost."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # ---- prediction: picklable per-partition functions ------------------------------------

@@ -15,7 +15,9 @@ when its gain exceeds a tiny epsilon and is at least ``gamma`` (xgboost's
 ``min_split_loss``), and both children carry at least ``min_child_weight`` hessian.
 
 Missing values (Algorithm 3, sparsity-aware split finding): each feature's histogram
-has a bin of its own for rows whose value is missing.  Bins are scanned left to right
+has a bin of its own for rows whose value is missing, after its value bins (a node's
+histogram is a run of cells, feature after feature: ``histogram``'s layout, feature
+``f`` at ``hist[cell_offsets[f]:cell_offsets[f + 1]]``).  Bins are scanned left to right
 with the missing rows on the right, then right to left with them on the left; the
 better direction becomes the node's default.  The second scan is skipped when the node
 has no missing rows for that feature (the default then stays "right").  A split whose
@@ -79,9 +81,10 @@ def _valid_gain(lg, lh, rg, rh, parent, reg_lambda, reg_alpha, max_delta_step,
 
 
 @numba.njit(nogil=True, cache=True)
-def _numeric_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_lambda, reg_alpha,
+def _numeric_feature(hist_f, k, node_g, node_h, parent, reg_lambda, reg_alpha,
                      max_delta_step, min_child_weight, best_gain):
-    """The two scans of one numeric feature (sparsity-aware, XGBoost Alg. 3): scan 1
+    """The two scans of one numeric feature (``hist_f``: its k value bins, then its
+    missing rows' bin; sparsity-aware, XGBoost Alg. 3): scan 1
     sends missing rows right, left = bins 0..b; scan 2 (when the node has missing rows)
     sends them left, right = bins b+1..k-1 from the top. Returns (gain, bin,
     default_left, lg, lh) of its best candidate beating ``best_gain`` (gain -1 if none
@@ -97,7 +100,7 @@ def _numeric_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_lambda
         if gain > best_gain:
             best_gain = out_gain = gain
             out_bin, out_dl, out_lg, out_lh = b, False, lg, lh
-    if hist_f[missing_code, 1] <= 0.0:
+    if hist_f[k, 1] <= 0.0:
         return out_gain, out_bin, out_dl, out_lg, out_lh
     rg = 0.0
     rh = 0.0
@@ -115,15 +118,16 @@ def _numeric_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_lambda
 
 
 @numba.njit(nogil=True, cache=True)
-def find_node_split(hist, n_bins, missing_code, node_g, node_h, feature_mask,
+def find_node_split(hist, cell_offsets, node_g, node_h, feature_mask,
                     reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma):
     """Best split of one node.
 
     Parameters
     ----------
-    hist : (n_features, n_codes, 2) float64 histogram of the node.
-    n_bins : (n_features,) int, number of value bins of each feature (codes 0..n_bins-1).
-    missing_code : int, the code of missing values (same for every feature).
+    hist : (n_cells, 2) float64 histogram of the node.
+    cell_offsets : (n_features + 1,) int64, feature ``f``'s cells are
+        ``cell_offsets[f]:cell_offsets[f + 1]``: its value bins (codes 0..n_bins-1), then
+        its missing rows.
     node_g, node_h : float, the node's gradient and hessian sums.
     feature_mask : (n_features,) bool, the features this node may split on (column
         sampling).
@@ -141,11 +145,12 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h, feature_mask,
     best_default_left = False
     best_lg = 0.0
     best_lh = 0.0
-    for f in range(hist.shape[0]):
+    for f in range(len(cell_offsets) - 1):
         if not feature_mask[f]:
             continue
+        lo, hi = cell_offsets[f], cell_offsets[f + 1]
         gain, b, dl, lg, lh = _numeric_feature(
-            hist[f], n_bins[f], missing_code, node_g, node_h, parent, reg_lambda, reg_alpha,
+            hist[lo:hi], hi - lo - 1, node_g, node_h, parent, reg_lambda, reg_alpha,
             max_delta_step, min_child_weight, best_gain)
         if gain > best_gain:
             best_gain, best_feature, best_bin = gain, f, b
@@ -156,13 +161,13 @@ def find_node_split(hist, n_bins, missing_code, node_g, node_h, feature_mask,
 
 
 @numba.njit(nogil=True, cache=True)
-def find_splits(hists, node_sums, n_bins, missing_code, feature_masks, reg_lambda, reg_alpha,
+def find_splits(hists, node_sums, cell_offsets, feature_masks, reg_lambda, reg_alpha,
                 max_delta_step, min_child_weight, gamma):
     """Best split of each node: ``find_node_split`` over ``hists[i]``.
 
     Parameters
     ----------
-    hists : (n_nodes, n_features, n_codes, 2) float64.
+    hists : (n_nodes, n_cells, 2) float64.
     node_sums : (n_nodes, 2) float64 gradient and hessian sums of each node.
     feature_masks : (n_nodes, n_features) bool, the features each node may split on.
 
@@ -179,7 +184,7 @@ def find_splits(hists, node_sums, n_bins, missing_code, feature_masks, reg_lambd
     left_sums = np.zeros((n_nodes, 2), dtype=np.float64)
     for i in range(n_nodes):
         g, f, b, dl, lg, lh = find_node_split(
-            hists[i], n_bins, missing_code, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
+            hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
             reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma)
         gain[i] = g
         feature[i] = f
@@ -232,7 +237,7 @@ def _monotone_gain(lg, lh, rg, rh, parent, lower, upper, direction, reg_lambda, 
 
 
 @numba.njit(nogil=True, cache=True)
-def find_node_split_monotone(hist, n_bins, missing_code, node_g, node_h, feature_mask, lower,
+def find_node_split_monotone(hist, cell_offsets, node_g, node_h, feature_mask, lower,
                              upper, monotone, reg_lambda, reg_alpha, max_delta_step,
                              min_child_weight, gamma):
     """``find_node_split`` under monotone constraints: the same two scans per feature,
@@ -249,17 +254,18 @@ def find_node_split_monotone(hist, n_bins, missing_code, node_g, node_h, feature
     best_default_left = False
     best_lg = 0.0
     best_lh = 0.0
-    for f in range(hist.shape[0]):
+    for f in range(len(cell_offsets) - 1):
         if not feature_mask[f]:
             continue
-        k = n_bins[f]
+        hist_f = hist[cell_offsets[f]:cell_offsets[f + 1]]
+        k = len(hist_f) - 1
         c = monotone[f]
-        miss_h = hist[f, missing_code, 1]
+        miss_h = hist_f[k, 1]
         lg = 0.0
         lh = 0.0
         for b in range(k):  # scan 1: missing rows go right
-            lg += hist[f, b, 0]
-            lh += hist[f, b, 1]
+            lg += hist_f[b, 0]
+            lh += hist_f[b, 1]
             gain = _monotone_gain(lg, lh, node_g - lg, node_h - lh, parent, lower, upper, c,
                                   reg_lambda, reg_alpha, max_delta_step, min_child_weight)
             if gain > best_gain:
@@ -274,8 +280,8 @@ def find_node_split_monotone(hist, n_bins, missing_code, node_g, node_h, feature
         # when the direction matters (xgboost's backward scan reaches it too)
         last = -1 if c != 0 else 0
         for b in range(k - 2, last - 1, -1):
-            rg += hist[f, b + 1, 0]
-            rh += hist[f, b + 1, 1]
+            rg += hist_f[b + 1, 0]
+            rh += hist_f[b + 1, 1]
             lg = node_g - rg
             lh = node_h - rh
             gain = _monotone_gain(lg, lh, rg, rh, parent, lower, upper, c, reg_lambda,
@@ -289,8 +295,7 @@ def find_node_split_monotone(hist, n_bins, missing_code, node_g, node_h, feature
 
 
 @numba.njit(nogil=True, cache=True)
-def find_splits_monotone(hists, node_sums, bounds, n_bins, missing_code, feature_masks,
-                         monotone, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+def find_splits_monotone(hists, node_sums, bounds, cell_offsets, feature_masks, monotone, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
                          gamma):
     """``find_splits`` under monotone constraints; ``bounds``: (n_nodes, 2) float64
     lower and upper weight bound of each node; ``monotone``: (n_features,) int8."""
@@ -302,7 +307,7 @@ def find_splits_monotone(hists, node_sums, bounds, n_bins, missing_code, feature
     left_sums = np.zeros((n_nodes, 2), dtype=np.float64)
     for i in range(n_nodes):
         g, f, b, dl, lg, lh = find_node_split_monotone(
-            hists[i], n_bins, missing_code, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
+            hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
             bounds[i, 0], bounds[i, 1], monotone, reg_lambda, reg_alpha, max_delta_step,
             min_child_weight, gamma)
         gain[i] = g
@@ -341,25 +346,54 @@ def find_splits_monotone(hists, node_sums, bounds, n_bins, missing_code, feature
 def _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step, min_child_weight):
     """The feature's categories sorted by their optimal weight at this node, weight 0 for
     categories lighter than ``min_child_weight`` (stable: ties, as the weight 0 of
-    categories absent from the node, keep index order), as xgboost sorts them."""
+    categories absent from the node, keep index order), as xgboost sorts them.
+
+    Built as (negative weights, sorted) + (zero weights, in index order) + (positive
+    weights, sorted), which is that stable sort: only the categories heavy enough to
+    have a weight are sorted, so a node that sees few of a feature's thousands of
+    categories costs little more than a pass over them."""
     weights = np.zeros(k, dtype=np.float64)
+    n_negative = 0
+    n_positive = 0
     for c in range(k):
         if hist_f[c, 1] >= min_child_weight and hist_f[c, 1] > 0.0:
-            weights[c] = leaf_weight(hist_f[c, 0], hist_f[c, 1], reg_lambda, reg_alpha,
-                                     max_delta_step)
-    return np.argsort(weights, kind="mergesort")
+            w = leaf_weight(hist_f[c, 0], hist_f[c, 1], reg_lambda, reg_alpha, max_delta_step)
+            weights[c] = w
+            if w < 0.0:
+                n_negative += 1
+            elif w > 0.0:
+                n_positive += 1
+    negative = np.empty(n_negative, dtype=np.int64)
+    positive = np.empty(n_positive, dtype=np.int64)
+    order = np.empty(k, dtype=np.int64)
+    i_neg = i_pos = 0
+    i_zero = n_negative
+    for c in range(k):
+        w = weights[c]
+        if w < 0.0:
+            negative[i_neg] = c
+            i_neg += 1
+        elif w > 0.0:
+            positive[i_pos] = c
+            i_pos += 1
+        else:
+            order[i_zero] = c
+            i_zero += 1
+    order[:n_negative] = negative[np.argsort(weights[negative], kind="mergesort")]
+    order[k - n_positive:] = positive[np.argsort(weights[positive], kind="mergesort")]
+    return order
 
 
 @numba.njit(nogil=True, cache=True)
-def _categorical_feature(hist_f, k, missing_code, node_g, node_h, parent, reg_lambda,
+def _categorical_feature(hist_f, k, node_g, node_h, parent, reg_lambda,
                          reg_alpha, max_delta_step, min_child_weight, onehot, max_cat_threshold,
                          best_gain):
     """Best candidate of one categorical feature beating ``best_gain``: (gain, mode,
     index, default_left, lg, lh); mode 0: category ``index`` alone on the right; mode
     1/2: the first/last ``index + 1`` categories of ``_category_order`` on the right."""
     out = (-1.0, 0, -1, False, 0.0, 0.0)
-    miss_g = hist_f[missing_code, 0]
-    miss_h = hist_f[missing_code, 1]
+    miss_g = hist_f[k, 0]  # the missing rows' bin follows the k categories
+    miss_h = hist_f[k, 1]
     n_missing_sides = 2 if miss_h > 0.0 and onehot else 1  # see the comment above
     if onehot:
         order = np.arange(k)
@@ -408,7 +442,7 @@ def _right_set(hist_f, k, mode, index, reg_lambda, reg_alpha, max_delta_step, mi
 
 
 @numba.njit(nogil=True, cache=True)
-def find_node_split_categorical(hist, n_bins, missing_code, node_g, node_h, feature_mask,
+def find_node_split_categorical(hist, cell_offsets, node_g, node_h, feature_mask,
                                 is_categorical, reg_lambda, reg_alpha, max_delta_step,
                                 min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold,
                                 right):
@@ -419,13 +453,14 @@ def find_node_split_categorical(hist, n_bins, missing_code, node_g, node_h, feat
     parent = _score(node_g, node_h, reg_lambda, reg_alpha, max_delta_step)
     best = (0.0, -1, -1, False, 0.0, 0.0)
     best_mode, best_index = -1, -1
-    for f in range(hist.shape[0]):
+    for f in range(len(cell_offsets) - 1):
         if not feature_mask[f]:
             continue
-        k = n_bins[f]
+        hist_f = hist[cell_offsets[f]:cell_offsets[f + 1]]
+        k = len(hist_f) - 1
         if is_categorical[f]:
             gain, mode, index, dl, lg, lh = _categorical_feature(
-                hist[f], k, missing_code, node_g, node_h, parent, reg_lambda, reg_alpha,
+                hist_f, k, node_g, node_h, parent, reg_lambda, reg_alpha,
                 max_delta_step, min_child_weight, k < max_cat_to_onehot, max_cat_threshold,
                 best[0])
             if gain > best[0]:
@@ -433,7 +468,7 @@ def find_node_split_categorical(hist, n_bins, missing_code, node_g, node_h, feat
                 best_mode, best_index = mode, index
         else:
             gain, b, dl, lg, lh = _numeric_feature(
-                hist[f], k, missing_code, node_g, node_h, parent, reg_lambda, reg_alpha,
+                hist_f, k, node_g, node_h, parent, reg_lambda, reg_alpha,
                 max_delta_step, min_child_weight, best[0])
             if gain > best[0]:
                 best = (gain, f, b, dl, lg, lh)
@@ -442,13 +477,14 @@ def find_node_split_categorical(hist, n_bins, missing_code, node_g, node_h, feat
     if f >= 0 and (gain <= MIN_SPLIT_GAIN or gain < gamma):
         return (gain, -1, -1, False, best[4], best[5])
     if f >= 0 and is_categorical[f]:
-        _right_set(hist[f], n_bins[f], best_mode, best_index, reg_lambda, reg_alpha,
+        lo, hi = cell_offsets[f], cell_offsets[f + 1]
+        _right_set(hist[lo:hi], hi - lo - 1, best_mode, best_index, reg_lambda, reg_alpha,
                    max_delta_step, min_child_weight, right)
     return best
 
 
 @numba.njit(nogil=True, cache=True)
-def find_splits_categorical(hists, node_sums, n_bins, missing_code, feature_masks,
+def find_splits_categorical(hists, node_sums, cell_offsets, n_codes, feature_masks,
                             is_categorical, reg_lambda, reg_alpha, max_delta_step,
                             min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold):
     """``find_splits`` with categorical features; also returns the right sets
@@ -459,10 +495,10 @@ def find_splits_categorical(hists, node_sums, n_bins, missing_code, feature_mask
     bin_ = np.full(n_nodes, -1, dtype=np.int32)
     default_left = np.zeros(n_nodes, dtype=np.bool_)
     left_sums = np.zeros((n_nodes, 2), dtype=np.float64)
-    right = np.zeros((n_nodes, hists.shape[2]), dtype=np.bool_)
+    right = np.zeros((n_nodes, n_codes), dtype=np.bool_)
     for i in range(n_nodes):
         g, f, b, dl, lg, lh = find_node_split_categorical(
-            hists[i], n_bins, missing_code, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
+            hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
             is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
             max_cat_to_onehot, max_cat_threshold, right[i])
         gain[i] = g

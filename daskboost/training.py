@@ -27,8 +27,9 @@ import numpy as np
 
 from .binning import BinMapper
 from .blockstore import StoreConfig, StoreRef, check_cache_dirs
+from .callbacks import CallbackList
 from .booster import Booster, write_json_atomically
-from .data import categorical_features, partition_input
+from .data import categorical_features, checked_categories, partition_input
 from .grower import stack_node_arrays
 from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
                          stack_category_tables)
@@ -69,7 +70,8 @@ def scan(runtime, data, params, classifier):
     if result.n_rows == 0:
         raise ValueError("the training data has 0 rows")
     if result.weight_sum <= 0:
-        raise ValueError("sample_weight sums to 0; at least one row needs a positive weight")
+        raise ValueError("sample_weight is zero for every row (it sums to 0); at least one row "
+                         "needs a positive weight")
     return result
 
 
@@ -93,9 +95,15 @@ def resolve_objective(params, scanned, classifier):
     classes = None
     if classifier:
         labels = sorted(scanned.class_weights)
+        continuous = [v for v in labels if isinstance(v, float) and not v.is_integer()]
+        if continuous:  # scikit-learn's words (type_of_target), for a regression target
+            raise ValueError(f"Unknown label type: continuous (y has non-integer labels such as "
+                             f"{continuous[0]!r}); a classifier needs discrete classes: use "
+                             "DaskBoostRegressor for a continuous target")
         n_classes = len(labels)
         if n_classes < 2:
-            raise ValueError(f"y has a single class ({labels[0]!r}); a classifier needs at least 2")
+            raise ValueError(f"y has only one class ({labels[0]!r}); a classifier needs at "
+                             "least 2")
         name = name or ("binary:logistic" if n_classes == 2 else "multi:softprob")
         if callable(name):
             objective_params["num_class"] = n_classes
@@ -178,7 +186,8 @@ def _metric_names(params, objective):
 
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
           sample_weight_eval_set=None, previous=None, base_margin=None,
-          base_margin_eval_set=None, progress=None, checkpoint=None, store_config=None):
+          base_margin_eval_set=None, progress=None, checkpoint=None, store_config=None,
+          callbacks=None):
     """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
 
     ``store_config``: a ``blockstore.StoreConfig`` (memory budget, cache dirs) for the
@@ -186,9 +195,11 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
 
     ``previous``: a Booster to continue (its trees come first; its predictions are the
     starting margins).  ``checkpoint``: a ``Checkpoint`` (the model written every
-    ``every`` rounds).  Returns ``(booster, info)``: info has ``classes`` and
+    ``every`` rounds).  ``callbacks``: objects with xgboost's ``TrainingCallback``
+    methods (see ``callbacks``).  Returns ``(booster, info)``: info has ``classes`` and
     ``evals_result``.
     """
+    callbacks = CallbackList(callbacks)
     types = (params.enable_categorical, params.feature_types)
     data = partition_input(X, y, sample_weight, base_margin, *types)
     # split constraints name features: checked on X's features before any pass
@@ -202,8 +213,9 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
         _check_eval_types(data, e, i)
     if store_config is None:
         store_config = StoreConfig(None, tuple(check_cache_dirs(None)))
-    with make_runtime(uuid.uuid4().hex[:12], store_config) as runtime:
-        return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint)
+    with make_runtime(uuid.uuid4().hex[:12], store_config, data.in_memory) as runtime:
+        return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint,
+                      callbacks)
 
 
 def _check_eval_types(data, evals, index):
@@ -222,7 +234,26 @@ class TrainingInfo:
         self.evals_result = evals_result
 
 
-def _check_previous(previous, objective, data, categories=None):
+def _continued_dictionaries(previous, data, categories, max_cat):
+    """The dictionaries of a continued fit: for each categorical feature the sorted
+    union of the model's categories and the new data's, so the new trees know the new
+    categories and the model's trees keep theirs (issue 13)."""
+    theirs = set(previous.categories)
+    ours = set(categorical_features(data.feature_types or []))
+    if theirs != ours:
+        f = min(theirs ^ ours)
+        name = repr(data.feature_names[f]) if data.feature_names else str(f)
+        kinds = ("categorical", "numeric") if f in theirs else ("numeric", "categorical")
+        raise TypeError(f"feature {name} is {kinds[0]} in xgb_model but {kinds[1]} in X; "
+                        "continuing a fit needs the same feature types")
+    merged = {}
+    for f in sorted(ours):
+        name = repr(data.feature_names[f]) if data.feature_names else str(f)
+        merged[f] = checked_categories(previous.categories[f] + categories[f], name, max_cat)
+    return merged
+
+
+def _check_previous(previous, objective, data):
     if previous.n_outputs != objective.n_outputs() or previous.objective != objective.name:
         raise ValueError(
             f"xgb_model was trained with objective={previous.objective!r} and "
@@ -233,10 +264,6 @@ def _check_previous(previous, objective, data, categories=None):
             and previous.feature_names != data.feature_names):
         raise ValueError(f"xgb_model was trained on the features {previous.feature_names or previous.n_features}; "
                          f"X has {data.feature_names or data.n_features}")
-    if previous.categories != (categories or {}):
-        raise ValueError("xgb_model has other categorical features or categories than X "
-                         f"({previous.categories} vs {categories or {}}); continuing a fit "
-                         "needs the same dictionaries")
 
 
 @dataclass(frozen=True)
@@ -248,14 +275,14 @@ class Checkpoint:
 
 
 def _trained_model(trees, base_margin, objective, data, objective_params, best=(None, None),
-                   categories=None):
+                   categories=None, check=True):
     """The Booster of the trees grown so far; with ``DASKBOOST_CHECK_MODELS=1`` (the test
     suite) it passes the checks a model file passes, so the kernels' assumptions hold
     for models built in memory too."""
     booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
                       objective_params, best_iteration=best[0], best_score=best[1],
                       feature_types=data.feature_types, categories=categories)
-    if in_memory_checks_enabled():
+    if check and in_memory_checks_enabled():
         check_model(booster, "the trained model")
     return booster
 
@@ -269,13 +296,16 @@ def _write_checkpoint(path, trees, base_margin, objective, data, objective_param
 
 
 def _train(runtime, params, data, evals, classifier, previous=None, progress=None,
-           checkpoint=None):
+           checkpoint=None, callbacks=CallbackList(None)):
     scanned = scan(runtime, data, params, classifier)
     if params.tree_method == "exact":
         _check_exact(scanned.summaries, data.feature_names)
     objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
+    categories = scanned.categories
     if previous is not None:
-        _check_previous(previous, objective, data, scanned.categories)
+        _check_previous(previous, objective, data)
+        categories = _continued_dictionaries(previous, data, categories, params.max_cat)
+        previous = previous.recoded(categories)
         base_margin = previous.base_margin
     elif params.base_score is None:
         base_margin = objective.base_margin(stats)
@@ -284,16 +314,28 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
     metrics = [get_metric(name, objective, params.quantile_alpha, params.huber_slope)
                for name in _metric_names(params, objective)]
-    mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, scanned.categories)
+    mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, categories)
     offsets = np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
     fit = _Boosting(runtime, params, data, evals, objective, mapper, metrics,
-                    (base_margin, classes, previous), offsets)
+                    (base_margin, classes, previous), offsets, every_round=bool(callbacks))
     evals_result = {e.name: {m.name: [] for m in metrics} for e in fit.eval_sets}
+
+    def model_so_far():  # what callbacks see: the trees so far, unchecked (cheap)
+        return _trained_model(fit.trees, base_margin, objective, data, objective_params,
+                              categories=mapper.categories, check=False)
+
+    def stop_before(round_):
+        return bool(callbacks) and callbacks.before_iteration(model_so_far(), round_,
+                                                              evals_result)
+
+    if callbacks:
+        callbacks.before_training(model_so_far())
     first_round = 0 if previous is None else previous.n_rounds
     best = (None, None)   # (round, score) for early stopping
     stopping = params.early_stopping_rounds
     end = first_round + params.n_estimators
-    for round_, scores in _each_round(fit, first_round, end, progress, checkpoint):
+    for round_, scores in _each_round(fit, first_round, end, progress, checkpoint,
+                                      stop_before):
         for name, values in scores.items():
             for metric_name, value in values.items():
                 evals_result[name][metric_name].append(value)
@@ -302,6 +344,8 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
         if checkpoint is not None and (round_ + 1) % checkpoint.every == 0:
             _write_checkpoint(checkpoint.path, fit.trees, base_margin, objective, data,
                               objective_params, mapper.categories)
+        asked_to_stop = bool(callbacks) and callbacks.after_iteration(
+            model_so_far(), round_, evals_result)
         if fit.eval_sets and stopping:
             metric = fit.eval_sets[-1].metrics[-1]
             score = evals_result[fit.eval_sets[-1].name][metric.name][-1]
@@ -309,19 +353,26 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
                 best = (round_, score)
             elif round_ - best[0] >= stopping:
                 break
+        if asked_to_stop:
+            break
     booster = _trained_model(fit.trees, base_margin, objective, data, objective_params, best,
                              mapper.categories)
+    if callbacks:
+        booster = callbacks.after_training(booster)
     return booster, TrainingInfo(classes, evals_result)
 
 
 MAX_RECOVERIES = 10  # lost-worker recoveries per round before giving up
 
 
-def _each_round(fit, first_round, end, progress, checkpoint):
+def _each_round(fit, first_round, end, progress, checkpoint, stop_before=None):
     """``(round, scores)`` of every round, grown as many at a time as
-    ``fit.rounds_per_call`` allows."""
+    ``fit.rounds_per_call`` allows; ``stop_before(round)`` True ends it before that
+    round."""
     round_ = first_round
     while round_ < end:
+        if stop_before is not None and stop_before(round_):
+            return
         count = fit.rounds_per_call(round_, end, progress, checkpoint)
         for scores in fit.boost_rounds(round_, count):
             yield round_, scores
@@ -337,8 +388,9 @@ class _Boosting:
     """
 
     def __init__(self, runtime, params, data, evals, objective, mapper, metrics, start,
-                 offsets):
+                 offsets, every_round=False):
         self.runtime, self.params, self.data, self.evals = runtime, params, data, evals
+        self.every_round = every_round  # the client acts after every round (callbacks)
         self.objective, self.mapper = objective, mapper
         self.start = start  # (base_margin, classes, previous) of bin_partition
         self.offsets = offsets
@@ -366,11 +418,13 @@ class _Boosting:
     def rounds_per_call(self, round_, end, progress, checkpoint):
         """How many rounds to grow in one go from ``round_``: all the rounds left (up to
         the next checkpoint) when the client has nothing to do between rounds (no eval
-        set, progress display, approx re-binning, trimming or leaf refit); else one.
+        set, progress display, callbacks, approx re-binning, trimming or leaf refit);
+        else one.
         On a cluster the workers then grow them without a client round trip per round.
         """
         p = self.params
-        if (self.eval_sets or progress is not None or p.tree_method == "approx"
+        if (self.eval_sets or progress is not None or self.every_round
+                or p.tree_method == "approx"
                 or p.trim_fraction or self.objective.leaf_quantile is not None):
             return 1
         count = end - round_
@@ -476,7 +530,7 @@ def _finish_round(runtime, states, pending, leaf_values, objective, mapper, para
     K = objective.n_outputs()
     finish = LevelStep(new_tree=True, leaf_values=leaf_values, objective=objective,
                        node_to_slot=np.full((K, 1), -1, np.int32), n_slots=0,
-                       n_codes=mapper.n_codes, missing_code=mapper.missing_code,
+                       cell_offsets=mapper.cell_offsets, missing_code=mapper.missing_code,
                        subsample=params.subsample, sample_seed=params.seed,
                        round=round_)
     width = max(1, 0 if leaf_values is None else leaf_values.shape[1])

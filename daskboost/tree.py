@@ -65,6 +65,15 @@ class Tree:
                 depth[self.left[i]] = depth[self.right[i]] = depth[i] + 1
         return int(depth.max())
 
+    def recoded(self, index_maps):
+        """This tree with its category sets in another dictionary: ``index_maps``
+        {categorical feature: int array, old dictionary index -> new index}."""
+        if not self.categories:
+            return self
+        categories = {node: np.sort(index_maps[int(self.feature[node])][cats]).astype(np.int32)
+                      for node, cats in self.categories.items()}
+        return Tree(*(getattr(self, name) for name in NODE_FIELDS), categories=categories)
+
     def to_dict(self):
         """The tree in a model file (read back, with checks, by ``model_file.parse_tree``)."""
         out = {name: getattr(self, name).tolist() for name in NODE_FIELDS}

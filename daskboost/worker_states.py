@@ -20,7 +20,11 @@ the scheduler in the loop:
 
 If a worker dies, its states die with it; ``partition_index`` says which partitions a
 worker still holds, and the client rebuilds the lost ones from the raw data (see
-``cluster.py``).
+``cluster.py``).  A worker whose peer's stream of sums closes stops its loops at once
+(``PeerLost``), and a worker whose fit's client is gone (the scheduler released the
+StateHolder) frees the fit's states by itself within ``WATCH_SECONDS``: so if the
+client and a worker die together, the other workers neither wait forever nor keep
+the states.
 """
 
 import asyncio
@@ -38,12 +42,13 @@ from .reduction import reduce_nodes
 
 _lock = threading.Lock()
 _fits = {}     # fit_id -> {(collection, index): state}
-_pools = {}    # fit_id -> ThreadPoolExecutor
+_pools = {}    # fit_id -> (ThreadPoolExecutor, its number of threads)
 # (fit_id, worker address) -> that worker's StateHolder of the fit (it receives the
 # peers' sums); a process may hold several workers (``LocalCluster(processes=False)``)
 _holders = {}
 
 SUMS_HANDLER = "daskboost_sums"  # the worker handler that reads a peer's sums stream
+WATCH_SECONDS = 1.0  # how often a worker checks that the fit's client still holds it
 
 
 class MissingStateError(RuntimeError):
@@ -102,7 +107,7 @@ def release(fit_id):
     sums removed, glibc's settings restored)."""
     with _lock:
         _fits.pop(fit_id, None)
-        pool = _pools.pop(fit_id, None)
+        pool, _ = _pools.pop(fit_id, (None, 0))
         holders = [_holders.pop(key) for key in list(_holders) if key[0] == fit_id]
         last = not _fits
         if last:
@@ -117,33 +122,36 @@ def release(fit_id):
 
 
 def _pool(fit_id):
+    """(pool, threads): the fit's threads on this worker, as many as the worker has."""
     with _lock:
         if fit_id not in _pools:
             try:
                 threads = compat.worker_threads()
             except ValueError:  # not on a worker
                 threads = 1
-            _pools[fit_id] = (None if threads == 1 else
-                              ThreadPoolExecutor(threads, thread_name_prefix="daskboost"))
+            _pools[fit_id] = (ThreadPoolExecutor(threads, thread_name_prefix="daskboost"),
+                              threads)
         return _pools[fit_id]
+
+
+def _run_each(func, states, arg):
+    return [func(state, arg) for state in states]
 
 
 async def run_pass(fit_id, collection, indices, n_partitions, func, arg, combine):
     """``func(state, arg) -> (new_state, result)`` on the given local partitions, from
-    the worker's event loop: with one thread, the partitions run right here, one by
-    one, the loop serving what came in (heartbeats, the peers' sums) between them; with
-    more, in the fit's thread pool.
+    the worker's event loop, in the fit's thread pool: with one thread, all of them in
+    one task (one hand-off per pass); with more, one task each.  Never on the event
+    loop itself: a pass longer than the heartbeat interval would stop the worker's
+    heartbeats and get it declared dead.
 
     The new states replace the old ones; returns the reduction-tree nodes
     {(level, j): partial sum} that these partitions complete.
     """
     states = [lookup(fit_id, collection, i) for i in indices]
-    pool = _pool(fit_id)
-    if pool is None:
-        outputs = []
-        for state in states:
-            outputs.append(func(state, arg))
-            await asyncio.sleep(0)
+    pool, threads = _pool(fit_id)
+    if threads == 1:
+        outputs = await asyncio.wrap_future(pool.submit(_run_each, func, states, arg))
     else:
         outputs = await asyncio.gather(*[asyncio.wrap_future(pool.submit(func, state, arg))
                                          for state in states])
@@ -167,6 +175,8 @@ class StateHolder:
         self._inbox = {}     # (loop call, pass, sender) -> future of the sender's sums
         self._ended = set()  # loop calls finished or aborted here
         self._streams = {}   # peer address -> open comm for this fit's partial sums
+        self._lost_peers = set()  # peers whose stream of sums closed
+        self._watchdog = None
         compat.install_handler(self.worker, SUMS_HANDLER, _read_sums)  # removed by release
         with _lock:
             _holders[(fit_id, self.worker.address)] = self
@@ -186,15 +196,16 @@ class StateHolder:
         ``call`` tells this loop's messages from other loops'.  Returns the loop's
         result if ``leader`` (one worker answers for all), else None.
 
-        A coroutine on the worker's event loop, passes included: one thread does
-        everything, so no thread hands the loop over to another twice a pass, and
-        nothing competes for the GIL while the sums come in.  Measured against the loop
-        in the actor's thread with the event loop exchanging (1M rows, 100 trees, 2
-        workers): a 1.84 MB message took ~11 ms to arrive there, against ~4 ms between
-        idle workers.
+        A coroutine on the worker's event loop; the partitions' work runs in the fit's
+        threads (``run_pass``), the exchange on the loop.  Measured against the whole
+        loop in the actor's thread with the event loop only exchanging (1M rows, 100
+        trees, 2 workers): a 1.84 MB message took ~11 ms to arrive there, against ~4 ms
+        between idle workers.
         """
         loop, func, combine, combine_into = compat.loads(shared)
         steps = itertools.count()
+        if self._watchdog is None:
+            self._watchdog = asyncio.ensure_future(self._watch())
 
         async def reduce_pass(arg):
             nodes = await run_pass(self.fit_id, collection, indices, n_partitions, func, arg,
@@ -243,7 +254,7 @@ class StateHolder:
         if address not in self._streams:
             comm = await compat.open_stream(self.worker, address)
             await comm.write({"op": SUMS_HANDLER, "fit_id": self.fit_id, "to": address,
-                              "reply": False})
+                              "reply": False, "sender": self.worker.address})
             self._streams[address] = comm
         return self._streams[address]
 
@@ -259,7 +270,28 @@ class StateHolder:
             self._inbox[key] = asyncio.get_running_loop().create_future()
             if call in self._ended:
                 self._inbox[key].set_exception(PeerLost(f"loop {call} was aborted"))
+            elif sender in self._lost_peers:
+                self._inbox[key].set_exception(PeerLost(f"worker {sender} was lost"))
         return self._inbox[key]
+
+    def peer_lost(self, sender):
+        """``sender``'s stream of sums closed (it died, or its fit ended there): every
+        wait for its sums, now or later, raises ``PeerLost``."""
+        self._lost_peers.add(sender)
+        for key, slot in self._inbox.items():
+            if key[2] == sender and not slot.done():
+                slot.set_exception(PeerLost(f"worker {sender} was lost"))
+
+    async def _watch(self):
+        """Free the fit here once its client no longer holds this actor (the client
+        died): nobody else would call ``release``."""
+        while _holders.get((self.fit_id, self.worker.address)) is self:
+            await asyncio.sleep(WATCH_SECONDS)
+            if not compat.actor_is_held(self.worker, self):
+                for call in {key[0] for key in self._inbox}:
+                    await self.abort(call)
+                release(self.fit_id)
+                return
 
     def deliver(self, call, step, sender, nodes):
         """A peer's partial sums of one pass (from ``_read_sums``)."""
@@ -283,14 +315,18 @@ class StateHolder:
             del self._inbox[key]
 
 
-async def _read_sums(comm, fit_id, to):
+async def _read_sums(comm, fit_id, to, sender=None, **_):
     """Worker handler for a peer's stream of partial sums (see ``StateHolder._stream``):
     each message goes to the StateHolder of ``fit_id`` of worker ``to`` (this one),
-    until the peer closes the comm or dies."""
+    until the peer closes the comm or dies (then the holder learns that ``sender`` is
+    lost)."""
     while True:
         try:
             message = await comm.read()
         except (compat.CommClosedError, OSError):
+            holder = _holders.get((fit_id, to))
+            if holder is not None and sender is not None:
+                holder.peer_lost(sender)
             return
         holder = _holders.get((fit_id, to))
         if holder is not None:

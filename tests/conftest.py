@@ -13,6 +13,9 @@ import pytest
 
 # Every model a test trains passes the checks a model file passes (daskboost.model_file).
 os.environ["DASKBOOST_CHECK_MODELS"] = "1"
+# scikit-learn's array API estimator check (tests/test_sklearn_checks.py) runs only when
+# scipy was imported with this set; otherwise it is skipped
+os.environ["SCIPY_ARRAY_API"] = "1"
 
 N_ROWS = 1200
 FAST = {"n_estimators": 8, "max_depth": 3}

@@ -118,7 +118,8 @@ def test_bad_feature_types_and_params():
 # ---- milestone 2: categorical splits ---------------------------------------------------
 
 def _hist_of(stats, missing=(0.0, 0.0)):
-    """A one-feature histogram: (g, h) per category, then the missing bin."""
+    """A one-feature histogram: (g, h) per category, then the missing bin (the kernels'
+    cell layout for one feature)."""
     hist = np.zeros((1, len(stats) + 1, 2))
     hist[0, :len(stats)] = stats
     hist[0, -1] = missing
@@ -130,7 +131,7 @@ def _split(hist, onehot, threshold=64, **kw):
     k = hist.shape[1] - 1
     g, h = hist[0].sum(axis=0)
     right = np.zeros(hist.shape[1], dtype=bool)
-    out = find_node_split_categorical(hist, np.array([k]), k, g, h, np.ones(1, bool),
+    out = find_node_split_categorical(hist[0], np.array([0, k + 1]), g, h, np.ones(1, bool),
                                       np.ones(1, bool), 1.0, 0.0, 0.0, kw.get("mcw", 0.0),
                                       kw.get("gamma", 0.0), onehot, threshold, right)
     return out, np.flatnonzero(right).tolist()
@@ -144,6 +145,20 @@ def test_partition_split_groups_categories_by_gradient_statistic():
     assert f == 0 and b == -1 and sorted(right) in ([0, 3], [1, 2])
     (gain1, *_), right1 = _split(hist, onehot=10)  # one-vs-rest: a single category
     assert len(right1) == 1 and gain1 < gain
+
+
+def test_category_order_is_the_stable_sort_by_weight_with_light_categories_at_zero():
+    from daskboost.splitting import _category_order, leaf_weight
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # ties, absent (h = 0), light, zero-gradient categories
+        k = int(rng.integers(1, 300))
+        h = rng.choice([0.0, 0.5, 1.0, 2.0, 3.0], size=k) * rng.integers(0, 3, size=k)
+        g = rng.choice([-2.0, -1.0, 0.0, 1.0, 2.0], size=k) * (h > 0)
+        mcw = float(rng.choice([0.0, 1.0, 2.5]))
+        weights = [leaf_weight(g[c], h[c], 1.0, 0.0, 0.0) if h[c] >= mcw and h[c] > 0
+                   else 0.0 for c in range(k)]
+        got = _category_order(np.stack([g, h], axis=1), k, 1.0, 0.0, 0.0, mcw)
+        np.testing.assert_array_equal(got, np.argsort(weights, kind="stable"))
 
 
 def test_max_cat_threshold_bounds_the_set_and_min_child_weight_and_gamma_apply():
@@ -454,9 +469,26 @@ def test_continued_training_and_checkpoints(tmp_path):
     first = DaskBoostRegressor(n_estimators=3, **params).fit(df, y)
     more = DaskBoostRegressor(n_estimators=3, **params).fit(df, y, xgb_model=first)
     np.testing.assert_allclose(more.predict(df), whole.predict(df), rtol=0, atol=1e-6)
-    with pytest.raises(ValueError, match="same dictionaries"):
-        keep = (df["city"] != "oslo").to_numpy()
-        DaskBoostRegressor(n_estimators=1, **params).fit(df[keep], y[keep], xgb_model=first)
+    # continuing on data with a category the model has not seen merges the dictionaries:
+    # the model's trees keep predicting what they did, the new ones can use the category
+    keep = (df["city"] != "oslo").to_numpy()
+    without_oslo = DaskBoostRegressor(n_estimators=3, **params).fit(df[keep], y[keep])
+    assert "oslo" not in without_oslo.get_booster().categories[0]
+    more = DaskBoostRegressor(n_estimators=3, **params).fit(df, y, xgb_model=without_oslo)
+    assert more.get_booster().categories[0] == sorted(CITIES)
+    np.testing.assert_array_equal(more.predict(df, iteration_range=(0, 3)),
+                                  without_oslo.predict(df))
+    sets = [s for t in more.get_booster().trees[3:] for s in (t.categories or {}).values()]
+    oslo = sorted(CITIES).index("oslo")
+    assert any(oslo in s for s in sets)
+    assert "oslo" in more.get_booster().get_dump()[3] + more.get_booster().get_dump()[4] + \
+        more.get_booster().get_dump()[5]
+    with pytest.raises(TypeError, match="'city' is categorical in xgb_model but numeric in X"):
+        numeric_city = df.assign(city=df["city"].cat.codes.astype(float))
+        DaskBoostRegressor(n_estimators=1, **params).fit(numeric_city, y, xgb_model=first)
+    with pytest.raises(TypeError, match="'city' mixes strings and numbers"):
+        coded = df.assign(city=df["city"].cat.codes.astype("category"))
+        DaskBoostRegressor(n_estimators=1, **params).fit(coded, y, xgb_model=first)
     checkpoint = tmp_path / "ckpt.json"
     DaskBoostRegressor(n_estimators=4, checkpoint_path=str(checkpoint), checkpoint_interval=2,
                        **params).fit(df, y)

@@ -177,10 +177,10 @@ def test_monotone_split_kernel_rejects_a_split_against_the_direction():
     # one feature, values 0..3 (lambda 1): the best split, {0} | {1, 2, 3}, has weights
     # 2 > -0.25; the best increasing one is {0, 1, 2} | {3}: 0 <= 1.5
     g = np.array([-4.0, 2.0, 2.0, -3.0])
-    hist = np.zeros((1, 1, 5, 2))
-    hist[0, 0, :4, 0], hist[0, 0, :4, 1] = g, 1.0
+    hist = np.zeros((1, 5, 2))  # one node, one feature: 4 value bins, then missing
+    hist[0, :4, 0], hist[0, :4, 1] = g, 1.0
     sums = np.array([[g.sum(), 4.0]])
-    args = (np.array([4]), 4, np.ones((1, 1), dtype=np.bool_))
+    args = (np.array([0, 5]), np.ones((1, 1), dtype=np.bool_))
     reg = (1.0, 0.0, 0.0, 0.0, 0.0)
     free = find_splits(hist, sums, *args, *reg)
     assert free[1][0] == 0 and free[2][0] == 0
@@ -204,12 +204,12 @@ def test_monotone_split_may_send_only_the_missing_rows_left():
     # present values 0..3 weigh 0.8 together, the missing rows -1.5: increasing, the
     # only split keeping both is missing left, every present value right (bin -1), as
     # xgboost's backward scan finds it (the same partition with missing right is refused)
-    hist = np.zeros((1, 1, 5, 2))
-    hist[0, 0, :4] = (-1.0, 1.0)
-    hist[0, 0, 4] = (3.0, 1.0)
+    hist = np.zeros((1, 5, 2))  # one node, one feature: 4 value bins, then missing
+    hist[0, :4] = (-1.0, 1.0)
+    hist[0, 4] = (3.0, 1.0)
     sums = np.array([[-1.0, 5.0]])
     gain, feature, bin_, default_left, left_sums = find_splits_monotone(
-        hist, sums, np.array([[-np.inf, np.inf]]), np.array([4]), 4,
+        hist, sums, np.array([[-np.inf, np.inf]]), np.array([0, 5]),
         np.ones((1, 1), dtype=np.bool_), np.array([1], np.int8), 1.0, 0.0, 0.0, 0.0, 0.0)
     assert (feature[0], bin_[0], default_left[0]) == (0, -1, True)
     np.testing.assert_allclose(left_sums[0], [3.0, 1.0])

@@ -180,3 +180,88 @@ def test_workers_tune_malloc_only_while_a_fit_holds_states(monkeypatch):
     assert calls == [True]  # fit-b still runs
     worker_states.release("fit-b")
     assert calls == [True, False]
+
+
+def test_a_pass_longer_than_the_heartbeat_timeout_does_not_lose_its_worker(tmp_path, caplog):
+    # one-thread workers, a scheduler that declares a worker dead after 2 s without a
+    # heartbeat (distributed makes that at least 10 heartbeat intervals: 5 s here), and
+    # one partition whose gradients take 8 s (the first to claim the
+    # marker file): the passes run off the workers' event loops, so the heartbeats go
+    # on and no worker is lost
+    import time
+
+    marker = str(tmp_path / "slept")
+
+    def slow_squared_error(y, pred):
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+            time.sleep(8.0)
+        except FileExistsError:
+            pass
+        return pred - y, np.ones_like(pred)
+
+    path = lake(tmp_path)
+    make = lambda: DaskBoostRegressor(n_estimators=3, max_depth=3,  # noqa: E731
+                                      objective=slow_squared_error, base_score=0.0)
+    with dask.config.set({"distributed.scheduler.worker-ttl": "2s"}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        before = sorted(client.scheduler_info()["workers"])
+        t0 = time.perf_counter()
+        model = fit(make(), path)
+        assert time.perf_counter() - t0 > 8.0 and os.path.exists(marker)  # it did sleep
+        assert sorted(client.scheduler_info()["workers"]) == before
+    assert "lost" not in caplog.text
+    assert model.get_booster().n_rounds == 3
+
+
+CLIENT_SCRIPT = """
+import sys
+import dask.array as da
+import numpy as np
+from distributed import Client
+from daskboost import DaskBoostRegressor
+client = Client(sys.argv[1])
+rng = np.random.default_rng(0)
+X = rng.normal(size=(4000, 5))
+y = X[:, 0] + rng.normal(0, 0.1, 4000)
+# no eval set: the workers grow all the rounds in one call
+DaskBoostRegressor(n_estimators=100000, max_depth=3).fit(
+    da.from_array(X, chunks=(1000, 5)), da.from_array(y, chunks=1000))
+"""
+
+
+def _fits_and_holders():
+    from daskboost import worker_states
+    return len(worker_states._fits), len(worker_states._holders)
+
+
+def test_when_the_client_and_a_worker_die_the_other_workers_stop_and_free_the_fit(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "client.py"
+    script.write_text(CLIENT_SCRIPT)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        fitting = subprocess.Popen([sys.executable, str(script), cluster.scheduler_address])
+        try:
+            deadline = time.monotonic() + 60
+            while not all(n == (1, 1) for n in client.run(_fits_and_holders).values()):
+                assert time.monotonic() < deadline and fitting.poll() is None
+                time.sleep(0.2)
+            time.sleep(1.0)  # well into the workers' loop over the rounds
+            pids = client.run(os.getpid)
+            doomed, survivor = sorted(pids)
+            os.kill(pids[doomed], signal.SIGKILL)
+            fitting.kill()
+        finally:
+            fitting.kill()
+            fitting.wait()
+        deadline = time.monotonic() + 15
+        while client.run(_fits_and_holders, workers=[survivor]).get(survivor) != (0, 0):
+            assert time.monotonic() < deadline, "the surviving worker kept the fit"
+            time.sleep(0.2)

@@ -23,6 +23,7 @@ from daskboost.level_loop import drive, grow_levels, grow_rounds, round_leaf_val
 from daskboost.objectives import regressor_objectives
 from daskboost.params import validate_params
 from daskboost.splitting import MIN_SPLIT_GAIN, find_splits
+from histograms import as_cells
 
 
 def make_params(**overrides):
@@ -40,13 +41,19 @@ def make_mapper(n_bins):
     return BinMapper([np.arange(k - 1, dtype=np.float64) + 0.5 for k in n_bins])
 
 
-def hist_of(codes, grad, hess, n_codes):
-    """(n_features, n_codes, 2) histogram of rows: sums of (g, h) per feature and code."""
-    out = np.zeros((codes.shape[1], n_codes, 2))
+def hist_of(codes, grad, hess, mapper):
+    """The histogram of rows as the grower takes it (cells, see ``histograms``): sums of
+    (g, h) per feature and code."""
+    out = np.zeros((codes.shape[1], mapper.n_codes, 2))
     for f in range(codes.shape[1]):
         np.add.at(out[f, :, 0], codes[:, f], grad)
         np.add.at(out[f, :, 1], codes[:, f], hess)
-    return out
+    return cells(mapper, out)
+
+
+def cells(mapper, hist):
+    """Per-feature histograms (..., n_features, n_codes, 2) in the grower's cell layout."""
+    return as_cells(hist, mapper.n_bins, mapper.missing_code)[0]
 
 
 def apply_splits(codes, positions, splits, missing_code):
@@ -70,8 +77,7 @@ class Rows:
         self.hess = np.atleast_2d(np.asarray(hess, dtype=np.float64))
 
     def hist(self, mask, k=0):
-        return hist_of(self.codes[mask], self.grad[k, mask], self.hess[k, mask],
-                       self.mapper.n_codes)
+        return hist_of(self.codes[mask], self.grad[k, mask], self.hess[k, mask], self.mapper)
 
 
 def random_rows(seed, n=240, n_features=4, n_bins=4, K=1, missing=0.1):
@@ -317,7 +323,7 @@ def test_builds_the_smaller_hessian_child_and_derives_the_sibling(smaller):
     direct = np.stack([rows.hist(lmask), rows.hist(rmask)])
     sums = np.array([[rows.grad[0, m].sum(), rows.hess[0, m].sum()] for m in (lmask, rmask)])
     gain, want_f, want_b, want_dl, _ = find_splits(
-        direct, sums, rows.mapper.n_bins, rows.mapper.missing_code, np.ones((2, 2), bool),
+        direct, sums, rows.mapper.cell_offsets, np.ones((2, 2), bool),
         params.reg_lambda, 0.0, 0.0, params.min_child_weight, params.gamma)
     assert (want_f >= 0).all()  # both children split
     feature, bin_, default_left, left, right = splits
@@ -392,7 +398,7 @@ def test_root_split_gain_and_leaf_weights_by_hand():
     assert best == (0, 1, False)
     assert gains[best] == 64 / 4 + 100 / 4 - 4 / 7
     grower = TreeGrower(mapper, params, np.random.default_rng(0))
-    splits = grower.receive(hist[None])
+    splits = grower.receive(cells(mapper, hist[None]))
     assert [int(a[0]) for a in splits] == [0, 1, 0, 1, 2]
     assert grower.finished  # max_depth=1: the children are leaves, nothing to build
     assert grower.build_request()[1] == 0
@@ -415,7 +421,7 @@ def test_root_split_learns_the_missing_direction_by_hand():
     hist[1, :5] = [[-2, 1], [1, 1], [2, 1], [2, 1], [-3, 2]]
     params = make_params(max_depth=1, learning_rate=1.0)
     grower = TreeGrower(mapper, params, np.random.default_rng(0))
-    grower.receive(hist[None])
+    grower.receive(cells(mapper, hist[None]))
     left_sums = {(1, 0, False): (-2, 1), (1, 1, False): (-1, 2), (1, 2, False): (1, 3),
                  (1, 3, False): (3, 4),                   # every present value | missing
                  (1, 2, True): (-2, 5), (1, 1, True): (-4, 4), (1, 0, True): (-5, 3)}
@@ -436,7 +442,7 @@ def test_a_root_without_hessian_is_a_zero_leaf(reg_lambda):
     mapper = make_mapper([3, 3])
     params = make_params(reg_lambda=reg_lambda)
     grower = TreeGrower(mapper, params, np.random.default_rng(0))
-    assert grower.receive(np.zeros((1, 2, mapper.n_codes, 2))) is None
+    assert grower.receive(np.zeros((1, mapper.cell_offsets[-1], 2))) is None
     assert grower.finished
     tree = grower.to_tree()
     np.testing.assert_array_equal(tree.feature, [-1])
@@ -758,7 +764,7 @@ def test_gamma_at_the_root_by_hand():
                           (np.nextafter(gain, -np.inf), True), (0.0, True), (1e6, False)]:
         params = make_params(gamma=gamma, max_depth=3, learning_rate=0.3)
         grower = TreeGrower(mapper, params, np.random.default_rng(0))
-        result = grower.receive(hist[None])
+        result = grower.receive(cells(mapper, hist[None]))
         if splits:
             assert result[0][0] == 0 and grower.n_nodes == 3
             assert grower.to_tree().gain[0] == gain
@@ -832,8 +838,8 @@ class FakePartitions:
         splits = step.split_arrays()
         for a in splits:  # the kernels index these by node id unchecked
             assert a.shape == (K, width)
-        assert (step.n_codes, step.missing_code) == (self.rows.mapper.n_codes,
-                                                      self.rows.mapper.missing_code)
+        np.testing.assert_array_equal(step.cell_offsets, self.rows.mapper.cell_offsets)
+        assert step.missing_code == self.rows.mapper.missing_code
         if step.new_tree:
             self.first_steps.append(step)
             if step.leaf_values is not None:
@@ -849,7 +855,7 @@ class FakePartitions:
         assert self.positions.max() < width
         self.steps.append((step.new_tree, step.round if step.new_tree else None,
                            step.node_to_slot.copy(), step.n_slots))
-        hist = np.zeros((step.n_slots, self.rows.codes.shape[1], step.n_codes, 2))
+        hist = np.zeros((step.n_slots, step.cell_offsets[-1], 2))
         for k in range(K):
             slots = step.node_to_slot[k, self.positions[k]]
             for slot in np.unique(slots[slots >= 0]):

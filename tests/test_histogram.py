@@ -3,9 +3,33 @@
 import numpy as np
 import pytest
 
-from daskboost.histogram import (add_histograms, add_histograms_into, add_leaf_values_kernel,
-                                 build_histograms)
+from daskboost import histogram
+from daskboost.histogram import add_histograms, add_histograms_into, add_leaf_values_kernel
 from daskboost.partition import no_splits
+
+
+def build_histograms(codes, grad, hess, positions, f, b, dl, lc, rc, missing_code,
+                     node_to_slot, n_slots, n_codes, **kw):
+    """``histogram.build_histograms`` where every feature has the codes 0..n_codes-2 and
+    the missing code n_codes-1, so its cells are (n_slots, n_features, n_codes, 2)."""
+    assert missing_code == n_codes - 1
+    offsets = np.arange(codes.shape[1] + 1, dtype=np.int64) * n_codes
+    positions, hist = histogram.build_histograms(
+        codes, grad, hess, positions, f, b, dl, lc, rc, missing_code, node_to_slot, n_slots,
+        offsets, **kw)
+    return positions, hist.reshape(n_slots, codes.shape[1], n_codes, 2)
+
+
+def test_cells_are_feature_after_feature_each_as_wide_as_its_own_bins():
+    # feature 0: 2 bins, feature 1: 5 bins (missing code 5 for both): 3 + 6 cells
+    codes = np.array([[0, 4], [1, 0], [5, 5], [1, 2]], np.uint8)
+    grad = np.array([[1.0, 2.0, 4.0, 8.0]], np.float32)
+    offsets = np.array([0, 3, 9], np.int64)
+    _, hist = histogram.build_histograms(
+        codes, grad, grad, np.zeros((1, 4), np.int32), *no_splits(1, 1), 5,
+        np.zeros((1, 1), np.int32), 1, offsets)
+    assert hist.shape == (1, 9, 2)
+    np.testing.assert_array_equal(hist[0, :, 0], [1, 10, 4, 2, 0, 8, 0, 1, 4])
 
 
 def naive_histograms(codes, grad, hess, positions, node_to_slot, n_slots, n_codes):

@@ -241,7 +241,8 @@ LABEL_SETS = {
     "strings": (np.array(["yes", "no"]), ["no", "yes"]),
     "bools": (np.array([True, False]), [False, True]),
     "ints": (np.array([7, 3]), [3, 7]),
-    "floats": (np.array([0.5, -2.0]), [-2.0, 0.5]),
+    # integer-valued floats: non-integer ones are a continuous target (test_validation.py)
+    "floats": (np.array([1.0, -2.0]), [-2.0, 1.0]),
 }
 
 

@@ -287,8 +287,11 @@ def test_sparse_and_dense_mix_between_fit_eval_and_predict(tmp_path):
 
 def test_complex_sparse_matrix_is_refused():
     X, _, y = sparse_and_dense()
-    with pytest.raises(TypeError, match=r"feature array has dtype complex128"):
+    with pytest.raises(ValueError, match=r"Complex data not supported: X has dtype complex128"):
         DaskBoostRegressor(**FIT).fit(X.astype(np.complex128), y)
+    with pytest.raises(TypeError, match=r"feature array has dtype complex128"):  # dask
+        DaskBoostRegressor(**FIT).fit(da.from_array(X.astype(np.complex128), chunks=600),
+                                      da.from_array(y, chunks=600))
 
 
 def test_one_dimensional_sparse_array_is_refused():
@@ -304,7 +307,8 @@ def test_one_dimensional_sparse_array_is_refused():
 def test_predicting_sparse_rows_with_other_features_is_refused():
     X, _, y = sparse_and_dense()
     model = DaskBoostRegressor(**FIT).fit(X, y)
-    with pytest.raises(ValueError, match=r"X has 4 features, but the model was trained with 5"):
+    with pytest.raises(ValueError, match=r"X has 4 features, but DaskBoostRegressor is "
+                                         r"expecting 5 features"):
         model.predict(X[:, :4])
     with pytest.raises(ValueError, match=r"X has shape \(1200, 4\)"):
         model.get_booster().predict(X[:, :4])

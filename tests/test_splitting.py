@@ -3,7 +3,19 @@
 import numpy as np
 import pytest
 
-from daskboost.splitting import MIN_SPLIT_GAIN, find_node_split, find_splits, leaf_weight
+from daskboost import splitting
+from daskboost.splitting import MIN_SPLIT_GAIN, leaf_weight
+from histograms import as_cells
+
+
+def find_node_split(hist, n_bins, missing_code, *args):
+    """``splitting.find_node_split`` on a per-feature histogram (see ``histograms``)."""
+    return splitting.find_node_split(*as_cells(hist, n_bins, missing_code), *args)
+
+
+def find_splits(hists, sums, n_bins, missing_code, *args):
+    cells, offsets = as_cells(hists, n_bins, missing_code)
+    return splitting.find_splits(cells, sums, offsets, *args)
 
 ALL = np.ones(1, bool)
 

@@ -559,12 +559,17 @@ def test_regressor_rejects_classification_objectives(xy, objective):
     assert objective in message and "reg:squarederror" in message
 
 
-def test_classifier_takes_non_integer_labels_as_classes():
+def test_classifier_refuses_non_integer_float_labels_as_scikit_learn_does():
+    # non-integer floats are a continuous target to scikit-learn (type_of_target), even
+    # three distinct ones; integer-valued floats are classes
     X, codes = multiclass_data(93, n=300)
-    labels = np.array([0.5, 1.5, 2.25])[codes]
+    with pytest.raises(ValueError, match=r"Unknown label type: continuous .*such as 0\.5\)"):
+        DaskBoostClassifier(**FAST, objective="multi:softprob").fit(
+            X, np.array([0.5, 1.5, 2.25])[codes])
+    labels = np.array([-1.0, 2.0, 7.0])[codes]
     model = DaskBoostClassifier(**FAST, objective="multi:softprob").fit(X, labels)
-    np.testing.assert_array_equal(model.classes_, [0.5, 1.5, 2.25])
-    assert set(model.predict(X)) <= {0.5, 1.5, 2.25}
+    np.testing.assert_array_equal(model.classes_, [-1.0, 2.0, 7.0])
+    assert set(model.predict(X)) <= {-1.0, 2.0, 7.0}
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), "text", None])

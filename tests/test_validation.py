@@ -12,6 +12,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.exceptions import NotFittedError
 
 from daskboost import DaskBoostClassifier, DaskBoostRegressor
 
@@ -119,7 +120,7 @@ def test_single_class(df_y, fast, label):
     df, _ = df_y
     y = np.full(len(df), label)
     assert_fit_fails(DaskBoostClassifier(**fast), df, y, ValueError,
-                     rf"single class \({label!r}\); a classifier needs at least 2")
+                     rf"y has only one class \({label!r}\); a classifier needs at least 2")
 
 
 def test_binary_logistic_regressor_labels_outside_unit_interval(df_y, fast):
@@ -166,16 +167,24 @@ def test_unsupported_feature_column_is_named(df_y, fast, kind, container):
     assert_fit_fails(DaskBoostRegressor(**params), X, labels, TypeError, r"column 'bad_col'.*dtype")
 
 
-def test_object_numpy_array_rejected(df_y, fast):
+@pytest.mark.parametrize("bad, exc, match", [
+    ("x", ValueError, r"X is an object array with a value that is not a number "
+                      r"\(could not convert string to float: 'x'\).*pandas DataFrame"),
+    ({"a": 1}, TypeError, r"X is an object array with a value that is not a number "
+                          r"\(.*argument must be a string or a real number, not 'dict'\)"),
+])
+def test_object_numpy_array_with_a_non_number(df_y, fast, bad, exc, match):
+    # (object arrays of numbers are read as float64: test_array_likes.py)
     df, y = df_y
     X = df.to_numpy().astype(object)
-    assert_fit_fails(DaskBoostRegressor(**fast), X, y, TypeError, r"dtype object")
+    X[7, 2] = bad
+    assert_fit_fails(DaskBoostRegressor(**fast), X, y, exc, match)
 
 
 def test_complex_features_rejected(df_y, fast):
     df, y = df_y
-    assert_fit_fails(DaskBoostRegressor(**fast), df.to_numpy().astype(complex), y, TypeError,
-                     r"dtype complex")
+    assert_fit_fails(DaskBoostRegressor(**fast), df.to_numpy().astype(complex), y, ValueError,
+                     r"Complex data not supported: X has dtype complex128")
 
 
 # ---- shapes and alignment --------------------------------------------------------------
@@ -293,7 +302,8 @@ def test_one_dimensional_array_x(df_y, fast, make_x):
     df, y = df_y
     X = make_x(df)
     labels = da.from_array(y) if isinstance(X, da.Array) else y
-    assert_fit_fails(DaskBoostRegressor(**fast), X, labels, ValueError, r"2-D.*ndim=1")
+    advice = "" if isinstance(X, da.Array) else r".*Reshape your data: X.reshape\(-1, 1\)"
+    assert_fit_fails(DaskBoostRegressor(**fast), X, labels, ValueError, r"2-D.*ndim=1" + advice)
 
 
 def test_series_x(df_y, fast):
@@ -303,9 +313,53 @@ def test_series_x(df_y, fast):
     assert_fit_fails(DaskBoostRegressor(**fast), ddf["a"], dy, TypeError, r"two-dimensional")
 
 
-def test_list_x(df_y, fast):
+@pytest.mark.parametrize("X", [None, "features", 3.5, {"a": [1, 2]}])
+def test_x_that_is_not_array_like(df_y, fast, X):
+    _, y = df_y
+    assert_fit_fails(DaskBoostRegressor(**fast), X, y, TypeError,
+                     rf"X must be a dask DataFrame, .*array-like.*got {type(X).__name__}")
+
+
+def test_x_with_three_dimensions(df_y, fast):
+    _, y = df_y
+    assert_fit_fails(DaskBoostRegressor(**fast), np.zeros((len(y), 2, 2)), y, ValueError,
+                     r"X must be a 2-D array; got an array with ndim=3")
+
+
+def test_x_with_zero_features(df_y, fast):
+    _, y = df_y
+    assert_fit_fails(DaskBoostRegressor(**fast), np.zeros((len(y), 0)), y, ValueError,
+                     rf"X has 0 feature\(s\) \(shape=\({len(y)}, 0\)\) while a minimum of 1")
+
+
+@pytest.mark.parametrize("cls", [DaskBoostRegressor, DaskBoostClassifier])
+def test_y_none(df_y, fast, cls):
+    df, _ = df_y
+    assert_fit_fails(cls(**fast), df, None, ValueError,
+                     rf"{cls.__name__} requires y to be passed, but the target y is None")
+
+
+def test_sparse_x_is_checked_like_a_dense_array(df_y, fast):
+    # sparse input itself is tested in test_sparse.py
+    scipy_sparse = pytest.importorskip("scipy.sparse")
     df, y = df_y
-    assert_fit_fails(DaskBoostRegressor(**fast), df.to_numpy().tolist(), y, TypeError, r"got list")
+    X = scipy_sparse.csr_matrix(df.to_numpy())
+    assert_fit_fails(DaskBoostRegressor(**fast), X.astype(np.complex128), y, ValueError,
+                     r"Complex data not supported: X has dtype complex128")
+    assert_fit_fails(DaskBoostRegressor(**fast), X[:, :0], y, ValueError,
+                     rf"X has 0 feature\(s\) \(shape=\({len(y)}, 0\)\) while a minimum of 1")
+    model = DaskBoostRegressor(**fast).fit(X, y)
+    with pytest.raises(ValueError, match=r"X has 3 features, but .* is expecting 4 features"):
+        model.predict(scipy_sparse.csr_array(df.to_numpy()[:, :3]))
+
+
+@pytest.mark.parametrize("container", ["numpy", "dask"])
+def test_classifier_on_a_continuous_target(df_y, fast, container):
+    df, y = df_y
+    X, labels = (df, y) if container == "numpy" else _dask(df, y)
+    assert_fit_fails(DaskBoostClassifier(**fast), X, labels, ValueError,
+                     r"Unknown label type: continuous \(y has non-integer labels such as "
+                     r"-?\d+\.\d+\).*DaskBoostRegressor")
 
 
 # ---- sample weights --------------------------------------------------------------------
@@ -340,7 +394,8 @@ def test_pd_na_sample_weight(df_y, fast):
 def test_all_zero_sample_weights(df_y, fast, estimator_class):
     df, y = df_y
     labels = (y > np.median(y)).astype(int)
-    assert_fit_fails(estimator_class(**fast), df, labels, ValueError, r"sample_weight sums to 0",
+    assert_fit_fails(estimator_class(**fast), df, labels, ValueError,
+                     r"sample_weight is zero for every row \(it sums to 0\)",
                      sample_weight=np.zeros(len(y)))
 
 
@@ -438,7 +493,8 @@ def test_use_before_fit(tmp_path, method):
     classes = [DaskBoostClassifier] if method == "predict_proba" else [DaskBoostRegressor,
                                                                        DaskBoostClassifier]
     for cls in classes:
-        with pytest.raises(ValueError, match=rf"this {cls.__name__} is not fitted yet"):
+        with pytest.raises(NotFittedError,
+                           match=rf"This {cls.__name__} instance is not fitted yet"):
             calls[method](cls())
     assert list(tmp_path.iterdir()) == []
 
@@ -491,10 +547,13 @@ def test_predict_missing_or_extra_column_fails(fitted_on_frame, change):
 @pytest.mark.parametrize("n_features", [3, 5])
 def test_predict_numpy_wrong_number_of_features(fitted_on_frame, n_features):
     model, df = fitted_on_frame
-    with pytest.raises(ValueError, match=rf"X has {n_features} features.*trained with 4"):
+    message = rf"X has {n_features} features, but DaskBoostRegressor is expecting 4 features"
+    with pytest.raises(ValueError, match=message):
         model.predict(np.zeros((10, n_features)))
-    with pytest.raises(ValueError, match=rf"X has {n_features} features.*trained with 4"):
+    with pytest.raises(ValueError, match=message):
         model.predict(da.zeros((10, n_features), chunks=5))
+    with pytest.raises(ValueError, match=message):
+        model.predict(np.zeros((10, n_features)).tolist())
 
 
 def test_predict_bad_dtype_column(fitted_on_frame):
@@ -508,7 +567,7 @@ def test_classifier_fit_after_failed_fit(df_y, fast):
     # a classifier whose fit failed on its labels has no classes_ or model, and fits later
     df, y = df_y
     clf = DaskBoostClassifier(**fast)
-    assert_fit_fails(clf, df, np.zeros(len(df), dtype=int), ValueError, r"single class")
+    assert_fit_fails(clf, df, np.zeros(len(df), dtype=int), ValueError, r"only one class")
     # and can then be fitted normally
     clf.fit(df, (y > np.median(y)).astype(int))
     assert clf.classes_.tolist() == [0, 1]
