@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .sketch import cut_points
+from .sparse import is_sparse
 
 MAX_BIN_LIMIT = 65535
 
@@ -72,7 +73,14 @@ class BinMapper:
         return len(self.cuts)
 
     def transform(self, X):
-        """Bin a float64 (n_rows, n_features) block; NaN becomes ``missing_code``."""
+        """Bin a float (n_rows, n_features) block; NaN becomes ``missing_code``.  A sparse
+        block (CSR, ``sparse.rows``): its stored entries are binned, every other entry
+        is missing."""
+        if is_sparse(X):
+            codes = np.full(X.shape, self.missing_code, dtype=self.dtype)
+            _bin_stored_kernel(X.indptr, X.indices, X.data, self._tables, self._table_offsets,
+                               self._depths, self.missing_code, codes)
+            return codes
         codes = np.empty(X.shape, dtype=self.dtype)
         _bin_kernel(X, self._tables, self._table_offsets, self._depths, self.missing_code, codes)
         return codes
@@ -155,3 +163,18 @@ def _bin_kernel(X, tables, table_offsets, depths, missing_code, codes):
         for j in range(i, n_rows):
             v = X[j, f]
             codes[j, f] = missing_code if np.isnan(v) else _eytzinger_rank(table, depth, v)
+
+
+@numba.njit(nogil=True, cache=True)
+def _bin_stored_kernel(indptr, indices, data, tables, table_offsets, depths, missing_code,
+                       codes):
+    """``_bin_kernel``'s rule for the stored entries of a CSR block: ``codes[i, f]`` =
+    number of cuts of feature f below the stored value (``_eytzinger_rank``),
+    missing_code for a stored NaN.  Entries not stored are left as they are (the
+    caller fills ``codes`` with missing_code): one pass over the stored values."""
+    for i in range(indptr.shape[0] - 1):
+        for k in range(indptr[i], indptr[i + 1]):
+            f = indices[k]
+            v = data[k]
+            codes[i, f] = missing_code if np.isnan(v) else _eytzinger_rank(
+                tables[table_offsets[f]:], depths[f], v)

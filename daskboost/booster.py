@@ -17,6 +17,7 @@ from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION
                          garbage_collection_paused, parse_model, read_model_json)
 from .data import feature_block
 from .objectives import CustomObjective, get_objective
+from .sparse import is_sparse
 from .tree import PackedForest
 
 
@@ -106,14 +107,16 @@ class Booster:
         check_model(self, "unpickled model")  # a pickle is a model file too
 
     def predict_margin(self, X, iteration_range=None, base_margin=None):
-        """(K, n_rows) margins for a float (n_rows, n_features) array (categorical
-        features as dictionary indices), or a pandas DataFrame (encoded here).
+        """(K, n_rows) margins for a float (n_rows, n_features) array or scipy.sparse
+        matrix (categorical features as dictionary indices), or a pandas DataFrame
+        (encoded here).
 
         ``base_margin``: per-row starting margins (K, n_rows) replacing the constant start.
         """
         if isinstance(X, pd.DataFrame):
             X = feature_block(X, self.encoders)
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        # a sparse block stays sparse (entries not stored are missing)
+        X = feature_block(X) if is_sparse(X) else np.ascontiguousarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"X has shape {X.shape}; the model takes (n_rows, "
                              f"{self.n_features}) features")
@@ -124,7 +127,7 @@ class Booster:
             if margin.shape != (self.n_outputs, X.shape[0]):
                 raise ValueError(f"base_margin has shape {margin.shape}; expected "
                                  f"({self.n_outputs}, {X.shape[0]}) (outputs, rows)")
-        self._forest(iteration_range).add_margin(X, margin)
+        self._forest(iteration_range).add_block_margin(X, margin)
         return margin
 
     def output(self, margin, output_margin=False):

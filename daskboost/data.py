@@ -1,13 +1,16 @@
 """User input -> aligned per-partition (X, y, w) blocks, described as a raw Dask graph.
 
-Dask DataFrames, dask Arrays, pandas DataFrames/Series and numpy arrays are accepted.
-Nothing here computes anything: a ``PartitionedInput`` holds a task graph and, for each
-partition, the keys of its X block, its label block and its weight block.  The graph's
-tasks are run later by the first pass over the data (``partition.scan_partition``),
-which converts each block with the helpers at the bottom of this module.
+Dask DataFrames, dask Arrays (numpy or scipy.sparse chunks), pandas DataFrames/Series,
+numpy arrays and scipy.sparse matrices are accepted.  Nothing here computes anything: a
+``PartitionedInput`` holds a task graph and, for each partition, the keys of its X
+block, its label block and its weight block; every one of those keys is defined in the
+graph (``_dask_blocks``).  The graph's tasks are run later by the first pass over the
+data (``partition.scan_partition``), which converts each block with the helpers at the
+bottom of this module.
 
-In-memory input (numpy, pandas) is cut into row blocks of ``ROWS_PER_BLOCK`` rows, so it
-is processed like a dask collection, in parallel and without copies.
+In-memory input (numpy, pandas, scipy.sparse) is cut into row blocks of
+``ROWS_PER_BLOCK`` rows, so it is processed like a dask collection, in parallel (numpy
+and pandas blocks are views; sparse blocks are row slices of its CSR form).
 
 Validation that needs only metadata (types, dtypes, column names, partition counts and
 divisions, lengths of in-memory input) happens here, before any work.  Validation that
@@ -20,6 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+
+from . import sparse
+from .graphs import ref, task, value
 
 ROWS_PER_BLOCK = 2 ** 17
 
@@ -145,14 +151,14 @@ def describe_features(X, enable_categorical=False, feature_types=None):
         columns = list(X.columns)
         names = [str(c) for c in columns] if all(isinstance(c, str) for c in columns) else None
         return names, len(columns)
-    if isinstance(X, np.ndarray) or _is_dask_array(X):
+    if isinstance(X, np.ndarray) or _is_dask_array(X) or sparse.is_sparse(X):
         if X.ndim != 2:
             raise ValueError(f"X must be a 2-D array; got an array with ndim={X.ndim}")
         feature_types_of(X, enable_categorical, feature_types)
         return None, int(X.shape[1])
     raise TypeError(
-        "X must be a dask DataFrame, dask Array, pandas DataFrame or numpy array; "
-        f"got {type(X).__name__}"
+        "X must be a dask DataFrame, dask Array, pandas DataFrame, numpy array or "
+        f"scipy.sparse matrix; got {type(X).__name__}"
     )
 
 
@@ -169,7 +175,17 @@ def _in_memory_blocks(obj, slices):
 
 
 def _dask_blocks(obj):
-    """(graph, keys) of the partitions of a dask DataFrame/Series/Array (single column block)."""
+    """(graph, keys) of the partitions of a dask DataFrame/Series/Array (single column
+    block): the collection's optimised graph, which defines every one of the keys.
+
+    Optimising drops the keys a collection holds already computed: persisted on
+    ``distributed``, its graph maps each key to the Future of that same key, an alias of
+    the key to itself, which dask's graph conversion removes.  Those entries are taken
+    back from the collection's own graph, so the graph is complete (it can be culled
+    per worker, and a task tuple naming one of its keys gets the value, where an
+    undefined key reached the task as a literal tuple), and the Futures in it keep the
+    data alive while the graph is in use.
+    """
     if _is_dask_array(obj):
         if obj.ndim == 2 and len(obj.chunks[1]) > 1:
             obj = obj.rechunk({1: -1})
@@ -178,10 +194,17 @@ def _dask_blocks(obj):
         parts = list(parts)
     else:
         parts = obj.to_delayed(optimize_graph=True)
-    graph = {}
-    for part in parts:
-        graph.update(part.__dask_graph__())
-    return graph, [part.key for part in parts]
+    graph, merged = {}, set()
+    for part in parts:  # parts often share one graph: merge each graph once
+        if id(part.__dask_graph__()) not in merged:
+            merged.add(id(part.__dask_graph__()))
+            graph.update(part.__dask_graph__())
+    keys = [part.key for part in parts]
+    held = [key for key in keys if key not in graph]
+    if held:
+        own = obj.__dask_graph__()
+        graph.update((key, own[key]) for key in held)
+    return graph, keys
 
 
 def _as_1d_in_memory(name, values):
@@ -300,11 +323,11 @@ def _partition_dask_frame(X, named, feature_names, n_features):
     x_keys, keys = [], {name: [] for name in columns}
     for i, key in enumerate(combined_keys):
         x_keys.append((f"{token}-X", i))
-        graph[x_keys[-1]] = (_select_columns, key, x_columns)
+        graph[x_keys[-1]] = task(x_keys[-1], _select_columns, ref(key), x_columns)
         for name in columns:
             keys[name].append((f"{token}-{name}", i))
             select = selections[name] if name == MARGIN_COLUMN else name
-            graph[keys[name][-1]] = (_select_columns, key, select)
+            graph[keys[name][-1]] = task(keys[name][-1], _select_columns, ref(key), select)
     return PartitionedInput(graph, x_keys, keys.get(LABEL_COLUMN), keys.get(WEIGHT_COLUMN),
                             keys.get(MARGIN_COLUMN), feature_names, n_features)
 
@@ -344,6 +367,8 @@ def _partition_in_memory(X, named, feature_names, n_features):
     n_rows = X.shape[0]
     if n_rows == 0:
         raise ValueError("X has 0 rows; training needs at least one row")
+    if sparse.is_sparse(X):
+        X = sparse.canonical(X)  # CSR: row blocks are cheap slices
     slices = _row_slices(n_rows)
     token = f"daskboost-input-{id(X):x}"
     graph, all_keys = {}, {}
@@ -360,7 +385,7 @@ def _partition_in_memory(X, named, feature_names, n_features):
                 raise ValueError(f"X has {n_rows} rows but {name} has {len(values)}")
         keys = [(f"{token}-{name}", i) for i in range(len(slices))]
         for key, block in zip(keys, _in_memory_blocks(values, slices)):
-            graph[key] = block
+            graph[key] = value(key, block)
         all_keys[name] = keys
     return PartitionedInput(graph, all_keys["X"], all_keys["y"], all_keys["sample_weight"],
                             all_keys["base_margin"], feature_names, n_features, in_memory=True)
@@ -386,9 +411,13 @@ def feature_block(block, encoders=None):
     ``encoders``: {categorical column position: pandas Index of its dictionary, or None
     (scan pass: the column reads as missing)}; such a column becomes the index of each
     value in its dictionary, matched by value; missing and unseen values become NaN.
+    A scipy.sparse block stays sparse (``sparse.rows``: canonical CSR, float32 kept,
+    else float64); its entries not stored are missing.
     """
     if encoders:
         return _encoded_block(block, encoders)
+    if sparse.is_sparse(block):
+        return sparse.rows(block)
     if isinstance(block, pd.DataFrame):
         dtype = np.float32 if all(dt == np.float32 for dt in block.dtypes) else np.float64
         return block.to_numpy(dtype=dtype, na_value=np.nan)
@@ -436,6 +465,8 @@ def margin_block(block, n_outputs, n_rows, index=None):
 
 def _encoded_block(block, encoders):
     """``feature_block`` with categorical columns encoded (float64)."""
+    if sparse.is_sparse(block):
+        return _encoded_sparse(block, encoders)
     frame = isinstance(block, pd.DataFrame)
     numeric = [f for f in range(block.shape[1]) if f not in encoders]
     out = np.full(block.shape, np.nan)
@@ -446,6 +477,18 @@ def _encoded_block(block, encoders):
         if dictionary is not None:
             column = block.iloc[:, f] if frame else np.asarray(block)[:, f]
             out[:, f] = encode_column(column, dictionary)
+    return out
+
+
+def _encoded_sparse(block, encoders):
+    """``_encoded_block`` of a sparse block: the stored values of a categorical column
+    become dictionary indices (NaN: unseen, or the whole column with no dictionary);
+    entries not stored stay missing."""
+    raw = sparse.canonical(block)
+    out = raw.astype(np.float64)  # a copy: its values are replaced below
+    for f, dictionary in encoders.items():
+        at = raw.indices == f
+        out.data[at] = np.nan if dictionary is None else encode_column(raw.data[at], dictionary)
     return out
 
 

@@ -27,6 +27,7 @@ from .data import (checked_categories, column_categories, feature_block, label_b
 from .histogram import (accumulate_histograms, add_leaf_values_kernel,
                         add_leaf_values_kernel_categorical, build_histograms, row_blocks)
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
+from .sparse import is_sparse, stored_columns, summarize as summarize_stored
 from .tree import PackedForest
 
 
@@ -85,7 +86,7 @@ def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=Non
     X, labels, weights = read_partition(
         x, y, w, index, None if not categorical else {f: None for f in categorical[0]})
     result = scan_labels(labels, weights, index, sketch_size, collect_classes)
-    result.summaries = summarize_block(X, weights, sketch_size)
+    result.summaries = summarize_features(X, weights, sketch_size)
     result.categories = _partition_categories(x, categorical)
     return result
 
@@ -120,14 +121,24 @@ def scan_labels(labels, weights, index, sketch_size, collect_classes):
                       partition_class_counts=class_counts)
 
 
+def summarize_features(X, weights, size):
+    """A weighted quantile summary per feature of a block (``sketch.summarize_block``;
+    of a sparse block's stored values only, ``sparse.summarize``)."""
+    return (summarize_stored if is_sparse(X) else summarize_block)(X, weights, size)
+
+
 def _partition_categories(x, categorical):
     """{feature: sorted categories present in this partition} (None: no categorical)."""
     if not categorical:
         return None
     features, names, max_cat = categorical
-    frame = isinstance(x, pd.DataFrame)
-    return {f: column_categories(x.iloc[:, f] if frame else np.asarray(x)[:, f], name, max_cat)
-            for f, name in zip(features, names)}
+    if is_sparse(x):  # the stored values only (the rest is missing)
+        columns = stored_columns(x, features)
+    elif isinstance(x, pd.DataFrame):
+        columns = {f: x.iloc[:, f] for f in features}
+    else:
+        columns = {f: np.asarray(x)[:, f] for f in features}
+    return {f: column_categories(columns[f], name, max_cat) for f, name in zip(features, names)}
 
 
 def _merge_categories(a, b, categorical):
@@ -258,8 +269,7 @@ def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, st
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
     state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
                         store, row_offset, margins)
-    PackedForest(new_trees, len(base_margin)).add_margin(
-        np.ascontiguousarray(X, dtype=np.float64), state.margin)
+    PackedForest(new_trees, len(base_margin)).add_block_margin(X, state.margin)
     return replace(state, rounds=rounds)
 
 
@@ -492,7 +502,7 @@ def hessian_summaries(x, w, state, size, encoders=None):
     (summed over the round's outputs): the paper's split proposal for
     ``tree_method="approx"`` (§3.3, eq. 8-9)."""
     X = feature_block(x, encoders)
-    return summarize_block(X, state.hess.sum(axis=0, dtype=np.float64), size)
+    return summarize_features(X, state.hess.sum(axis=0, dtype=np.float64), size)
 
 
 def rebin_partition(x, w, state, mapper, store):

@@ -80,6 +80,7 @@ __all__ = [
     "FeatureSummary",
     "summarize_column",
     "summarize_block",
+    "summarize_columns",
     "merge",
     "merge_blocks",
     "cut_points",
@@ -452,7 +453,11 @@ def summarize_column(
     if v.ndim != 1:
         raise ValueError(f"values must be 1-D, got shape {v.shape}")
     v = np.ascontiguousarray(_as_float(v))
-    w = _check_weights(weights, v.shape[0])
+    return _summarize_checked(v, _check_weights(weights, v.shape[0]), size)
+
+
+def _summarize_checked(v: np.ndarray, w: np.ndarray | None, size: int) -> FeatureSummary:
+    """``summarize_column`` of a checked contiguous float column and weights."""
     if w is None:
         return _summary_from_sorted(np.sort(v), size)
     return _summary_from_order(v, w, np.argsort(v), size)
@@ -498,6 +503,42 @@ def summarize_block(
         return [_summary_from_sorted(S[f], size) for f in range(S.shape[0])]
     O = np.argsort(XT, axis=1)
     return [_summary_from_order(XT[f], w, O[f], size) for f in range(XT.shape[0])]
+
+
+def summarize_columns(
+    indptr: np.ndarray, values: np.ndarray, weights: np.ndarray | None, size: int
+) -> list[FeatureSummary]:
+    """Summarise every column of a sparse block from its stored values only.
+
+    Column ``f`` holds ``values[indptr[f]:indptr[f + 1]]`` in row order (the ``indptr``
+    and ``data`` of a CSC matrix with sorted indices); an entry not stored is missing.
+    Each summary is the one :func:`summarize_column` builds for the dense column with
+    NaN wherever nothing is stored: the same values, and the weights of equal values
+    added in the same (row) order.
+
+    Parameters
+    ----------
+    indptr : numpy.ndarray
+        1-D, ``n_features + 1`` non-decreasing offsets into ``values``.
+    values : numpy.ndarray
+        1-D stored values (NaN: missing, as if not stored).
+    weights : numpy.ndarray or None
+        The weight of each stored value's row, one per stored value, or None for unit
+        weights.
+    size : int
+        Maximum number of entries per summary, ``>= 2``.
+
+    Returns
+    -------
+    list of FeatureSummary
+        One summary per column.
+    """
+    size = _check_int_at_least_2(size, "size")
+    v = np.ascontiguousarray(_as_float(np.asarray(values)))
+    w = _check_weights(weights, v.shape[0])
+    bounds = np.asarray(indptr, dtype=np.int64)
+    return [_summarize_checked(v[a:b], None if w is None else w[a:b], size)
+            for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
 
 def merge(a: FeatureSummary, b: FeatureSummary, size: int) -> FeatureSummary:

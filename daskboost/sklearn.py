@@ -33,6 +33,7 @@ from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_jso
 from .objectives import classifier_objectives, regressor_objectives
 from .params import CATEGORICAL_DEFAULTS, integer_param, validate_params
 from .progress import ProgressReporter
+from .sparse import is_sparse
 
 
 # how a fit runs, not what it learns: not saved with the model (a model trained out of
@@ -132,7 +133,7 @@ class _DaskBoostModel:
         else:
             tags.regressor_tags = RegressorTags()
         tags.input_tags.allow_nan = True   # missing values take the learned default direction
-        tags.input_tags.sparse = False     # see _sparse_input
+        tags.input_tags.sparse = True      # entries not stored are missing
         return tags
 
     def __sklearn_is_fitted__(self):
@@ -282,7 +283,8 @@ class _DaskBoostModel:
             if is_dask_collection(X) or is_dask_collection(base_margin):
                 raise TypeError("predict(base_margin=...) takes in-memory X and base_margin; "
                                 "for dask data add the margins to output_margin=True predictions")
-            return job.in_memory(X, margin_block(base_margin, self._booster.n_outputs, len(X)))
+            return job.in_memory(X, margin_block(base_margin, self._booster.n_outputs,
+                                                 X.shape[0]))
         if not is_dask_collection(X):
             return job.in_memory(X)
         import dask.dataframe as dd
@@ -612,14 +614,13 @@ def _fit_input(estimator, X, y, sample_weight):
 
 def _feature_input(X):
     """X as the estimators take it: dask collections and pandas objects unchanged,
-    scipy.sparse matrices through ``_sparse_input``, other array-likes (numpy arrays,
-    lists of rows, objects with ``__array__``) as a 2-D numpy array; object arrays of
-    numbers become float64.  A numeric numpy array is returned as it is (no copy)."""
+    other array-likes (numpy arrays, lists of rows, objects with ``__array__``) as a 2-D
+    numpy array, scipy.sparse matrices checked as such arrays and kept sparse (entries
+    not stored are missing: ``sparse.py``); object arrays of numbers become float64.  A
+    numeric numpy array or sparse matrix is returned as it is (no copy)."""
     if isinstance(X, (pd.DataFrame, pd.Series)) or is_dask_collection(X):
         return X
-    if _is_sparse(X):
-        return _sparse_input(X)
-    values = np.asarray(X)
+    values = X if is_sparse(X) else np.asarray(X)  # sparse: checked as an array, kept sparse
     if values.ndim == 0:
         raise TypeError("X must be a dask DataFrame, dask Array, pandas DataFrame, numpy array "
                         f"or another 2-D array-like (such as a list of rows); got "
@@ -670,18 +671,6 @@ def _as_numpy(values):
             is_dask_collection(values):
         return values
     return np.asarray(values)
-
-
-def _is_sparse(X):
-    # scipy is not a dependency: a sparse matrix can only exist if scipy was imported
-    return "scipy.sparse" in sys.modules and sys.modules["scipy.sparse"].issparse(X)
-
-
-def _sparse_input(X):
-    """THE one place for scipy.sparse X (training and prediction): refused for now, with
-    the message scikit-learn's checks expect; to be replaced by real sparse input."""
-    raise TypeError(f"X is a scipy.sparse {type(X).__name__}: sparse input is not supported "
-                    "yet; pass a dense array (X.toarray()) or a pandas/dask DataFrame")
 
 
 def _not_fitted_error(estimator):
@@ -785,7 +774,8 @@ class _PredictJob:
 
         ``base_margin``: (K, n) per-row starting margins, or None.
         """
-        values = np.ascontiguousarray(feature_block(X, self.booster.encoders))
+        values = feature_block(X, self.booster.encoders)  # sparse stays sparse (CSR)
+        values = values if is_sparse(values) else np.ascontiguousarray(values)
         step = self.rows_per_chunk
         starts = list(range(0, values.shape[0], step)) or [0]
         chunks = [values[i:i + step] for i in starts]

@@ -43,7 +43,8 @@ from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_sel
                         category_table, leaf_residual_summaries, merge_scans, no_splits,
                         partition_step,
                         rebin_partition, rebuild_partition, scan_partition)
-from .graphs import StatesLost, add_tree_reduction, per_partition_graph, raw_inputs
+from .graphs import (StatesLost, add_tree_reduction, margin_input, per_partition_graph,
+                     raw_inputs)
 from .runtime import make_runtime
 from .sketch import merge_blocks, weighted_quantile
 from .tree import add_binned_tree_outputs
@@ -430,9 +431,8 @@ class _Boosting:
 
     @staticmethod
     def _last_args(data, offsets, extra=()):
-        """Per partition: global row offset, key of its base margins (or None), extra."""
-        margins = data.m_keys or [None] * data.n_partitions
-        return [(int(o), m, *extra) for o, m in zip(offsets, margins)]
+        """Per partition: global row offset, a ref to its base margins (or None), extra."""
+        return [(int(o), margin_input(data, i), *extra) for i, o in enumerate(offsets)]
 
     def rounds_per_call(self, round_, end, progress, checkpoint):
         """How many rounds to grow in one go from ``round_``: all the rounds left (up to

@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 from .histogram import row_blocks
+from .sparse import add_margin as add_sparse_margin, is_sparse
 
 NODE_FIELDS = ("feature", "threshold", "default_left", "left", "right", "value", "gain", "cover")
 NODE_DTYPES = {
@@ -109,6 +110,14 @@ class PackedForest:
             parts = [getattr(tree, name) for tree in trees]
             setattr(self, name, np.concatenate(parts) if parts else np.empty(0, NODE_DTYPES[name]))
         self.category_sets = _pack_category_sets(trees, offsets)
+
+    def add_block_margin(self, X, margin):
+        """``add_margin`` for a feature block of either kind: dense (as contiguous
+        float64) or sparse (CSR, densified a few rows at a time: ``sparse.add_margin``)."""
+        if is_sparse(X):
+            add_sparse_margin(self, X, margin)
+        else:
+            self.add_margin(np.ascontiguousarray(X, dtype=np.float64), margin)
 
     def add_margin(self, X, margin):
         """``margin[k] += outputs of the trees of output k`` for the rows of ``X``.

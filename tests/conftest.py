@@ -54,3 +54,14 @@ def reg_df(reg_xy):
     """(DataFrame with string column names, y as a Series) of ``reg_xy``."""
     X, y = reg_xy
     return pd.DataFrame(X, columns=["f0", "f1", "f2", "f3"]), pd.Series(y, name="target")
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A 2-worker ``distributed.LocalCluster`` (worker processes, one thread each),
+    started once and shared by the tests that run on a cluster (enter a
+    ``distributed.Client(cluster)`` to use it)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as local_cluster:
+        yield local_cluster

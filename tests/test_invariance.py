@@ -60,14 +60,6 @@ def test_threaded_and_synchronous_schedulers_give_byte_identical_models(tmp_path
     assert threaded == synchronous
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as local_cluster:
-        yield local_cluster
-
-
 @pytest.mark.parametrize("direct_to_workers", [None, False])
 def test_distributed_cluster_gives_a_byte_identical_model(tmp_path, cluster, direct_to_workers):
     # None: the client calls the workers' StateHolders directly; False: the calls go
@@ -105,7 +97,7 @@ def test_other_cluster_shapes_give_the_threaded_model(tmp_path, n_workers, threa
     import distributed
     with dask.config.set(scheduler="threads"):
         threaded = saved_model(tmp_path, "threads")
-    # (the module's cluster holds the default HTTP port: take any free one)
+    # (another cluster may hold the default HTTP port: take any free one)
     with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads,
                                   processes=True, dashboard_address=":0") as local_cluster, \
             distributed.Client(local_cluster):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from daskboost.reduction import reduce_all, reduce_nodes, reduction_steps, root
-from daskboost.graphs import add_tree_reduction
+from daskboost.graphs import Task, add_tree_reduction
 
 
 def sensitive_values(n, seed=0):
@@ -86,13 +86,13 @@ def test_steps_shape():
 
 
 def _run_graph(graph, key):
-    """A minimal evaluator of a dask task graph (tuples are tasks, keys are inputs)."""
-    task = graph[key]
-    if isinstance(task, tuple) and callable(task[0]):
-        args = [_run_graph(graph, a) if isinstance(a, tuple) and a in graph else a
-                for a in task[1:]]
-        return task[0](*args)
-    return task
+    """A minimal evaluator of a task graph: dask ``Task``s (``graphs.task``), given the
+    values of the keys they reference, and plain values."""
+    node = graph[key]
+    if isinstance(node, Task):
+        return node({dependency: _run_graph(graph, dependency)
+                     for dependency in node.dependencies})
+    return node
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 8, 11])

@@ -339,15 +339,18 @@ def test_y_none(df_y, fast, cls):
                      rf"{cls.__name__} requires y to be passed, but the target y is None")
 
 
-def test_sparse_x(df_y, fast):
+def test_sparse_x_is_checked_like_a_dense_array(df_y, fast):
+    # sparse input itself is tested in test_sparse.py
     scipy_sparse = pytest.importorskip("scipy.sparse")
     df, y = df_y
     X = scipy_sparse.csr_matrix(df.to_numpy())
-    assert_fit_fails(DaskBoostRegressor(**fast), X, y, TypeError,
-                     r"X is a scipy.sparse csr_matrix: sparse input is not supported yet")
-    model = DaskBoostRegressor(**fast).fit(df.to_numpy(), y)
-    with pytest.raises(TypeError, match=r"scipy.sparse csr_array: sparse input"):
-        model.predict(scipy_sparse.csr_array(df.to_numpy()))
+    assert_fit_fails(DaskBoostRegressor(**fast), X.astype(np.complex128), y, ValueError,
+                     r"Complex data not supported: X has dtype complex128")
+    assert_fit_fails(DaskBoostRegressor(**fast), X[:, :0], y, ValueError,
+                     rf"X has 0 feature\(s\) \(shape=\({len(y)}, 0\)\) while a minimum of 1")
+    model = DaskBoostRegressor(**fast).fit(X, y)
+    with pytest.raises(ValueError, match=r"X has 3 features, but .* is expecting 4 features"):
+        model.predict(scipy_sparse.csr_array(df.to_numpy()[:, :3]))
 
 
 @pytest.mark.parametrize("container", ["numpy", "dask"])
