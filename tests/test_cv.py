@@ -261,6 +261,16 @@ def test_array_likes_are_read_as_fit_reads_them():
     pd.testing.assert_frame_equal(as_lists, as_numpy, rtol=0, atol=0)
 
 
+def test_sparse_x_gives_the_frame_of_the_dense_matrix_with_nan_where_nothing_is_stored():
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y, rng = discrete(n=600, missing=0.0)
+    X[rng.random(X.shape) < 0.3] = 0.0
+    dense = np.where(X == 0.0, np.nan, X)
+    frame = cv(FAST, sparse.csr_matrix(X), y, nfold=3, num_boost_round=3)
+    pd.testing.assert_frame_equal(frame, cv(FAST, dense, y, nfold=3, num_boost_round=3),
+                                  rtol=0, atol=0)
+
+
 @pytest.fixture
 def no_pass(monkeypatch):
     """Any pass over the data fails the test (errors must come before)."""
