@@ -38,6 +38,15 @@ def row_blocks(codes):
         yield from codes.blocks()
 
 
+def uniform_width(cell_offsets):
+    """The common width of every feature's cells when all features are as wide as the
+    codes (each has ``missing_code`` value bins: continuous data), else 0.  The kernels
+    then find a cell as ``feature * width + code``, with no test for the missing code:
+    the min() of the general case cost 7-10% of the 1M-row kernel's time."""
+    widths = np.diff(cell_offsets)
+    return int(widths[0]) if len(widths) and (widths == widths[0]).all() else 0
+
+
 def build_histograms(codes, grad, hess, positions, split_feature, split_bin, default_left,
                      left_child, right_child, missing_code, node_to_slot, n_slots, cell_offsets,
                      out_positions=None, cat_table=None):
@@ -78,7 +87,8 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
     for start, stop, block in row_blocks(codes):
         args = (block, grad[:, start:stop], hess[:, start:stop], positions[:, start:stop],
                 split_feature, split_bin, default_left, left_child, right_child, missing_code,
-                node_to_slot, new_positions[:, start:stop], hist, cell_offsets)
+                node_to_slot, new_positions[:, start:stop], hist, cell_offsets,
+                uniform_width(cell_offsets))
         if cat_table is None:
             accumulate_histograms(*args)
         else:
@@ -89,8 +99,9 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
 @numba.njit(nogil=True, cache=True)
 def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin,
                            default_left, left_child, right_child, missing_code, node_to_slot,
-                           new_positions, hist, cell_offsets):
-    """The kernel of ``build_histograms`` on one block of rows (adds into ``hist``)."""
+                           new_positions, hist, cell_offsets, width):
+    """The kernel of ``build_histograms`` on one block of rows (adds into ``hist``);
+    ``width``: ``uniform_width(cell_offsets)``."""
     n_trees = positions.shape[0]
     n_rows, n_features = codes.shape
     for t in range(n_trees):
@@ -116,12 +127,18 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
             if g == 0.0 and h == 0.0:
                 continue  # a row left out (sampled out, weight 0, held out by a cv fold)
             row_hist = hist[slot]
-            for f in range(n_features):
-                # the missing code is above every feature's bins: min() sends it to the
-                # feature's last cell
-                cell = min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1)
-                row_hist[cell, 0] += g
-                row_hist[cell, 1] += h
+            if width:  # every feature as wide as the codes (see uniform_width)
+                for f in range(n_features):
+                    cell = f * width + codes[i, f]
+                    row_hist[cell, 0] += g
+                    row_hist[cell, 1] += h
+            else:
+                for f in range(n_features):
+                    # the missing code is above every feature's bins: min() sends it to
+                    # the feature's last cell
+                    cell = min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1)
+                    row_hist[cell, 0] += g
+                    row_hist[cell, 1] += h
 
 
 def add_histograms(a, b):
@@ -176,7 +193,7 @@ def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_l
 def accumulate_histograms_categorical(codes, grad, hess, positions, split_feature, split_bin,
                                       default_left, left_child, right_child, missing_code,
                                       node_to_slot, new_positions, hist, cell_offsets,
-                                      cat_table):
+                                      width, cat_table):
     """``accumulate_histograms`` where a split with ``split_bin < 0`` is categorical: rows
     whose code is in ``cat_table[-1 - split_bin]`` go right (see ``build_histograms``)."""
     n_trees = positions.shape[0]
@@ -204,12 +221,18 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
             if g == 0.0 and h == 0.0:
                 continue  # a row left out (sampled out, weight 0, held out by a cv fold)
             row_hist = hist[slot]
-            for f in range(n_features):
-                # the missing code is above every feature's bins: min() sends it to the
-                # feature's last cell
-                cell = min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1)
-                row_hist[cell, 0] += g
-                row_hist[cell, 1] += h
+            if width:  # every feature as wide as the codes (see uniform_width)
+                for f in range(n_features):
+                    cell = f * width + codes[i, f]
+                    row_hist[cell, 0] += g
+                    row_hist[cell, 1] += h
+            else:
+                for f in range(n_features):
+                    # the missing code is above every feature's bins: min() sends it to
+                    # the feature's last cell
+                    cell = min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1)
+                    row_hist[cell, 0] += g
+                    row_hist[cell, 1] += h
 
 
 @numba.njit(nogil=True, cache=True)

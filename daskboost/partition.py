@@ -25,7 +25,8 @@ import pandas as pd
 from .data import (checked_categories, column_categories, feature_block, label_block,
                    margin_block, weight_block)
 from .histogram import (accumulate_histograms, add_leaf_values_kernel,
-                        add_leaf_values_kernel_categorical, build_histograms, row_blocks)
+                        add_leaf_values_kernel_categorical, build_histograms, row_blocks,
+                        uniform_width)
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
 from .tree import PackedForest
@@ -394,7 +395,8 @@ def _start_round(state, step):
             _add_round_trees(block, old_positions[:, rows], step, margin, margin)
         grad, hess = _round_gradients(state, step, rows)
         accumulate_histograms(block, grad, hess, positions[:, rows], *root, step.missing_code,
-                              step.node_to_slot, positions[:, rows], hist, step.cell_offsets)
+                              step.node_to_slot, positions[:, rows], hist, step.cell_offsets,
+                              uniform_width(step.cell_offsets))
         grads.append(grad)
         hesses.append(hess)
     state.grad = grads[0] if len(grads) == 1 else np.concatenate(grads, axis=1)
