@@ -46,9 +46,17 @@ class BinMapper:
         self.n_bins = np.array([len(c) + 1 for c in self.cuts], dtype=np.int32)
         self.missing_code = int(self.n_bins.max()) if len(self.cuts) else 1
         self.n_codes = self.missing_code + 1
-        # histogram layout (``histogram``): each feature's bins, then its missing cell
+        # histogram layout (``histogram``): each feature's bins, then its missing cell.
+        # With categorical features each feature is as wide as its own bins (one with
+        # thousands of categories would widen every other); without, every feature is
+        # as wide as the codes (its unused bins stay empty), so the kernels index
+        # ``feature * width + code`` with no test for the missing code: on the 1M-row
+        # benchmark, whose 4 ten-valued features make the widths differ, the general
+        # indexing cost 9% more kernel time
+        widths = (self.n_bins + 1 if self.categories
+                  else np.full(len(self.cuts), self.n_codes, dtype=np.int64))
         self.cell_offsets = np.zeros(len(self.cuts) + 1, dtype=np.int64)
-        self.cell_offsets[1:] = np.cumsum(self.n_bins + 1)
+        self.cell_offsets[1:] = np.cumsum(widths)
         self.dtype = np.uint8 if self.n_codes <= 256 else np.uint16
         self._depths = np.array([_search_depth(len(c)) for c in self.cuts], dtype=np.int64)
         tables = [_eytzinger_table(c, d) for c, d in zip(self.cuts, self._depths)]
