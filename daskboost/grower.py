@@ -30,7 +30,11 @@ import numpy as np
 
 from .constraints import NodeConstraints
 from .splitting import find_splits, find_splits_categorical, find_splits_monotone, leaf_weight
+from .thread_passes import map_ranges, thread_ranges
 from .tree import Tree
+
+# histogram cells scanned for splits below which a range of nodes stays on one thread
+SPLIT_CELLS_PER_THREAD = 8192
 
 
 def stack_node_arrays(rows, fill, dtype, n_nodes=None):
@@ -101,26 +105,27 @@ class TreeGrower:
         (``split_feature == -1`` where a node is not split), or None if nothing split.
         After this call ``finished`` tells whether the tree needs another pass.
         """
-        new_nodes = sorted(self._to_build + [node for node, _, _ in self._to_derive])
-        # the new nodes' histograms in one array, in node order (what find_splits takes):
-        # built ones copied from their slots, derived ones subtracted straight into it
-        row = {node: j for j, node in enumerate(new_nodes)}
-        level = np.empty((len(new_nodes),) + hist.shape[1:], dtype=hist.dtype)
-        for slot, node in enumerate(self._to_build):
-            level[row[node]] = hist[slot]
+        built = self._to_build
+        derived = np.empty((len(self._to_derive),) + hist.shape[1:], dtype=hist.dtype)
+        # the built nodes' histograms are used where they are (slot order); the derived
+        # ones are subtracted into ``derived`` (parent - built sibling)
+        slot_of = {node: slot for slot, node in enumerate(built)}
+        for slot, node in enumerate(built):
+            self._hists[node] = hist[slot]
             if self.sums[node] is None:  # the root: its sums come from its histogram
                 first = self.mapper.cell_offsets[1]  # feature 0's cells: every row
                 totals = hist[slot, :first].sum(axis=0)
                 self.sums[node] = (float(totals[0]), float(totals[1]))
-        for node, parent, sibling in self._to_derive:
-            np.subtract(self._hists[parent], level[row[sibling]], out=level[row[node]])
+        for j, (node, parent, sibling) in enumerate(self._to_derive):
+            np.subtract(self._hists[parent], hist[slot_of[sibling]], out=derived[j])
+            self._hists[node] = derived[j]
         for _, parent, _ in self._to_derive:
             self._hists.pop(parent, None)
-        for node in new_nodes:
-            self._hists[node] = level[row[node]]
+        derived_nodes = [node for node, _, _ in self._to_derive]
+        new_nodes = sorted(built + derived_nodes)
         self._to_build, self._to_derive = [], []
-        splittable = [n for n in new_nodes if self._may_split(n)]
-        self._find_candidates(splittable, level if len(splittable) == len(new_nodes) else None)
+        self._find_candidates([n for n in new_nodes if self._may_split(n)],
+                              ((built, hist), (derived_nodes, derived)))
         for node in new_nodes:
             if node not in self._candidates:
                 self._hists.pop(node, None)
@@ -188,31 +193,39 @@ class TreeGrower:
             masks &= self._constraints.allowed(nodes)
         return masks
 
-    def _find_candidates(self, nodes, hists=None):
+    def _find_candidates(self, nodes, stacks=None):
         """Best split of each node; those with a valid split become candidates.
-        (``hists``: the nodes' histograms stacked in order, if the caller has them.)"""
+        ``stacks``: ``(nodes, histograms stacked in that order)`` pairs that hold the
+        nodes' histograms, if the caller has them so (else ``self._hists``)."""
         if not nodes:
             return
-        p = self.params
-        if hists is None:
-            hists = np.stack([self._hists[n] for n in nodes])
+        masks = dict(zip(nodes, self._feature_masks(nodes)))  # drawn in node order
+        if stacks is None:
+            stacks = ((nodes, np.stack([self._hists[n] for n in nodes])),)
+        for stack_nodes, hists in stacks:
+            wanted = [j for j, n in enumerate(stack_nodes) if n in masks]
+            if len(wanted) < len(stack_nodes):  # some are too deep to split (lossguide)
+                hists = hists[wanted]
+                stack_nodes = [stack_nodes[j] for j in wanted]
+            if stack_nodes:
+                self._stack_candidates(stack_nodes, hists,
+                                       np.array([masks[n] for n in stack_nodes]))
+
+    def _stack_candidates(self, nodes, hists, masks):
+        """``_find_candidates`` for nodes whose histograms are stacked in ``hists``."""
         sums = np.array([self.sums[n] for n in nodes], dtype=np.float64)
-        masks = self._feature_masks(nodes)
-        right = None
-        if self.mapper.has_categorical:  # monotone constraints are refused with these
-            gain, feature, bin_, default_left, left_sums, right = find_splits_categorical(
-                hists, sums, self.mapper.cell_offsets, self.mapper.n_codes, masks,
-                self.mapper.is_categorical, p.reg_lambda, p.reg_alpha, p.max_delta_step,
-                p.min_child_weight, p.gamma, p.max_cat_to_onehot, p.max_cat_threshold)
-        elif p.monotone_constraints is None:
-            gain, feature, bin_, default_left, left_sums = find_splits(
-                hists, sums, self.mapper.cell_offsets, masks, p.reg_lambda, p.reg_alpha,
-                p.max_delta_step, p.min_child_weight, p.gamma)
-        else:
-            gain, feature, bin_, default_left, left_sums = find_splits_monotone(
-                hists, sums, self._constraints.bounds(nodes), self.mapper.cell_offsets,
-                masks, self._constraints.monotone, p.reg_lambda, p.reg_alpha,
-                p.max_delta_step, p.min_child_weight, p.gamma)
+
+        # the nodes are independent: their kernels run on the loop's threads, a range of
+        # nodes each (``thread_passes.map_ranges``), the results joined in node order
+        def kernel(r):
+            part = slice(r.start, r.stop)
+            return self._split_kernel(hists[part], sums[part], masks[part], nodes[part])
+
+        parts = map_ranges(kernel, thread_ranges(len(nodes), self._nodes_per_thread()))
+        gain, feature, bin_, default_left, left_sums = (
+            np.concatenate([part[j] for part in parts]) for j in range(5))
+        right = (np.concatenate([part[5] for part in parts])
+                 if self.mapper.has_categorical else None)
         for i, node in enumerate(nodes):
             if feature[i] >= 0:
                 cats = None
@@ -222,6 +235,28 @@ class TreeGrower:
                                           bool(default_left[i]),
                                           (float(left_sums[i, 0]), float(left_sums[i, 1])),
                                           cats)
+
+    def _split_kernel(self, hists, sums, masks, nodes):
+        """The split-finding kernel for these nodes: (gain, feature, bin, default_left,
+        left sums) and, with categorical features, the right sets."""
+        p = self.params
+        if self.mapper.has_categorical:  # monotone constraints are refused with these
+            return find_splits_categorical(
+                hists, sums, self.mapper.cell_offsets, self.mapper.n_codes, masks,
+                self.mapper.is_categorical, p.reg_lambda, p.reg_alpha, p.max_delta_step,
+                p.min_child_weight, p.gamma, p.max_cat_to_onehot, p.max_cat_threshold)
+        if p.monotone_constraints is None:
+            return find_splits(hists, sums, self.mapper.cell_offsets, masks, p.reg_lambda,
+                               p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma)
+        return find_splits_monotone(
+            hists, sums, self._constraints.bounds(nodes), self.mapper.cell_offsets, masks,
+            self._constraints.monotone, p.reg_lambda, p.reg_alpha, p.max_delta_step,
+            p.min_child_weight, p.gamma)
+
+    def _nodes_per_thread(self):
+        """Fewest nodes worth a thread of their own: a hand-off costs about as much as
+        scanning ``SPLIT_CELLS_PER_THREAD`` histogram cells."""
+        return max(1, SPLIT_CELLS_PER_THREAD // int(self.mapper.cell_offsets[-1]))
 
     def _expand(self, nodes):
         """Split the chosen candidates: record the splits, create and schedule children."""

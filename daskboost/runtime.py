@@ -6,11 +6,11 @@ The passes over the raw data (sketch, binning, approx re-binning) are task graph
 per-partition states, which stay where they are: here, plain objects in a list (on
 ``distributed``, see ``cluster.py``: in the workers' memory).
 
-Each tree level is one more pass: one task per partition plus a pairwise reduction of
-their small results (``map_reduce``).  In process the tasks go straight to a thread
-pool sized like dask's threaded scheduler (inline for the synchronous one): a level is
-about ten tasks of a few milliseconds, and a ``dask.threaded.get`` call costs about
-1.8 ms more than that in graph handling: over 600 levels, 10% of a 1M-row fit.
+Each tree level is one more pass: every partition's step plus a pairwise reduction of
+their small results (``map_reduce``).  In process the pass goes straight to threads
+(``thread_passes``: contiguous groups of partitions, one per thread, the calling thread
+running one of them), not through ``dask.threaded.get``: a level is a few tasks of a
+millisecond or less, and a ``get`` call costs about 1.8 ms in graph handling.
 
 Every reduction follows the one fixed pairwise order of ``reduction`` (pair 0+1, 2+3,
 ... then again), so sums are added in the same order on every scheduler: same data and
@@ -30,7 +30,7 @@ from .blockstore import close_store
 from .graphs import add_tree_reduction, per_partition_graph, raw_inputs
 from .level_loop import drive, run_sync
 from .memory import release_free_memory
-from .reduction import reduce_all, reduction_steps, root
+from .thread_passes import kernel_threads, run_pass
 
 
 def make_runtime(fit_id, store_config, in_memory=False):
@@ -62,10 +62,13 @@ class Runtime:
         self.fit_id = fit_id
         self.store_config = store_config
         self._counter = itertools.count()
-        self._pool = None
+        self._pool, self._threads = None, 1
         if get is not dask.local.get_sync:
-            workers = dask.config.get("num_workers", None) or os.cpu_count() or 1
-            self._pool = ThreadPoolExecutor(workers, thread_name_prefix="daskboost")
+            # the calling thread works too (``thread_passes``): the pool has one less
+            self._threads = dask.config.get("num_workers", None) or os.cpu_count() or 1
+            if self._threads > 1:
+                self._pool = ThreadPoolExecutor(self._threads - 1,
+                                                thread_name_prefix="daskboost")
 
     def close(self):
         """Stop the thread pool and remove the fit's spilled blocks."""
@@ -116,22 +119,8 @@ class Runtime:
         Returns the new states and the tree-reduced sum of the results.
         ``combine_into(a, b)``, if given, is ``combine`` reusing ``a``'s memory.
         """
-        combine = combine_into or combine
-        if self._pool is None:  # the synchronous scheduler: everything inline
-            pairs = [func(state, arg) for state in states]
-            return [pair[0] for pair in pairs], reduce_all([p[1] for p in pairs], combine)
-        # The fixed reduction tree (``reduction``) out of futures. Reductions are
-        # submitted after the tasks they read (the pool runs tasks in submission order),
-        # so a reduction that waits only waits on running tasks. Entries are
-        # (future, is_pair): a partition's (state, result) or a partial sum.
-        outs = [self._pool.submit(func, state, arg) for state in states]
-        entries = {(0, i): (out, True) for i, out in enumerate(outs)}
-        for parent, left, right in reduction_steps(len(outs)):
-            entries[parent] = entries[left] if right is None else (
-                self._pool.submit(_combine_futures, *entries[left], *entries[right], combine),
-                False)
-        total = _value(*entries[root(len(outs))])
-        return [out.result()[0] for out in outs], total
+        return run_pass(func, states, arg, combine_into or combine, self._pool,
+                        self._threads)
 
     def run_loop(self, states, loop, func, combine, combine_into=None):
         """Run the pass loop ``loop()`` (see ``level_loop.drive``), each pass being
@@ -147,17 +136,9 @@ class Runtime:
             current[0], total = self.map_reduce(func, current[0], arg, combine, combine_into)
             return total
 
-        result = run_sync(drive(loop(), reduce_pass))
+        with kernel_threads(self._pool, self._threads):
+            result = run_sync(drive(loop(), reduce_pass))
         return current[0], result
-
-
-def _value(future, is_pair):
-    result = future.result()
-    return result[1] if is_pair else result
-
-
-def _combine_futures(a, a_is_pair, b, b_is_pair, combine):
-    return combine(_value(a, a_is_pair), _value(b, b_is_pair))
 
 
 def _in_worker_task():

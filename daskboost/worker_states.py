@@ -39,6 +39,7 @@ from .blockstore import close_store
 from .level_loop import drive
 from .memory import tune_malloc
 from .reduction import reduce_nodes
+from .thread_passes import kernel_threads, run_partitions
 
 _lock = threading.Lock()
 _fits = {}     # fit_id -> {(collection, index): state}
@@ -134,35 +135,23 @@ def _pool(fit_id):
         return _pools[fit_id]
 
 
-def _run_each(func, states, arg):
-    return [func(state, arg) for state in states]
-
-
 async def run_pass(fit_id, collection, indices, n_partitions, func, arg, combine):
     """``func(state, arg) -> (new_state, result)`` on the given local partitions, from
-    the worker's event loop, in the fit's thread pool: with one thread, all of them in
-    one task (one hand-off per pass); with more, one task each.  Never on the event
-    loop itself: a pass longer than the heartbeat interval would stop the worker's
-    heartbeats and get it declared dead.
+    the worker's event loop, in the fit's thread pool: contiguous groups of partitions,
+    one per thread, each group reducing its own results (``thread_passes``).
+    Never on the event loop itself: a pass longer than the heartbeat interval would
+    stop the worker's heartbeats and get it declared dead.
 
     The new states replace the old ones; returns the reduction-tree nodes
     {(level, j): partial sum} that these partitions complete.
     """
     states = [lookup(fit_id, collection, i) for i in indices]
     pool, threads = _pool(fit_id)
-    if threads == 1:
-        outputs = await asyncio.wrap_future(pool.submit(_run_each, func, states, arg))
-    else:
-        outputs = await asyncio.gather(*[asyncio.wrap_future(pool.submit(func, state, arg))
-                                         for state in states])
-    return _keep_outputs(fit_id, collection, indices, n_partitions, outputs, combine)
-
-
-def _keep_outputs(fit_id, collection, indices, n_partitions, outputs, combine):
-    nodes = {}
-    for i, (new_state, result) in zip(indices, outputs):
+    # one task drives the pass from a pool thread, the others run its other groups
+    new_states, nodes = await asyncio.wrap_future(pool.submit(
+        run_partitions, func, states, arg, combine, pool, threads, indices, n_partitions))
+    for i, new_state in zip(indices, new_states):
         register(fit_id, collection, i, new_state)
-        nodes[(0, i)] = result
     return reduce_nodes(nodes, n_partitions, combine)
 
 
@@ -220,7 +209,9 @@ class StateHolder:
             return total
 
         try:
-            result = await drive(loop(), reduce_pass)
+            pool, threads = _pool(self.fit_id)
+            with kernel_threads(pool, threads):
+                result = await drive(loop(), reduce_pass)
         finally:
             self._end(call)
         return result if leader else None
