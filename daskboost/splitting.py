@@ -36,7 +36,7 @@ import numpy as np
 MIN_SPLIT_GAIN = 1e-6
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _soft_threshold(g, reg_alpha):
     if g > reg_alpha:
         return g - reg_alpha
@@ -45,7 +45,7 @@ def _soft_threshold(g, reg_alpha):
     return 0.0
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def leaf_weight(g, h, reg_lambda, reg_alpha=0.0, max_delta_step=0.0):
     """XGBoost eq. 5, w* = -G / (H + lambda), with L1 soft-thresholding and clipping;
     0 for a node without hessian when lambda = 0 (as xgboost: e.g. an empty row sample)."""
@@ -57,7 +57,7 @@ def leaf_weight(g, h, reg_lambda, reg_alpha=0.0, max_delta_step=0.0):
     return w
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _score(g, h, reg_lambda, reg_alpha, max_delta_step):
     if h + reg_lambda <= 0.0:  # no hessian and lambda = 0: no weight, no score
         return 0.0
@@ -70,7 +70,7 @@ def _score(g, h, reg_lambda, reg_alpha, max_delta_step):
     return -(2.0 * g * w + (h + reg_lambda) * w * w)
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _valid_gain(lg, lh, rg, rh, parent, reg_lambda, reg_alpha, max_delta_step,
                 min_child_weight):
     """Gain of a candidate (eq. 7), or -1 when a child is too light to exist."""
@@ -80,15 +80,18 @@ def _valid_gain(lg, lh, rg, rh, parent, reg_lambda, reg_alpha, max_delta_step,
             + _score(rg, rh, reg_lambda, reg_alpha, max_delta_step) - parent)
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _numeric_feature(hist_f, k, node_g, node_h, parent, reg_lambda, reg_alpha,
-                     max_delta_step, min_child_weight, best_gain):
+                     max_delta_step, min_child_weight, best_gain, scratch):
     """The two scans of one numeric feature (``hist_f``: its k value bins, then its
     missing rows' bin; sparsity-aware, XGBoost Alg. 3): scan 1
     sends missing rows right, left = bins 0..b; scan 2 (when the node has missing rows)
     sends them left, right = bins b+1..k-1 from the top. Returns (gain, bin,
     default_left, lg, lh) of its best candidate beating ``best_gain`` (gain -1 if none
-    does)."""
+    does).  ``scratch``: a (3, >= k) float64 work array (``_scan_gains``)."""
+    if reg_alpha == 0.0 and max_delta_step == 0.0 and reg_lambda >= 0.0:
+        return _numeric_feature_l2(hist_f, k, node_g, node_h, parent, reg_lambda,
+                                   min_child_weight, best_gain, scratch)
     out_gain, out_bin, out_dl, out_lg, out_lh = -1.0, -1, False, 0.0, 0.0
     lg = 0.0
     lh = 0.0
@@ -117,7 +120,74 @@ def _numeric_feature(hist_f, k, node_g, node_h, parent, reg_lambda, reg_alpha,
     return out_gain, out_bin, out_dl, out_lg, out_lh
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _numeric_feature_l2(hist_f, k, node_g, node_h, parent, reg_lambda, min_child_weight,
+                        best_gain, scratch):
+    """``_numeric_feature`` without L1 and ``max_delta_step`` (the default), the same
+    candidates in the same order with the same gains, bit for bit: each scan first
+    runs its prefix sums (serial), then all its gains at once (``_scan_gains``, a loop
+    without branches that the compiler vectorises), then picks the first best."""
+    sums_g, sums_h, gains = scratch[0], scratch[1], scratch[2]
+    out_gain, out_bin, out_dl, out_lg, out_lh = -1.0, -1, False, 0.0, 0.0
+    lg = 0.0
+    lh = 0.0
+    for b in range(k):  # scan 1: sums of bins 0..b go left
+        lg += hist_f[b, 0]
+        lh += hist_f[b, 1]
+        sums_g[b] = lg
+        sums_h[b] = lh
+    _scan_gains(sums_g, sums_h, k, node_g, node_h, parent, reg_lambda, min_child_weight,
+                gains)
+    for b in range(k):
+        if gains[b] > best_gain:
+            best_gain = out_gain = gains[b]
+            out_bin, out_dl, out_lg, out_lh = b, False, sums_g[b], sums_h[b]
+    if hist_f[k, 1] <= 0.0:
+        return out_gain, out_bin, out_dl, out_lg, out_lh
+    rg = 0.0
+    rh = 0.0
+    for j in range(k - 1):  # scan 2: sums of bins k-1-j..k-1 go right, j-th from the top
+        rg += hist_f[k - 1 - j, 0]
+        rh += hist_f[k - 1 - j, 1]
+        sums_g[j] = rg
+        sums_h[j] = rh
+    _scan_gains(sums_g, sums_h, k - 1, node_g, node_h, parent, reg_lambda, min_child_weight,
+                gains)
+    for j in range(k - 1):
+        if gains[j] > best_gain:
+            best_gain = out_gain = gains[j]
+            out_bin, out_dl = k - 2 - j, True
+            out_lg, out_lh = node_g - sums_g[j], node_h - sums_h[j]
+    return out_gain, out_bin, out_dl, out_lg, out_lh
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _scan_gains(sums_g, sums_h, n, node_g, node_h, parent, reg_lambda, min_child_weight,
+                gains):
+    """``gains[b]``: eq. 7 for one child holding ``sums[b]`` and the other the rest of
+    the node, -1 when a child is too light (``_valid_gain`` with alpha = 0 and no
+    ``max_delta_step``: the same operations, so the same values; the sum of the two
+    scores does not depend on which child is which, float addition commutes)."""
+    for b in range(n):
+        ag = sums_g[b]
+        ah = sums_h[b]
+        bg = node_g - ag
+        bh = node_h - ah
+        gain = ag * ag / (ah + reg_lambda) + bg * bg / (bh + reg_lambda) - parent
+        valid = (ah >= min_child_weight) & (bh >= min_child_weight) & (ah > 0.0) & (bh > 0.0)
+        gains[b] = gain if valid else -1.0
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _scan_scratch(cell_offsets):
+    """The work array of ``_numeric_feature`` for any feature of this layout."""
+    widest = 1
+    for f in range(len(cell_offsets) - 1):
+        widest = max(widest, cell_offsets[f + 1] - cell_offsets[f])
+    return np.empty((3, widest), dtype=np.float64)
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def find_node_split(hist, cell_offsets, node_g, node_h, feature_mask,
                     reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma):
     """Best split of one node.
@@ -145,13 +215,14 @@ def find_node_split(hist, cell_offsets, node_g, node_h, feature_mask,
     best_default_left = False
     best_lg = 0.0
     best_lh = 0.0
+    scratch = _scan_scratch(cell_offsets)
     for f in range(len(cell_offsets) - 1):
         if not feature_mask[f]:
             continue
         lo, hi = cell_offsets[f], cell_offsets[f + 1]
         gain, b, dl, lg, lh = _numeric_feature(
             hist[lo:hi], hi - lo - 1, node_g, node_h, parent, reg_lambda, reg_alpha,
-            max_delta_step, min_child_weight, best_gain)
+            max_delta_step, min_child_weight, best_gain, scratch)
         if gain > best_gain:
             best_gain, best_feature, best_bin = gain, f, b
             best_default_left, best_lg, best_lh = dl, lg, lh
@@ -160,7 +231,7 @@ def find_node_split(hist, cell_offsets, node_g, node_h, feature_mask,
     return best_gain, best_feature, best_bin, best_default_left, best_lg, best_lh
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def find_splits(hists, node_sums, cell_offsets, feature_masks, reg_lambda, reg_alpha,
                 max_delta_step, min_child_weight, gamma):
     """Best split of each node: ``find_node_split`` over ``hists[i]``.
@@ -203,7 +274,7 @@ def find_splits(hists, node_sums, cell_offsets, feature_masks, reg_lambda, reg_a
 # left weight exceeds its right weight (or the reverse for -1) is no candidate.
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def bounded_weight(g, h, lower, upper, reg_lambda, reg_alpha, max_delta_step):
     """``leaf_weight`` clipped into a node's monotone bounds [lower, upper]."""
     w = leaf_weight(g, h, reg_lambda, reg_alpha, max_delta_step)
@@ -214,14 +285,14 @@ def bounded_weight(g, h, lower, upper, reg_lambda, reg_alpha, max_delta_step):
     return w
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _score_given_weight(g, h, w, reg_lambda):
     if h + reg_lambda <= 0.0:
         return 0.0
     return -(2.0 * g * w + (h + reg_lambda) * w * w)
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _monotone_gain(lg, lh, rg, rh, parent, lower, upper, direction, reg_lambda, reg_alpha,
                    max_delta_step, min_child_weight):
     """Gain of a candidate under the node's bounds, or -1 when a child is too light or
@@ -236,7 +307,7 @@ def _monotone_gain(lg, lh, rg, rh, parent, lower, upper, direction, reg_lambda, 
             + _score_given_weight(rg, rh, wr, reg_lambda) - parent)
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def find_node_split_monotone(hist, cell_offsets, node_g, node_h, feature_mask, lower,
                              upper, monotone, reg_lambda, reg_alpha, max_delta_step,
                              min_child_weight, gamma):
@@ -294,7 +365,7 @@ def find_node_split_monotone(hist, cell_offsets, node_g, node_h, feature_mask, l
     return best_gain, best_feature, best_bin, best_default_left, best_lg, best_lh
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def find_splits_monotone(hists, node_sums, bounds, cell_offsets, feature_masks, monotone, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
                          gamma):
     """``find_splits`` under monotone constraints; ``bounds``: (n_nodes, 2) float64
@@ -342,7 +413,7 @@ def find_splits_monotone(hists, node_sums, bounds, cell_offsets, feature_masks, 
 # does (its parity tests pin both).  Models without categorical features never call
 # these functions.
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step, min_child_weight):
     """The feature's categories sorted by their optimal weight at this node, weight 0 for
     categories lighter than ``min_child_weight`` (stable: ties, as the weight 0 of
@@ -384,7 +455,7 @@ def _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step, min_child_
     return order
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _categorical_feature(hist_f, k, node_g, node_h, parent, reg_lambda,
                          reg_alpha, max_delta_step, min_child_weight, onehot, max_cat_threshold,
                          best_gain):
@@ -428,7 +499,7 @@ def _categorical_feature(hist_f, k, node_g, node_h, parent, reg_lambda,
     return out
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _right_set(hist_f, k, mode, index, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
                right):
     """Mark in ``right`` the categories that a candidate of ``_categorical_feature`` sends
@@ -441,7 +512,7 @@ def _right_set(hist_f, k, mode, index, reg_lambda, reg_alpha, max_delta_step, mi
         right[order[i] if mode == 1 else order[len(order) - 1 - i]] = True
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def find_node_split_categorical(hist, cell_offsets, node_g, node_h, feature_mask,
                                 is_categorical, reg_lambda, reg_alpha, max_delta_step,
                                 min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold,
@@ -453,6 +524,7 @@ def find_node_split_categorical(hist, cell_offsets, node_g, node_h, feature_mask
     parent = _score(node_g, node_h, reg_lambda, reg_alpha, max_delta_step)
     best = (0.0, -1, -1, False, 0.0, 0.0)
     best_mode, best_index = -1, -1
+    scratch = _scan_scratch(cell_offsets)
     for f in range(len(cell_offsets) - 1):
         if not feature_mask[f]:
             continue
@@ -469,7 +541,7 @@ def find_node_split_categorical(hist, cell_offsets, node_g, node_h, feature_mask
         else:
             gain, b, dl, lg, lh = _numeric_feature(
                 hist_f, k, node_g, node_h, parent, reg_lambda, reg_alpha,
-                max_delta_step, min_child_weight, best[0])
+                max_delta_step, min_child_weight, best[0], scratch)
             if gain > best[0]:
                 best = (gain, f, b, dl, lg, lh)
     right[:] = False
@@ -483,7 +555,7 @@ def find_node_split_categorical(hist, cell_offsets, node_g, node_h, feature_mask
     return best
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def find_splits_categorical(hists, node_sums, cell_offsets, n_codes, feature_masks,
                             is_categorical, reg_lambda, reg_alpha, max_delta_step,
                             min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold):
