@@ -28,12 +28,6 @@ through an index list (random row fetches) or than one pass per group of nodes.
 import numba
 import numpy as np
 
-from .thread_passes import map_ranges, thread_ranges
-
-# row-features a thread should sum at least: a hand-off to a pool thread costs about as
-# much as summing this many into a histogram
-MIN_CELLS_PER_THREAD = 65536
-
 
 def row_blocks(codes):
     """``(start, stop, block)`` row blocks of a code matrix: a numpy array is one block;
@@ -82,51 +76,34 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
 
     Returns
     -------
-    new_positions : (K, n_rows) int32 (``out_positions`` if given, which may be
-        ``positions`` itself: each row's node is read before it is overwritten; but a
-        new array when threads share the features, see ``feature_ranges``).
+    new_positions : (K, n_rows) int32 (``out_positions`` if given: it may be
+        ``positions`` itself, each row's node is read before it is overwritten).
     hist : (n_slots, n_cells, 2) float64.
     """
-    ranges = feature_ranges(codes.shape)
-    # threads splitting the features all read ``positions``: none may write them in place
-    in_place = out_positions is not None and (len(ranges) == 1 or out_positions is not positions)
-    new_positions = out_positions if in_place else np.empty_like(positions)
+    new_positions = np.empty_like(positions) if out_positions is None else out_positions
     hist = np.zeros((n_slots, cell_offsets[-1], 2), dtype=np.float64)
-    width = uniform_width(cell_offsets)
     # block by block, into the same histogram: each cell sums its rows in row order
     # whatever the blocks, so the sums do not depend on the memory budget
     for start, stop, block in row_blocks(codes):
         args = (block, grad[:, start:stop], hess[:, start:stop], positions[:, start:stop],
                 split_feature, split_bin, default_left, left_child, right_child, missing_code,
-                node_to_slot, new_positions[:, start:stop], hist, cell_offsets, width)
+                node_to_slot, new_positions[:, start:stop], hist, cell_offsets,
+                uniform_width(cell_offsets))
         if cat_table is None:
-            map_ranges(lambda r: accumulate_histograms(*args, r.start, r.stop, r.start == 0),
-                       ranges)
+            accumulate_histograms(*args)
         else:
-            map_ranges(lambda r: accumulate_histograms_categorical(
-                *args, r.start, r.stop, r.start == 0, cat_table), ranges)
+            accumulate_histograms_categorical(*args, cat_table)
     return new_positions, hist
-
-
-def feature_ranges(shape):
-    """How the threads of ``thread_passes.kernel_threads`` share the features of a
-    block of ``shape`` (rows, features): a range each, worth a hand-off to a thread
-    (``MIN_CELLS_PER_THREAD`` row-features at least)."""
-    n_rows, n_features = shape
-    return thread_ranges(n_features, -(-MIN_CELLS_PER_THREAD // max(1, n_rows)))
 
 
 @numba.njit(nogil=True, cache=True)
 def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin,
                            default_left, left_child, right_child, missing_code, node_to_slot,
-                           new_positions, hist, cell_offsets, width, f_lo, f_hi,
-                           write_positions):
+                           new_positions, hist, cell_offsets, width):
     """The kernel of ``build_histograms`` on one block of rows (adds into ``hist``);
-    ``width``: ``uniform_width(cell_offsets)``.  Only features ``f_lo:f_hi`` are summed
-    and ``new_positions`` written only if ``write_positions``: threads sharing a block
-    each take a range of features (every cell still sums its rows in row order)."""
+    ``width``: ``uniform_width(cell_offsets)``."""
     n_trees = positions.shape[0]
-    n_rows = codes.shape[0]
+    n_rows, n_features = codes.shape
     for t in range(n_trees):
         for i in range(n_rows):
             # move the row to its child (the split test is written out here and in
@@ -141,8 +118,7 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
                 else:
                     go_left = code <= split_bin[t, node]
                 node = left_child[t, node] if go_left else right_child[t, node]
-            if write_positions:
-                new_positions[t, i] = node
+            new_positions[t, i] = node
             slot = node_to_slot[t, node]
             if slot < 0:
                 continue
@@ -152,12 +128,12 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
                 continue  # a row left out (sampled out, weight 0, held out by a cv fold)
             row_hist = hist[slot]
             if width:  # every feature as wide as the codes (see uniform_width)
-                for f in range(f_lo, f_hi):
+                for f in range(n_features):
                     cell = f * width + codes[i, f]
                     row_hist[cell, 0] += g
                     row_hist[cell, 1] += h
             else:
-                for f in range(f_lo, f_hi):
+                for f in range(n_features):
                     # the missing code is above every feature's bins: min() sends it to
                     # the feature's last cell
                     cell = min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1)
@@ -217,11 +193,11 @@ def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_l
 def accumulate_histograms_categorical(codes, grad, hess, positions, split_feature, split_bin,
                                       default_left, left_child, right_child, missing_code,
                                       node_to_slot, new_positions, hist, cell_offsets,
-                                      width, f_lo, f_hi, write_positions, cat_table):
+                                      width, cat_table):
     """``accumulate_histograms`` where a split with ``split_bin < 0`` is categorical: rows
     whose code is in ``cat_table[-1 - split_bin]`` go right (see ``build_histograms``)."""
     n_trees = positions.shape[0]
-    n_rows = codes.shape[0]
+    n_rows, n_features = codes.shape
     for t in range(n_trees):
         for i in range(n_rows):
             node = positions[t, i]
@@ -236,8 +212,7 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
                 else:
                     go_left = not cat_table[-1 - b, code]
                 node = left_child[t, node] if go_left else right_child[t, node]
-            if write_positions:
-                new_positions[t, i] = node
+            new_positions[t, i] = node
             slot = node_to_slot[t, node]
             if slot < 0:
                 continue
@@ -247,12 +222,12 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
                 continue  # a row left out (sampled out, weight 0, held out by a cv fold)
             row_hist = hist[slot]
             if width:  # every feature as wide as the codes (see uniform_width)
-                for f in range(f_lo, f_hi):
+                for f in range(n_features):
                     cell = f * width + codes[i, f]
                     row_hist[cell, 0] += g
                     row_hist[cell, 1] += h
             else:
-                for f in range(f_lo, f_hi):
+                for f in range(n_features):
                     # the missing code is above every feature's bins: min() sends it to
                     # the feature's last cell
                     cell = min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1)

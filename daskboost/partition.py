@@ -25,11 +25,10 @@ import pandas as pd
 from .data import (checked_categories, column_categories, feature_block, label_block,
                    margin_block, weight_block)
 from .histogram import (accumulate_histograms, add_leaf_values_kernel,
-                        add_leaf_values_kernel_categorical, build_histograms, feature_ranges,
-                        row_blocks, uniform_width)
+                        add_leaf_values_kernel_categorical, build_histograms, row_blocks,
+                        uniform_width)
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
-from .thread_passes import map_ranges
 from .tree import PackedForest
 
 
@@ -369,10 +368,10 @@ def partition_step(state, step):
     """
     if step.new_tree:
         return _start_round(state, step)
-    state.positions, hist = build_histograms(
-        state.codes, state.grad, state.hess, state.positions, *step.split_arrays(),
-        step.missing_code, step.node_to_slot, step.n_slots, step.cell_offsets,
-        out_positions=state.positions, cat_table=step.cat_table)
+    _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions,
+                               *step.split_arrays(), step.missing_code, step.node_to_slot,
+                               step.n_slots, step.cell_offsets, out_positions=state.positions,
+                               cat_table=step.cat_table)
     return state, hist
 
 
@@ -395,13 +394,9 @@ def _start_round(state, step):
         if add_trees:
             _add_round_trees(block, old_positions[:, rows], step, margin, margin)
         grad, hess = _round_gradients(state, step, rows)
-        # every row stays at the root: threads sharing the features (``feature_ranges``)
-        # may read the positions that the first one writes, unchanged
-        args = (block, grad, hess, positions[:, rows], *root, step.missing_code,
-                step.node_to_slot, positions[:, rows], hist, step.cell_offsets,
-                uniform_width(step.cell_offsets))
-        map_ranges(lambda r: accumulate_histograms(*args, r.start, r.stop, r.start == 0),
-                   feature_ranges(block.shape))
+        accumulate_histograms(block, grad, hess, positions[:, rows], *root, step.missing_code,
+                              step.node_to_slot, positions[:, rows], hist, step.cell_offsets,
+                              uniform_width(step.cell_offsets))
         grads.append(grad)
         hesses.append(hess)
     state.grad = grads[0] if len(grads) == 1 else np.concatenate(grads, axis=1)

@@ -1,0 +1,116 @@
+"""Fit time across data sizes: daskboost vs LightGBM and xgboost, warm, in memory.
+
+What it measures, side by side in one process and one run:
+
+* Data: the binary task of ``bench_binary`` (``common.make_binary``: 28 float32
+  features, 5% missing values), at ``--sizes`` training rows (default 20,000, 100,000
+  and 1,000,000) and one test set of ``--test-rows`` rows (default 200,000).
+* Input as users hold it at that size: numpy arrays in memory for the smaller sizes;
+  from 1,000,000 rows up a dask array of 8 row chunks for daskboost (the threaded
+  scheduler, no distributed Client), numpy for the others.
+* Model: 100 trees, depth 6, learning rate 0.1, 256 bins (255 for LightGBM), L2 1,
+  minimum child hessian 1, 2 threads each (the settings of ``bench_binary``).
+* Every library fits 1,000 rows untimed first (numba's JIT, imports); then
+  ``--repeats`` fits per size and library, round robin over the libraries (a shared,
+  noisy machine drifts on all of them alike). Reported per size: median fit seconds,
+  test AUC, and daskboost's fit time as a ratio to each library's (< 1: faster).
+
+Run from the repository root::
+
+    python benchmarks/bench_sizes.py --repeats 5
+    python benchmarks/bench_sizes.py --sizes 20000 --libraries daskboost,lightgbm
+"""
+
+import common  # noqa: F401  (first: fixes the thread count)
+
+import argparse  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+LIBRARIES = ("daskboost", "lightgbm", "xgboost")
+SIZES = (20_000, 100_000, 1_000_000)
+DASK_FROM_ROWS = 1_000_000
+DASK_CHUNKS = 8
+ROUNDS, DEPTH, LEARNING_RATE = 100, 6, 0.1
+
+
+def make_fit(name, X, y):
+    """``fit() -> predict_proba(X_test)[:, 1]`` of one library on (X, y)."""
+    if name == "daskboost":
+        from daskboost import DaskBoostClassifier
+        if len(X) >= DASK_FROM_ROWS:
+            import dask.array as da
+            chunk = -(-len(X) // DASK_CHUNKS)
+            X, y = da.from_array(X, chunks=(chunk, -1)), da.from_array(y, chunks=chunk)
+        model = DaskBoostClassifier(n_estimators=ROUNDS, max_depth=DEPTH,
+                                    learning_rate=LEARNING_RATE, max_bin=256, reg_lambda=1.0,
+                                    min_child_weight=1.0)
+    elif name == "lightgbm":
+        import lightgbm
+        model = lightgbm.LGBMClassifier(
+            n_estimators=ROUNDS, max_depth=DEPTH, num_leaves=2 ** DEPTH,
+            learning_rate=LEARNING_RATE, max_bin=255, min_child_samples=1,
+            min_child_weight=1.0, reg_lambda=1.0, n_jobs=common.N_THREADS, verbose=-1)
+    else:
+        import xgboost
+        model = xgboost.XGBClassifier(
+            n_estimators=ROUNDS, max_depth=DEPTH, learning_rate=LEARNING_RATE, max_bin=256,
+            tree_method="hist", n_jobs=common.N_THREADS)
+
+    def fit():
+        model.fit(X, y)
+        return lambda X_test: np.asarray(model.predict_proba(X_test))[:, 1]
+
+    return fit
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES),
+                        help="comma list of training row counts")
+    parser.add_argument("--test-rows", type=int, default=200_000)
+    common.add_run_options(parser, LIBRARIES)
+    args = parser.parse_args(argv)
+    common.parse_libraries(parser, args, LIBRARIES)
+    try:
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        parser.error(f"--sizes: comma list of integers; got {args.sizes!r}")
+    if not sizes or min(sizes) < 1000 or args.repeats < 1 or args.test_rows < 1000:
+        parser.error("--sizes of at least 1000 rows, --test-rows >= 1000, --repeats >= 1")
+    machine = common.machine_info()
+    X_test, y_test, _ = common.make_binary(args.test_rows, args.seed + 1)
+    X_warm, y_warm, _ = common.make_binary(1000, args.seed + 2)
+    for name in args.libraries:  # JIT compilation and imports: untimed
+        make_fit(name, X_warm, y_warm)()
+    rows, results = [], {}
+    for size in sizes:
+        X, y, _ = common.make_binary(size, args.seed)
+        fits = {name: make_fit(name, X, y) for name in args.libraries}
+        times = {name: [] for name in args.libraries}
+        predictors = {}
+        for repeat in range(args.repeats):
+            for name, fit in fits.items():
+                predictors[name], seconds, _ = common.timed(fit)
+                times[name].append(seconds)
+                print(f"# {size} rows repeat {repeat + 1}/{args.repeats} {name}: "
+                      f"fit {seconds:.3f} s", flush=True)
+        aucs = {name: common.roc_auc(y_test, predict(X_test))
+                for name, predict in predictors.items()}
+        medians = {name: common.median(v) for name, v in times.items()}
+        results[size] = {"seconds": times, "auc": aucs}
+        for name in args.libraries:
+            ratio = (f"{medians['daskboost'] / medians[name]:.2f}"
+                     if "daskboost" in medians and name != "daskboost" else "")
+            rows.append([f"{size:,}", name, f"{medians[name]:.3f}", f"{aucs[name]:.4f}", ratio])
+    table = common.markdown_table(
+        ["rows", "library", "fit s (median)", "test AUC", "daskboost fit ÷ library's"], rows)
+    print()
+    print(table)
+    if args.output:
+        common.write_results(args.output, "sizes", vars(args), machine, results, table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
