@@ -18,7 +18,7 @@ from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION
 from .data import feature_block
 from .objectives import CustomObjective, get_objective
 from .sparse import is_sparse
-from .tree import PackedForest
+from .tree import PackedForest, dense_floats
 
 
 class Booster:
@@ -116,7 +116,7 @@ class Booster:
         if isinstance(X, pd.DataFrame):
             X = feature_block(X, self.encoders)
         # a sparse block stays sparse (entries not stored are missing)
-        X = feature_block(X) if is_sparse(X) else np.ascontiguousarray(X, dtype=np.float64)
+        X = feature_block(X) if is_sparse(X) else dense_floats(X)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"X has shape {X.shape}; the model takes (n_rows, "
                              f"{self.n_features}) features")

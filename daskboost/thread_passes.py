@@ -169,3 +169,4 @@ def map_ranges(func, ranges):
         return [func(ranges[0])]
     pool, _ = _KERNEL_THREADS.get()
     return run_spread(pool, func, ranges)
+

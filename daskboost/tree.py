@@ -110,27 +110,36 @@ class PackedForest:
             parts = [getattr(tree, name) for tree in trees]
             setattr(self, name, np.concatenate(parts) if parts else np.empty(0, NODE_DTYPES[name]))
         self.category_sets = _pack_category_sets(trees, offsets)
+        self.depths = np.array([tree.depth() for tree in trees], dtype=np.int64)
 
     def add_block_margin(self, X, margin):
         """``add_margin`` for a feature block of either kind: dense (as contiguous
-        float64) or sparse (CSR, densified a few rows at a time: ``sparse.add_margin``)."""
+        float32 or float64) or sparse (CSR, densified a few rows at a time:
+        ``sparse.add_margin``)."""
         if is_sparse(X):
             add_sparse_margin(self, X, margin)
         else:
-            self.add_margin(np.ascontiguousarray(X, dtype=np.float64), margin)
+            self.add_margin(dense_floats(X), margin)
 
     def add_margin(self, X, margin):
         """``margin[k] += outputs of the trees of output k`` for the rows of ``X``.
 
-        ``X``: (n_rows, n_features) float64, NaN = missing (categorical features:
+        ``X``: (n_rows, n_features) float32 or float64 (a float32 value compares with
+        a threshold as the float64 it exactly is), NaN = missing (categorical features:
         dictionary indices); ``margin``: (K, n_rows).
         """
         args = (X, self.feature, self.threshold, self.default_left, self.left, self.right,
-                self.value, self.offsets, self.n_outputs, margin)
+                self.value, self.offsets)
         if self.category_sets is None:
-            _predict_kernel(*args)
+            _predict_kernel(*args, self.depths, self.n_outputs, margin)
         else:
-            _predict_kernel_categorical(*args, *self.category_sets)
+            _predict_kernel_categorical(*args, self.n_outputs, margin, *self.category_sets)
+
+
+def dense_floats(X):
+    """A dense block as a C-contiguous float32 (kept) or float64 array."""
+    X = np.asarray(X)
+    return np.ascontiguousarray(X, dtype=X.dtype if X.dtype == np.float32 else np.float64)
 
 
 def _pack_category_sets(trees, offsets):
@@ -153,32 +162,37 @@ def _pack_category_sets(trees, offsets):
     return start, size, np.concatenate(tables) if tables else np.zeros(0, np.bool_)
 
 
-PREDICT_BLOCK_ROWS = 128
+PREDICT_BLOCK_ROWS = 64
 
 
 @numba.njit(nogil=True, cache=True)
 def _predict_kernel(X, feature, threshold, default_left, left, right, value, offsets,
-                    n_outputs, margin):
+                    depths, n_outputs, margin):
     # Rows in blocks, trees outermost within a block: a tree's nodes stay in cache for
-    # the block's rows (measured 20% faster than row by row with 1000 trees).
+    # the block's rows.  Within a tree the block's rows move down together, one level
+    # at a time (``depths[t]`` steps; a row at a leaf stays), so that the rows' steps,
+    # independent of each other, can overlap (xgboost's blocked prediction does the
+    # same): ~10% faster than walking each row to its leaf (100 trees of depth 6, 200k
+    # rows: 51 against 55 ns a tree and row); still ~2x xgboost's time per tree-row.
     n_trees = offsets.shape[0] - 1
     n_rows = X.shape[0]
+    nodes = np.empty(PREDICT_BLOCK_ROWS, dtype=np.int64)
     for start in range(0, n_rows, PREDICT_BLOCK_ROWS):
-        stop = min(start + PREDICT_BLOCK_ROWS, n_rows)
+        n_block = min(PREDICT_BLOCK_ROWS, n_rows - start)
         for t in range(n_trees):
             base = offsets[t]
             output = t % n_outputs
-            for i in range(start, stop):
-                node = 0
-                while feature[base + node] >= 0:
-                    k = base + node
-                    v = X[i, feature[k]]
-                    if np.isnan(v):
-                        go_left = default_left[k]
-                    else:
-                        go_left = v <= threshold[k]
-                    node = left[k] if go_left else right[k]
-                margin[output, i] += value[base + node]
+            nodes[:n_block] = base
+            for _ in range(depths[t]):
+                for j in range(n_block):
+                    k = nodes[j]
+                    f = feature[k]
+                    if f >= 0:
+                        v = X[start + j, f]
+                        go_left = default_left[k] if np.isnan(v) else v <= threshold[k]
+                        nodes[j] = base + (left[k] if go_left else right[k])
+            for j in range(n_block):
+                margin[output, start + j] += value[nodes[j]]
 
 
 @numba.njit(nogil=True, cache=True)

@@ -42,6 +42,28 @@ def test_kernel_matches_plain_traversal():
     np.testing.assert_array_equal(margin[0], [-2, -2, -2, 4, 6, -2, 4])
 
 
+def test_kernel_over_blocks_of_rows_and_trees_of_any_depth_in_float32_and_float64():
+    # 200 rows (blocks of 64 and a partial one), a stump, a depth-2 tree and a single
+    # leaf moving down together level by level; float32 rows give the float64 answer
+    rng = np.random.default_rng(0)
+    stump = Tree(feature=np.array([1, -1, -1], np.int32), threshold=np.array([0.25, 0, 0]),
+                 default_left=np.array([False, False, False]),
+                 left=np.array([1, -1, -1], np.int32), right=np.array([2, -1, -1], np.int32),
+                 value=np.array([0.0, 0.5, -0.5]), gain=np.zeros(3), cover=np.ones(3))
+    leaf = Tree(feature=np.array([-1], np.int32), threshold=np.zeros(1),
+                default_left=np.zeros(1, bool), left=np.array([-1], np.int32),
+                right=np.array([-1], np.int32), value=np.array([7.0]), gain=np.zeros(1),
+                cover=np.ones(1))
+    trees = [small_tree(), stump, leaf, small_tree()]
+    X = rng.standard_normal((200, 2)).astype(np.float32)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    expected = [sum(traverse(t, row.astype(np.float64)) for t in trees) for row in X]
+    for dtype in (np.float32, np.float64):
+        margin = np.zeros((1, len(X)))
+        PackedForest(trees).add_margin(X.astype(dtype), margin)
+        np.testing.assert_array_equal(margin[0], expected)
+
+
 def test_trees_add_to_their_output():
     # with 2 outputs, trees 0, 2, ... add to output 0 and trees 1, 3, ... to output 1
     tree = small_tree()
