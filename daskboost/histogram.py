@@ -109,15 +109,17 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
             # move the row to its child (the split test is written out here and in
             # add_leaf_values_kernel, not called: a function call in this loop, even
             # numba-inlined, measured 1.3-2.7x slower)
-            node = positions[t, i]
+            # unsigned indices: numba then skips its negative-index fix-up (~18% of
+            # this loop's time)
+            node = np.uint64(positions[t, i])
             f_split = split_feature[t, node]
             if f_split >= 0:
-                code = codes[i, f_split]
+                code = codes[i, np.uint64(f_split)]
                 if code == missing_code:
                     go_left = default_left[t, node]
                 else:
                     go_left = code <= split_bin[t, node]
-                node = left_child[t, node] if go_left else right_child[t, node]
+                node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
             slot = node_to_slot[t, node]
             if slot < 0:
@@ -126,17 +128,17 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
             h = np.float64(hess[t, i])
             if g == 0.0 and h == 0.0:
                 continue  # a row left out (sampled out, weight 0, held out by a cv fold)
-            row_hist = hist[slot]
+            row_hist = hist[np.uint64(slot)]
             if width:  # every feature as wide as the codes (see uniform_width)
                 for f in range(n_features):
-                    cell = f * width + codes[i, f]
+                    cell = np.uint64(f * width + codes[i, f])
                     row_hist[cell, 0] += g
                     row_hist[cell, 1] += h
             else:
                 for f in range(n_features):
                     # the missing code is above every feature's bins: min() sends it to
                     # the feature's last cell
-                    cell = min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1)
+                    cell = np.uint64(min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1))
                     row_hist[cell, 0] += g
                     row_hist[cell, 1] += h
 
@@ -173,15 +175,15 @@ def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_l
     for t in range(positions.shape[0]):
         for i in range(positions.shape[1]):
             # the split test of build_histograms, written out (see there)
-            node = positions[t, i]
+            node = np.uint64(positions[t, i])  # unsigned indices (see above)
             f_split = split_feature[t, node]
             if f_split >= 0:
-                code = codes[i, f_split]
+                code = codes[i, np.uint64(f_split)]
                 if code == missing_code:
                     go_left = default_left[t, node]
                 else:
                     go_left = code <= split_bin[t, node]
-                node = left_child[t, node] if go_left else right_child[t, node]
+                node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             out[t, i] = margin[t, i] + leaf_values[t, node]
 
 
@@ -200,10 +202,10 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
     n_rows, n_features = codes.shape
     for t in range(n_trees):
         for i in range(n_rows):
-            node = positions[t, i]
+            node = np.uint64(positions[t, i])  # unsigned indices (see above)
             f_split = split_feature[t, node]
             if f_split >= 0:
-                code = codes[i, f_split]
+                code = codes[i, np.uint64(f_split)]
                 b = split_bin[t, node]
                 if code == missing_code:
                     go_left = default_left[t, node]
@@ -211,7 +213,7 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
                     go_left = code <= b
                 else:
                     go_left = not cat_table[-1 - b, code]
-                node = left_child[t, node] if go_left else right_child[t, node]
+                node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
             slot = node_to_slot[t, node]
             if slot < 0:
@@ -220,17 +222,17 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
             h = np.float64(hess[t, i])
             if g == 0.0 and h == 0.0:
                 continue  # a row left out (sampled out, weight 0, held out by a cv fold)
-            row_hist = hist[slot]
+            row_hist = hist[np.uint64(slot)]
             if width:  # every feature as wide as the codes (see uniform_width)
                 for f in range(n_features):
-                    cell = f * width + codes[i, f]
+                    cell = np.uint64(f * width + codes[i, f])
                     row_hist[cell, 0] += g
                     row_hist[cell, 1] += h
             else:
                 for f in range(n_features):
                     # the missing code is above every feature's bins: min() sends it to
                     # the feature's last cell
-                    cell = min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1)
+                    cell = np.uint64(min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1))
                     row_hist[cell, 0] += g
                     row_hist[cell, 1] += h
 
@@ -243,10 +245,10 @@ def add_leaf_values_kernel_categorical(codes, positions, split_feature, split_bi
     ``accumulate_histograms_categorical``)."""
     for t in range(positions.shape[0]):
         for i in range(positions.shape[1]):
-            node = positions[t, i]
+            node = np.uint64(positions[t, i])  # unsigned indices (see above)
             f_split = split_feature[t, node]
             if f_split >= 0:
-                code = codes[i, f_split]
+                code = codes[i, np.uint64(f_split)]
                 b = split_bin[t, node]
                 if code == missing_code:
                     go_left = default_left[t, node]
@@ -254,5 +256,5 @@ def add_leaf_values_kernel_categorical(codes, positions, split_feature, split_bi
                     go_left = code <= b
                 else:
                     go_left = not cat_table[-1 - b, code]
-                node = left_child[t, node] if go_left else right_child[t, node]
+                node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             out[t, i] = margin[t, i] + leaf_values[t, node]

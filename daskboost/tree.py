@@ -176,11 +176,12 @@ def _predict_kernel(X, feature, threshold, default_left, left, right, value, off
     # rows: 51 against 55 ns a tree and row); still ~2x xgboost's time per tree-row.
     n_trees = offsets.shape[0] - 1
     n_rows = X.shape[0]
-    nodes = np.empty(PREDICT_BLOCK_ROWS, dtype=np.int64)
+    # (unsigned node and feature indices: numba skips its negative-index fix-up, -16%)
+    nodes = np.empty(PREDICT_BLOCK_ROWS, dtype=np.uint64)
     for start in range(0, n_rows, PREDICT_BLOCK_ROWS):
         n_block = min(PREDICT_BLOCK_ROWS, n_rows - start)
         for t in range(n_trees):
-            base = offsets[t]
+            base = np.uint64(offsets[t])
             output = t % n_outputs
             nodes[:n_block] = base
             for _ in range(depths[t]):
@@ -188,9 +189,9 @@ def _predict_kernel(X, feature, threshold, default_left, left, right, value, off
                     k = nodes[j]
                     f = feature[k]
                     if f >= 0:
-                        v = X[start + j, f]
+                        v = X[start + j, np.uint64(f)]
                         go_left = default_left[k] if np.isnan(v) else v <= threshold[k]
-                        nodes[j] = base + (left[k] if go_left else right[k])
+                        nodes[j] = base + np.uint64(left[k] if go_left else right[k])
             for j in range(n_block):
                 margin[output, start + j] += value[nodes[j]]
 
