@@ -104,6 +104,7 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
     ``width``: ``uniform_width(cell_offsets)``."""
     n_trees = positions.shape[0]
     n_rows, n_features = codes.shape
+    flat = hist.reshape((hist.shape[0], hist.shape[1] * 2))
     for t in range(n_trees):
         for i in range(n_rows):
             # move the row to its child (the split test is written out here and in
@@ -128,19 +129,20 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
             h = np.float64(hess[t, i])
             if g == 0.0 and h == 0.0:
                 continue  # a row left out (sampled out, weight 0, held out by a cv fold)
-            row_hist = hist[np.uint64(slot)]
+            row_hist = flat[np.uint64(slot)]  # cell c: (g, h) at 2c, 2c + 1
             if width:  # every feature as wide as the codes (see uniform_width)
                 for f in range(n_features):
-                    cell = np.uint64(f * width + codes[i, f])
-                    row_hist[cell, 0] += g
-                    row_hist[cell, 1] += h
+                    cell = np.uint64(2 * (f * width + codes[i, f]))
+                    row_hist[cell] += g
+                    row_hist[cell + 1] += h
             else:
                 for f in range(n_features):
                     # the missing code is above every feature's bins: min() sends it to
                     # the feature's last cell
-                    cell = np.uint64(min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1))
-                    row_hist[cell, 0] += g
-                    row_hist[cell, 1] += h
+                    cell = np.uint64(2 * min(cell_offsets[f] + codes[i, f],
+                                             cell_offsets[f + 1] - 1))
+                    row_hist[cell] += g
+                    row_hist[cell + 1] += h
 
 
 def add_histograms(a, b):
@@ -200,6 +202,7 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
     whose code is in ``cat_table[-1 - split_bin]`` go right (see ``build_histograms``)."""
     n_trees = positions.shape[0]
     n_rows, n_features = codes.shape
+    flat = hist.reshape((hist.shape[0], hist.shape[1] * 2))
     for t in range(n_trees):
         for i in range(n_rows):
             node = np.uint64(positions[t, i])  # unsigned indices (see above)
@@ -222,19 +225,20 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
             h = np.float64(hess[t, i])
             if g == 0.0 and h == 0.0:
                 continue  # a row left out (sampled out, weight 0, held out by a cv fold)
-            row_hist = hist[np.uint64(slot)]
+            row_hist = flat[np.uint64(slot)]  # cell c: (g, h) at 2c, 2c + 1
             if width:  # every feature as wide as the codes (see uniform_width)
                 for f in range(n_features):
-                    cell = np.uint64(f * width + codes[i, f])
-                    row_hist[cell, 0] += g
-                    row_hist[cell, 1] += h
+                    cell = np.uint64(2 * (f * width + codes[i, f]))
+                    row_hist[cell] += g
+                    row_hist[cell + 1] += h
             else:
                 for f in range(n_features):
                     # the missing code is above every feature's bins: min() sends it to
                     # the feature's last cell
-                    cell = np.uint64(min(cell_offsets[f] + codes[i, f], cell_offsets[f + 1] - 1))
-                    row_hist[cell, 0] += g
-                    row_hist[cell, 1] += h
+                    cell = np.uint64(2 * min(cell_offsets[f] + codes[i, f],
+                                             cell_offsets[f + 1] - 1))
+                    row_hist[cell] += g
+                    row_hist[cell + 1] += h
 
 
 @numba.njit(nogil=True, cache=True)
