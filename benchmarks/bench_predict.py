@@ -1,0 +1,75 @@
+"""Prediction speed: daskboost vs xgboost and LightGBM, rows per second, in memory.
+
+What it measures, side by side in one process and one run:
+
+* Each library fits the binary task of ``bench_binary`` (``common.make_binary``) on
+  ``--train-rows`` rows (default 100,000; untimed): 100 trees, depth 6, learning rate
+  0.1, 256 bins (255 for LightGBM), 2 threads.
+* Then ``predict_proba`` of ``--rows`` in-memory float32 rows (default 1,000,000, 5%
+  missing), ``--repeats`` times per library, round robin (a shared, noisy machine
+  drifts on all of them alike). Each library predicts a 1,000-row batch first, untimed.
+* Reported: median seconds, rows per second, and daskboost's time as a ratio to each
+  library's (< 1: faster); the largest difference of daskboost's probabilities between
+  repeats (0: deterministic).
+
+Run from the repository root::
+
+    python benchmarks/bench_predict.py --repeats 5
+"""
+
+import common  # noqa: F401  (first: fixes the thread count)
+
+import argparse  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from bench_sizes import make_fit  # noqa: E402  (the same models as the size benchmark)
+
+LIBRARIES = ("daskboost", "xgboost", "lightgbm")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows to predict")
+    parser.add_argument("--train-rows", type=int, default=100_000)
+    common.add_run_options(parser, LIBRARIES)
+    args = parser.parse_args(argv)
+    common.parse_libraries(parser, args, LIBRARIES)
+    if args.rows < 1000 or args.train_rows < 1000 or args.repeats < 1:
+        parser.error("--rows and --train-rows >= 1000, --repeats >= 1")
+    machine = common.machine_info()
+    X, y, _ = common.make_binary(args.train_rows, args.seed)
+    X_test, _, _ = common.make_binary(args.rows, args.seed + 1)
+    predictors = {name: make_fit(name, X, y)() for name in args.libraries}
+    for predict in predictors.values():
+        predict(X_test[:1000])
+    times = {name: [] for name in args.libraries}
+    outputs = {name: [] for name in args.libraries}
+    for repeat in range(args.repeats):
+        for name, predict in predictors.items():
+            out, seconds, _ = common.timed(predict, X_test)
+            times[name].append(seconds)
+            outputs[name].append(out)
+            print(f"# repeat {repeat + 1}/{args.repeats} {name}: {seconds:.3f} s", flush=True)
+    medians = {name: common.median(v) for name, v in times.items()}
+    rows = []
+    for name in args.libraries:
+        ratio = (f"{medians['daskboost'] / medians[name]:.2f}"
+                 if "daskboost" in medians and name != "daskboost" else "")
+        rows.append([name, f"{medians[name]:.3f}", f"{args.rows / medians[name]:,.0f}", ratio])
+    table = common.markdown_table(
+        ["library", "predict s (median)", "rows / s", "daskboost time ÷ library's"], rows)
+    print()
+    print(table)
+    if "daskboost" in outputs:
+        spread = max(float(np.max(np.abs(o - outputs["daskboost"][0])))
+                     for o in outputs["daskboost"])
+        print(f"\ndaskboost: largest difference between repeats {spread:g}")
+    if args.output:
+        common.write_results(args.output, "predict", vars(args), machine,
+                             {"seconds": times}, table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
