@@ -1,0 +1,84 @@
+"""In-process passes (``thread_passes``): any number of runners adds the same pairs in
+the same order as ``reduction``; a failing partition stops the pass and leaves nothing
+running; kernels spread over ranges give their results in range order."""
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from daskboost.reduction import reduce_all, reduce_nodes
+from daskboost.thread_passes import (kernel_threads, map_ranges, run_partitions, run_pass,
+                                     thread_ranges)
+
+
+def bracket(a, b):
+    """A combine that records the order of every addition: not associative, not
+    commutative."""
+    return f"({a}+{b})"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with ThreadPoolExecutor(3) as executor:
+        yield executor
+
+
+def slow_leaf(state, arg):
+    time.sleep(0.001 * ((state * 7) % 3))  # partitions finish out of order
+    return state + 1, f"p{state}"
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 9])
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_any_number_of_runners_adds_the_same_pairs_in_the_same_order(pool, n, threads):
+    states, total = run_pass(slow_leaf, list(range(n)), None, bracket,
+                             pool if threads > 1 else None, threads)
+    assert states == [i + 1 for i in range(n)]
+    assert total == reduce_all([f"p{i}" for i in range(n)], bracket)
+
+
+@pytest.mark.parametrize("indices", [[0, 1, 2], [3, 4, 5, 6], [7, 8], [4]])
+def test_a_workers_range_completes_the_nodes_reduce_nodes_completes(pool, indices):
+    # a cluster worker holds partitions ``indices`` of 9 and sends its subtrees' roots
+    _, nodes = run_partitions(slow_leaf, list(indices), None, bracket, pool, 3, indices, 9)
+    expected = reduce_nodes({(0, i): f"p{i}" for i in indices}, 9, bracket)
+    assert nodes == expected
+
+
+def test_a_failing_partition_raises_and_leaves_no_runner_working(pool):
+    running = []
+    lock = threading.Lock()
+
+    def step(state, arg):
+        if state == 0:  # the caller's first partition fails at once ...
+            time.sleep(0.01)  # (once the pool's runners have taken theirs)
+            raise RuntimeError("partition 0 failed")
+        with lock:
+            running.append(state)
+        time.sleep(0.05)  # ... while the others are still at work
+        with lock:
+            running.remove(state)
+        return state, "x"
+
+    with pytest.raises(RuntimeError, match="partition 0 failed"):
+        run_pass(step, list(range(40)), None, bracket, pool, 3)
+    assert running == []  # nothing still runs on the states once the error is raised
+
+
+def test_map_ranges_gives_results_in_range_order_on_the_loop_threads(pool):
+    assert len(thread_ranges(10)) == 1  # no threads given: one range
+    with kernel_threads(pool, 3):
+        ranges = thread_ranges(10)
+        assert [list(r) for r in ranges] == [[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]]
+        assert len(thread_ranges(10, min_items_per_thread=6)) == 1
+        threads = set()
+
+        def kernel(r):
+            threads.add(threading.get_ident())
+            time.sleep(0.01)
+            return list(r)
+
+        assert map_ranges(kernel, ranges) == [[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]]
+    assert len(threads) > 1
