@@ -52,7 +52,9 @@ def run_spread(pool, func, ranges):
     finally:
         for future in futures:  # on an error: none left running on the states
             future.cancel()
-        wait(futures)
+        # (a cancelled future counts as done only once a pool thread has dequeued it,
+        # which a busy pool may never do: wait on the others alone)
+        wait([future for future in futures if not future.cancelled()])
     return results
 
 

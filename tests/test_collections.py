@@ -127,15 +127,18 @@ def test_scattered_futures(cluster, plain, tmp_path):
         assert_same(fit_and_predict(X_dask, y_dask, tmp_path), plain)
 
 
-def test_in_process_cluster(plain, tmp_path):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_in_process_cluster(plain, tmp_path, threads):
     # LocalCluster(processes=False): both workers in this process, so the workers'
     # StateHolders share one process (each must get its own peers' sums: it used to
-    # hang, the sums of one delivered to the other)
+    # hang, the sums of one delivered to the other); with 2 threads each, the two
+    # workers' passes share the fit's pool of 2 threads (a pass waiting on runners the
+    # busy pool never started used to hang)
     import distributed
     pool = concurrent.futures.ThreadPoolExecutor(1)  # a hang fails the test (timeout)
     try:
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                      dashboard_address=None) as local, \
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=threads,
+                                      processes=False, dashboard_address=None) as local, \
                 distributed.Client(local):
             work = pool.submit(lambda: fit_and_predict(*persisted_array(), tmp_path))
             assert_same(work.result(timeout=60), plain)

@@ -82,3 +82,16 @@ def test_map_ranges_gives_results_in_range_order_on_the_loop_threads(pool):
 
         assert map_ranges(kernel, ranges) == [[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]]
     assert len(threads) > 1
+
+
+def test_a_pass_driven_from_a_busy_pool_takes_its_runners_back():
+    # several cluster workers of one process share a fit's pool: a pass driven from a
+    # pool thread may find no other thread free; it must run everything itself
+    busy = ThreadPoolExecutor(1)
+    try:
+        driver = busy.submit(run_pass, slow_leaf, list(range(6)), None, bracket, busy, 3)
+        states, total = driver.result(timeout=30)  # a deadlock fails here
+    finally:
+        busy.shutdown(wait=False)
+    assert states == [i + 1 for i in range(6)]
+    assert total == reduce_all([f"p{i}" for i in range(6)], bracket)
