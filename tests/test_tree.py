@@ -64,6 +64,27 @@ def test_kernel_over_blocks_of_rows_and_trees_of_any_depth_in_float32_and_float6
         np.testing.assert_array_equal(margin[0], expected)
 
 
+def test_children_numbered_any_way_predict_the_same():
+    # right = left + 1 (trees grown here) takes the packed kernel; a model file may number
+    # children otherwise (here node 0's children swapped in the arrays): the general one
+    tree = small_tree()
+    swapped = Tree(feature=np.array([0, 1, -1, -1, -1], np.int32),
+                   threshold=np.array([0.5, np.inf, 0.0, 0.0, 0.0]),
+                   default_left=np.array([True, False, False, False, False]),
+                   left=np.array([2, 3, -1, -1, -1], np.int32),
+                   right=np.array([1, 4, -1, -1, -1], np.int32),
+                   value=np.array([0.0, 0.0, -1.0, 2.0, 3.0]), gain=np.zeros(5),
+                   cover=np.ones(5))
+    assert PackedForest([tree]).node_info is not None
+    assert PackedForest([swapped]).node_info is None
+    X = np.array([[0.0, 1.0], [0.5, np.nan], [np.nan, 0.0], [1.0, np.inf], [1.0, np.nan],
+                  [-np.inf, 0.0], [np.inf, -np.inf]])
+    for forest_tree in (tree, swapped):
+        margin = np.zeros((1, len(X)))
+        PackedForest([forest_tree]).add_margin(X, margin)
+        np.testing.assert_array_equal(margin[0], [traverse(tree, row) for row in X])
+
+
 def test_trees_add_to_their_output():
     # with 2 outputs, trees 0, 2, ... add to output 0 and trees 1, 3, ... to output 1
     tree = small_tree()
