@@ -193,15 +193,13 @@ class TreeGrower:
             masks &= self._constraints.allowed(nodes)
         return masks
 
-    def _find_candidates(self, nodes, stacks=None):
+    def _find_candidates(self, nodes, stacks):
         """Best split of each node; those with a valid split become candidates.
         ``stacks``: ``(nodes, histograms stacked in that order)`` pairs that hold the
-        nodes' histograms, if the caller has them so (else ``self._hists``)."""
+        nodes' histograms (and may hold others')."""
         if not nodes:
             return
         masks = dict(zip(nodes, self._feature_masks(nodes)))  # drawn in node order
-        if stacks is None:
-            stacks = ((nodes, np.stack([self._hists[n] for n in nodes])),)
         for stack_nodes, hists in stacks:
             wanted = [j for j, n in enumerate(stack_nodes) if n in masks]
             if len(wanted) < len(stack_nodes):  # some are too deep to split (lossguide)
