@@ -165,18 +165,12 @@ def main(argv=None):
             medians = {name: common.median(v) for name, v in times.items()}
             results[dataset] = {"seconds": times, "metric": scores}
             for name in args.libraries:
-                ratio = (f"{medians['daskboost'] / medians[name]:.2f}"
-                         if "daskboost" in medians and name != "daskboost" else "")
                 rows.append([dataset, name, f"{medians[name]:.2f}",
                              f"{'AUC' if task == 'binary' else 'RMSE'} {scores[name]:.4f}",
-                             ratio])
-    table = common.markdown_table(
-        ["data set", "library", "fit s (median)", "test metric", "daskboost fit ÷ library's"],
-        rows)
-    print()
-    print(table)
-    if args.output:
-        common.write_results(args.output, "categorical", vars(args), machine, results, table)
+                             common.ratio_cell(medians, name)])
+    common.report(args, "categorical",
+                  ["data set", "library", "fit s (median)", "test metric",
+                   "daskboost fit ÷ library's"], rows, machine, results)
     return 0
 
 

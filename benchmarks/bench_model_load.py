@@ -82,10 +82,8 @@ def main(argv=None):
     medians = {name: common.median(values) for name, values in times.items()}
     rows = []
     for name in args.libraries:
-        ratio = (medians["daskboost"] / medians[name]
-                 if "daskboost" in medians and name != "daskboost" else None)
         rows.append([name, f"{nodes[name]:,}", f"{sizes[name] / 2 ** 20:.1f} MiB",
-                     f"{1e3 * medians[name]:.0f} ms", "" if ratio is None else f"{ratio:.2f}"])
+                     f"{1e3 * medians[name]:.0f} ms", common.ratio_cell(medians, name)])
     table = common.markdown_table(
         ["library", "nodes", "file", "median load", "daskboost / library"], rows)
     print(f"{args.trees} trees, depth {args.depth}, {args.repeats} loads each\n")

@@ -52,22 +52,15 @@ def main(argv=None):
             outputs[name].append(out)
             print(f"# repeat {repeat + 1}/{args.repeats} {name}: {seconds:.3f} s", flush=True)
     medians = {name: common.median(v) for name, v in times.items()}
-    rows = []
-    for name in args.libraries:
-        ratio = (f"{medians['daskboost'] / medians[name]:.2f}"
-                 if "daskboost" in medians and name != "daskboost" else "")
-        rows.append([name, f"{medians[name]:.3f}", f"{args.rows / medians[name]:,.0f}", ratio])
-    table = common.markdown_table(
-        ["library", "predict s (median)", "rows / s", "daskboost time ÷ library's"], rows)
-    print()
-    print(table)
+    rows = [[name, f"{medians[name]:.3f}", f"{args.rows / medians[name]:,.0f}",
+             common.ratio_cell(medians, name)] for name in args.libraries]
+    common.report(args, "predict",
+                  ["library", "predict s (median)", "rows / s", "daskboost time ÷ library's"],
+                  rows, machine, {"seconds": times})
     if "daskboost" in outputs:
         spread = max(float(np.max(np.abs(o - outputs["daskboost"][0])))
                      for o in outputs["daskboost"])
         print(f"\ndaskboost: largest difference between repeats {spread:g}")
-    if args.output:
-        common.write_results(args.output, "predict", vars(args), machine,
-                             {"seconds": times}, table)
     return 0
 
 

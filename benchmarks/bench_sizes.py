@@ -100,15 +100,11 @@ def main(argv=None):
         medians = {name: common.median(v) for name, v in times.items()}
         results[size] = {"seconds": times, "auc": aucs}
         for name in args.libraries:
-            ratio = (f"{medians['daskboost'] / medians[name]:.2f}"
-                     if "daskboost" in medians and name != "daskboost" else "")
-            rows.append([f"{size:,}", name, f"{medians[name]:.3f}", f"{aucs[name]:.4f}", ratio])
-    table = common.markdown_table(
-        ["rows", "library", "fit s (median)", "test AUC", "daskboost fit ÷ library's"], rows)
-    print()
-    print(table)
-    if args.output:
-        common.write_results(args.output, "sizes", vars(args), machine, results, table)
+            rows.append([f"{size:,}", name, f"{medians[name]:.3f}", f"{aucs[name]:.4f}",
+                         common.ratio_cell(medians, name)])
+    common.report(args, "sizes",
+                  ["rows", "library", "fit s (median)", "test AUC", "daskboost fit ÷ library's"],
+                  rows, machine, results)
     return 0
 
 

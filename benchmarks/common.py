@@ -229,6 +229,25 @@ def markdown_table(header, rows):
     return "\n".join(lines)
 
 
+def ratio_cell(medians, name, reference="daskboost"):
+    """``medians[reference] / medians[name]`` as a table cell ("" for the reference
+    itself, or when the reference was not run)."""
+    if reference not in medians or name == reference:
+        return ""
+    return f"{medians[reference] / medians[name]:.2f}"
+
+
+def report(args, benchmark, header, rows, machine, results):
+    """Print the markdown table of ``rows``; with ``--output``, write the run too
+    (``write_results``). Returns the table."""
+    table = markdown_table(header, rows)
+    print()
+    print(table)
+    if args.output:
+        write_results(args.output, benchmark, vars(args), machine, results, table)
+    return table
+
+
 def load_average():
     try:
         return [round(x, 2) for x in os.getloadavg()]
