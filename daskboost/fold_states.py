@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .objectives import gradient_dtype
 from .partition import (PartitionState, leaf_positions, margins_with_round, merge_scans,
                         read_partition, rebuild_partition, residual_summaries, scan_labels,
                         start_state)
@@ -40,11 +41,12 @@ class FoldObjective:
         return self.nfold * self.outputs_per_model
 
     def fold_gradients(self, margin, y, weight, folds):
-        """(g, h) of every fold's trees, (nfold * K, n) float32: each fold's from its
-        own margins, zero for the rows it holds out (``folds == f``)."""
+        """(g, h) of every fold's trees, (nfold * K, n) of ``gradient_dtype(weight)``: each
+        fold's from its own margins, zero for the rows it holds out (``folds == f``)."""
         K = self.outputs_per_model
-        grad = np.empty(margin.shape, dtype=np.float32)
-        hess = np.empty(margin.shape, dtype=np.float32)
+        dtype = gradient_dtype(weight)
+        grad = np.empty(margin.shape, dtype=dtype)
+        hess = np.empty(margin.shape, dtype=dtype)
         for f in range(self.nfold):
             trees = slice(f * K, (f + 1) * K)
             grad[trees], hess[trees] = self.objective.gradients(margin[trees], y, weight)

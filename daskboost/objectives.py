@@ -187,16 +187,25 @@ class LabelStats:
 
 # ---------------------------------------------------------------------------
 # numba gradient kernels: margin (K, n) float64, y (n,), weight (n,) or (0,) for unit
-# weights, grad/hess (K, n) float32 written in place.
+# weights, grad/hess (K, n) written in place: float32 when unweighted, float64 when
+# weighted (see gradient_dtype).
 # ---------------------------------------------------------------------------
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _weighted(value, w):
+    # w * value with value rounded to float32 first, as an unweighted fit stores it, and
+    # the product taken in float64: a row of integer weight w then adds to a histogram
+    # exactly what w copies of the row add (float32(w * value) would not, for w = 3)
+    return np.float64(np.float32(value)) * w
 
 
 @numba.njit(nogil=True, cache=True)
 def _squared_error_kernel(margin, y, weight, grad, hess):
     # l = (y - m)^2 / 2 -> g = m - y, h = 1
     for i in range(y.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else weight[i]
-        grad[0, i] = (margin[0, i] - y[i]) * w
+        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
+        grad[0, i] = _weighted(margin[0, i] - y[i], w)
         hess[0, i] = w
 
 
@@ -205,10 +214,10 @@ def _absolute_error_kernel(margin, y, weight, grad, hess):
     # l = |y - m| -> g = sign(m - y) (0 at the kink); h = 1 as in xgboost (the true
     # second derivative is 0 a.e.; the leaf values are re-estimated as medians anyway)
     for i in range(y.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
         d = margin[0, i] - y[i]
         s = 1.0 if d > 0.0 else (-1.0 if d < 0.0 else 0.0)
-        grad[0, i] = s * w
+        grad[0, i] = _weighted(s, w)
         hess[0, i] = w
 
 
@@ -217,12 +226,12 @@ def _pseudo_huber_kernel(margin, y, weight, grad, hess, slope):
     # l = d^2 (sqrt(1 + (z/d)^2) - 1), z = m - y
     # -> g = z / sqrt(1 + (z/d)^2), h = (1 + (z/d)^2)^(-3/2)
     for i in range(y.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
         z = margin[0, i] - y[i]
         r = 1.0 + (z / slope) ** 2
         s = math.sqrt(r)
-        grad[0, i] = z / s * w
-        hess[0, i] = w / (r * s)
+        grad[0, i] = _weighted(z / s, w)
+        hess[0, i] = _weighted(1.0 / (r * s), w)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -230,11 +239,11 @@ def _quantile_kernel(margin, y, weight, grad, hess, alpha):
     # pinball loss l = alpha (y - m) for y >= m, (1 - alpha)(m - y) for y < m
     # -> g = 1 - alpha if m >= y else -alpha (a subgradient at m = y); h = 1 as in xgboost
     for i in range(y.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
         if margin[0, i] >= y[i]:
-            grad[0, i] = (1.0 - alpha) * w
+            grad[0, i] = _weighted(1.0 - alpha, w)
         else:
-            grad[0, i] = -alpha * w
+            grad[0, i] = _weighted(-alpha, w)
         hess[0, i] = w
 
 
@@ -242,10 +251,10 @@ def _quantile_kernel(margin, y, weight, grad, hess, alpha):
 def _logistic_kernel(margin, y, weight, grad, hess):
     # l = -y log p - (1-y) log(1-p), p = sigmoid(m) -> g = p - y, h = max(p (1 - p), 1e-16)
     for i in range(y.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
         p = links.sigmoid_scalar(margin[0, i])
-        grad[0, i] = (p - y[i]) * w
-        hess[0, i] = max(p * (1.0 - p), _MIN_HESSIAN) * w
+        grad[0, i] = _weighted(p - y[i], w)
+        hess[0, i] = _weighted(max(p * (1.0 - p), _MIN_HESSIAN), w)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -254,10 +263,10 @@ def _poisson_kernel(margin, y, weight, grad, hess, max_delta_step):
     # h = exp(m) * exp(max_delta_step): xgboost inflates the hessian by exp(max_delta_step)
     # (0.7 by default for count:poisson); exact hessian when max_delta_step = 0
     for i in range(y.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
         mu = math.exp(margin[0, i])
-        grad[0, i] = (mu - y[i]) * w
-        hess[0, i] = math.exp(margin[0, i] + max_delta_step) * w
+        grad[0, i] = _weighted(mu - y[i], w)
+        hess[0, i] = _weighted(math.exp(margin[0, i] + max_delta_step), w)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -265,10 +274,10 @@ def _gamma_kernel(margin, y, weight, grad, hess):
     # l = y exp(-m) + m (gamma deviance with log link, up to terms free of m)
     # -> g = 1 - y exp(-m), h = y exp(-m)
     for i in range(y.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
         t = y[i] * math.exp(-margin[0, i])
-        grad[0, i] = (1.0 - t) * w
-        hess[0, i] = t * w
+        grad[0, i] = _weighted(1.0 - t, w)
+        hess[0, i] = _weighted(t, w)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -277,11 +286,11 @@ def _tweedie_kernel(margin, y, weight, grad, hess, rho):
     # -> g = -y exp((1-rho) m) + exp((2-rho) m)
     #    h = -(1-rho) y exp((1-rho) m) + (2-rho) exp((2-rho) m)   (> 0 for 1 <= rho < 2)
     for i in range(y.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
         a = math.exp((1.0 - rho) * margin[0, i])
         b = math.exp((2.0 - rho) * margin[0, i])
-        grad[0, i] = (b - y[i] * a) * w
-        hess[0, i] = ((2.0 - rho) * b - (1.0 - rho) * y[i] * a) * w
+        grad[0, i] = _weighted(b - y[i] * a, w)
+        hess[0, i] = _weighted(((2.0 - rho) * b - (1.0 - rho) * y[i] * a), w)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -292,14 +301,14 @@ def _softmax_kernel(margin, y, weight, grad, hess):
     K = margin.shape[0]
     prob = np.empty(K)
     for i in range(y.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else weight[i]
+        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
         links.softmax_column(margin, i, prob)
         label = int(y[i])
         for k in range(K):
             p = prob[k]
             g = p - 1.0 if k == label else p
-            grad[k, i] = g * w
-            hess[k, i] = max(2.0 * p * (1.0 - p), _MIN_HESSIAN) * w
+            grad[k, i] = _weighted(g, w)
+            hess[k, i] = _weighted(max(2.0 * p * (1.0 - p), _MIN_HESSIAN), w)
 
 
 # ---------------------------------------------------------------------------
@@ -307,6 +316,17 @@ def _softmax_kernel(margin, y, weight, grad, hess):
 # ---------------------------------------------------------------------------
 
 _EMPTY_WEIGHT = np.empty(0, dtype=np.float32)
+
+
+def gradient_dtype(weight):
+    """The dtype of the gradients and hessians of rows with these sample weights.
+
+    float32 (as xgboost) without weights.  With weights, float64 holding
+    ``w * float32(dl/dm)`` exactly for small integer ``w``: a weighted row then adds what
+    its repeated copies add, bit for bit, which scikit-learn's sample-weight checks
+    require and float32 storage of the product cannot give.
+    """
+    return np.float32 if weight is None else np.float64
 
 
 def _as_float_array(a):
@@ -477,8 +497,9 @@ class Objective:
             w = _as_float_array(weight)
             if w.ndim != 1 or w.shape[0] != n:
                 raise ValueError(f"weight must have shape ({n},), got {w.shape}")
-        grad = np.empty(m.shape, dtype=np.float32)
-        hess = np.empty(m.shape, dtype=np.float32)
+        dtype = gradient_dtype(weight)
+        grad = np.empty(m.shape, dtype=dtype)
+        hess = np.empty(m.shape, dtype=dtype)
         self._kernel(m, y, w, grad, hess, *self._kernel_args())
         return grad, hess
 
@@ -1143,9 +1164,10 @@ class CustomObjective:
             if not np.isfinite(values).all():
                 raise ValueError(f"custom objective {_callable_name(self.func)} returned "
                                  f"non-finite {what} values")
+            values = values.astype(np.float32)
             if weight is not None:
-                values = values * weight[None, :]
-            out.append(np.ascontiguousarray(values, dtype=np.float32))
+                values = values * np.asarray(weight, dtype=np.float64)[None, :]
+            out.append(np.ascontiguousarray(values, dtype=gradient_dtype(weight)))
         if (out[1] < 0).any():
             raise ValueError(f"custom objective {_callable_name(self.func)} returned negative "
                              "hessians")

@@ -90,7 +90,8 @@ def test_gradients_match_finite_differences(case):
         margin = y[None, :] + rng.choice([-1, 1], n) * rng.uniform(0.05, 2.0, n)
     grad, hess = obj.gradients(margin, y.astype(np.float32), w)
     assert grad.shape == hess.shape == (K, n)
-    assert grad.dtype == hess.dtype == np.float32
+    assert grad.dtype == hess.dtype == np.float64   # weighted: float64, see gradient_dtype
+    assert np.array_equal(grad / w, (grad / w).astype(np.float32))  # w * float32(g) exactly
     y32 = y.astype(np.float32).astype(np.float64)   # the labels the kernel saw
     wd = w.astype(np.float64)
     step = 1e-4
@@ -675,13 +676,21 @@ def test_link_kernels_give_the_old_gradients_bit_for_bit(K, weighted):
         margin = softmax_grid(K)
         y = rng.integers(0, K, margin.shape[1]).astype(np.float64)
         new_kernel, old_kernel = objectives._softmax_kernel, old_softmax_kernel
-    w = rng.uniform(0.1, 3.0, margin.shape[1]) if weighted else np.empty(0, np.float32)
-    grads = [np.empty(margin.shape, np.float32) for _ in range(4)]
-    new_kernel(margin, y, w, grads[0], grads[1])
-    old_kernel(margin, y, w, grads[2], grads[3])
-    assert_same_bits(grads[0], grads[2])
-    assert_same_bits(grads[1], grads[3])
-    assert np.isfinite(grads[0]).all() and np.isfinite(grads[1]).all()
+    unweighted = np.empty(0, np.float32)
+    old = [np.empty(margin.shape, np.float32) for _ in range(2)]
+    old_kernel(margin, y, unweighted, *old)
+    if weighted:
+        # weighted rows store w * (the unweighted float32 value) in float64
+        w = rng.uniform(0.1, 3.0, margin.shape[1])
+        new = [np.empty(margin.shape, np.float64) for _ in range(2)]
+        new_kernel(margin, y, w, *new)
+        old = [values.astype(np.float64) * w for values in old]
+    else:
+        new = [np.empty(margin.shape, np.float32) for _ in range(2)]
+        new_kernel(margin, y, unweighted, *new)
+    assert_same_bits(new[0], old[0])
+    assert_same_bits(new[1], old[1])
+    assert np.isfinite(new[0]).all() and np.isfinite(new[1]).all()
 
 
 # ---------------------------------------------------------------------------

@@ -304,6 +304,27 @@ def test_integer_weights_equal_repeated_rows(cls, reg_xy, clf_xy, fast):
     assert np.abs(predict(weighted) - predict(unweighted)).max() > 1e-3
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_integer_weights_add_exactly_what_repeated_rows_add(n_classes):
+    # a weighted row's (g, h) is w * float32(dl/dm) in float64, exact for small integer w,
+    # so the histograms, gains and leaves of the weighted and the repeated fit are the same
+    # numbers and the margins agree to the last bit (weight 3 is where float32(w * g)
+    # differed).  Weight 0 rows are dropped from the repeated data; rows are shuffled.
+    rng = np.random.default_rng(5)
+    X = rng.random((2000, 5))
+    y = np.minimum((X[:, 0] * n_classes).astype(int), n_classes - 1)
+    noisy = rng.random(len(y)) < 0.25
+    y[noisy] = rng.integers(0, n_classes, noisy.sum())
+    w = rng.integers(0, 5, size=len(y))
+    params = dict(n_estimators=15, max_depth=4, learning_rate=0.3)
+    weighted = DaskBoostClassifier(**params).fit(X, y, sample_weight=w)
+    order = rng.permutation(int(w.sum()))
+    repeated = DaskBoostClassifier(**params).fit(np.repeat(X, w, axis=0)[order],
+                                                 np.repeat(y, w)[order])
+    np.testing.assert_array_equal(weighted.predict(X, output_margin=True),
+                                  repeated.predict(X, output_margin=True))
+
+
 def test_zero_weights_equal_dropped_rows(reg_xy, fast):
     X, y = reg_xy
     w = np.random.default_rng(12).integers(0, 3, size=len(y)).astype(float)

@@ -17,26 +17,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from daskboost import DaskBoostClassifier, DaskBoostRegressor
 
-EXPECTED_FAILED = {
-    DaskBoostClassifier: {
-        # g and h are float32 per row (as in xgboost), stored as float32(w * dl/dm): a row
-        # of weight 3 does not add exactly what 3 copies of it add, so the split gains of
-        # the weighted and the repeated fit differ in their last bits.  With 15 rows and 30
-        # features many candidate splits separate the weighted rows identically, and which
-        # one wins such a tie is decided by those bits; the rows they send different ways
-        # then get other predictions.  (scikit-learn marks this check as failing for its
-        # HistGradientBoosting estimators too.)  The regressor's squared-error hessians are
-        # the weights themselves and it passes; weights are tested against repeated rows
-        # in test_sklearn.py.
-        "check_sample_weight_equivalence_on_dense_data":
-            "float32 gradients: a weighted row is not bit for bit its repeated copies, and "
-            "near-tied splits break differently",
-        # the same check on the same data as a scipy.sparse matrix: the same reason
-        "check_sample_weight_equivalence_on_sparse_data":
-            "float32 gradients: a weighted row is not bit for bit its repeated copies, and "
-            "near-tied splits break differently",
-    },
-}
+# every check passes for both estimators (xfail_strict below turns a listed check that
+# passes into a failure, so an entry here must be a real, explained failure)
+EXPECTED_FAILED = {}
 
 with warnings.catch_warnings():
     # scikit-learn warns that the estimators do not inherit BaseEstimator: they follow its
