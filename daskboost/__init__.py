@@ -11,6 +11,9 @@ from .callbacks import TrainingCallback
 from .cross_validation import cv
 from .folds import cv_folds
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor
+from .warmup import start as _start_warmup
+
+_start_warmup()
 
 __version__ = "0.1.0"
 

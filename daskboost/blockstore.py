@@ -23,6 +23,7 @@ import math
 import numbers
 import os
 import re
+import sys
 import shutil
 import tempfile
 import threading
@@ -201,8 +202,10 @@ def open_store(fit_id, config):
 
 def _auto_budget():
     budget = parse_memory_budget("auto")
-    # imported here, not at the top: compat imports distributed, which importing
-    # daskboost does not (a fit that needs a store pays for it)
+    if "distributed" not in sys.modules:
+        # not on a worker (a worker process has imported distributed); importing it
+        # (compat does) only to learn that cost ~0.2 s of a fresh process's first fit
+        return budget
     from .compat import worker_memory_limit
     limit = worker_memory_limit()
     return min(budget, limit // 2) if limit else budget

@@ -21,6 +21,7 @@ divisions are unknown) happens in the first pass, before training starts.
 import math
 from dataclasses import dataclass, field
 
+import dask
 import numpy as np
 import pandas as pd
 
@@ -52,12 +53,21 @@ class PartitionedInput:
         return len(self.x_keys)
 
 
+# dask.dataframe and dask.array are imported only for an object that is a dask collection:
+# importing them (with scipy, which dask.array pulls in) took ~0.5 s of a fresh process's
+# first fit on numpy data
+
+
 def _is_dask_dataframe(obj):
+    if not dask.is_dask_collection(obj):
+        return False
     import dask.dataframe as dd
     return isinstance(obj, (dd.DataFrame, dd.Series))
 
 
 def _is_dask_array(obj):
+    if not dask.is_dask_collection(obj):
+        return False
     import dask.array as da
     return isinstance(obj, da.Array)
 

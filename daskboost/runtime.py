@@ -19,6 +19,7 @@ partitioning, same model, byte for byte.
 
 import itertools
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import dask
@@ -41,7 +42,7 @@ def make_runtime(fit_id, store_config, in_memory=False):
     scheduler: its data is already here, and sending its passes to the cluster's workers
     would deadlock once every worker thread runs such a fit, waiting for the others.
     """
-    get = get_scheduler() or dask.threaded.get
+    get = _active_scheduler() or dask.threaded.get
     client = _distributed_client(get)
     if client is not None and in_memory and _in_worker_task():
         return Runtime(dask.threaded.get, fit_id, store_config)
@@ -139,6 +140,18 @@ class Runtime:
         with kernel_threads(self._pool, self._threads):
             result = run_sync(drive(loop(), reduce_pass))
         return current[0], result
+
+
+def _active_scheduler():
+    """dask's ``get_scheduler()``, without importing distributed when nothing did.
+
+    ``get_scheduler`` imports distributed to look for a default Client (~0.4 s in a
+    fresh process); a Client exists only once distributed is imported, and a scheduler
+    chosen in dask's config is looked up either way.
+    """
+    if "distributed" not in sys.modules and dask.config.get("scheduler", None) is None:
+        return None
+    return get_scheduler()
 
 
 def _in_worker_task():

@@ -529,6 +529,8 @@ def _column(label):
 
 
 def _is_dask_series(obj):
+    if not is_dask_collection(obj):
+        return False
     import dask.dataframe as dd
     return isinstance(obj, dd.Series)
 
