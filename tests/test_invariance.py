@@ -107,16 +107,19 @@ def test_other_cluster_shapes_give_the_threaded_model(tmp_path, n_workers, threa
 
 def test_every_pass_kind_gives_the_same_model_on_a_cluster(cluster):
     # eval sets, approx re-sketching and re-binning, lossguide, subsampling, multiclass,
-    # adaptive (LAD) leaves and trimming: threaded and distributed agree bit for bit
+    # sample weights (float64 gradients), adaptive (LAD) leaves and trimming: threaded
+    # and distributed agree bit for bit
     import distributed
     X, y = discrete_frame(5, n=3000)
     classes = pd.Series(np.arange(len(X)) % 3)
+    weights = pd.Series(np.arange(len(X)) % 5 * 0.75)
     parts = lambda v: dd.from_pandas(v, npartitions=4)
 
     def fit_both():
         clf = DaskBoostClassifier(n_estimators=3, tree_method="approx", grow_policy="lossguide",
                                   max_leaves=8, max_depth=0, subsample=0.8, random_state=1)
-        clf.fit(parts(X), parts(classes), eval_set=[(parts(X), parts(classes))])
+        clf.fit(parts(X), parts(classes), sample_weight=parts(weights),
+                eval_set=[(parts(X), parts(classes))])
         reg = DaskBoostRegressor(n_estimators=3, objective="reg:absoluteerror", trim_fraction=0.1)
         reg.fit(parts(X), parts(y), eval_set=[(parts(X), parts(y))])
         return (clf.predict_proba(X), clf.evals_result(), reg.predict(X), reg.evals_result())
