@@ -4,6 +4,7 @@ a worker, and trimmed after the raw data passes."""
 import ctypes
 import ctypes.util
 import os
+import threading
 
 # glibc's mallopt: dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=64 KiB, which
 # also pins glibc's mmap threshold at 128 KiB.  Then every histogram and position array
@@ -54,7 +55,8 @@ def raise_dynamic_thresholds():
 
 def tune_malloc(during_fit):
     """glibc's mmap and trim thresholds for a fit (``during_fit``), or back to the
-    process's own (the trim threshold from MALLOC_TRIM_THRESHOLD_ if set)."""
+    process's own (from MALLOC_TRIM_THRESHOLD_ / MALLOC_MMAP_THRESHOLD_ if set).
+    Called through ``begin_fit``/``end_fit``, which count the fits of the process."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c"))
         if during_fit:
@@ -62,12 +64,47 @@ def tune_malloc(during_fit):
             libc.mallopt(_M_TRIM_THRESHOLD, _FIT_THRESHOLD)
         else:
             trim = os.environ.get("MALLOC_TRIM_THRESHOLD_", "")
+            mmap = os.environ.get("MALLOC_MMAP_THRESHOLD_", "")
             libc.mallopt(_M_TRIM_THRESHOLD,
                          int(trim) if trim.isdigit() else _DEFAULT_TRIM_THRESHOLD)
-            libc.mallopt(_M_MMAP_THRESHOLD, _DEFAULT_MMAP_THRESHOLD)
+            libc.mallopt(_M_MMAP_THRESHOLD,
+                         int(mmap) if mmap.isdigit() else _DEFAULT_MMAP_THRESHOLD)
             libc.malloc_trim(0)
     except (OSError, AttributeError, TypeError):  # not glibc: nothing to tune
         pass
+
+
+# fits running in this process between begin_fit and end_fit (a worker runs several)
+_fits_lock = threading.Lock()
+_active_fits = 0
+
+# glibc's variables that switch its dynamic thresholds off (see above)
+_MALLOC_VARIABLES = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_",
+                     "MALLOC_MMAP_MAX_")
+
+
+def malloc_tuned_by_environment():
+    """Whether glibc's thresholds are fixed from the environment (a dask worker's are):
+    then they stay at 128 KiB however large the blocks freed, unless a fit tunes them."""
+    return any(os.environ.get(name) for name in _MALLOC_VARIABLES)
+
+
+def begin_fit():
+    """Count a fit in this process; the first one tunes malloc for fitting."""
+    global _active_fits
+    with _fits_lock:
+        if _active_fits == 0:
+            tune_malloc(during_fit=True)
+        _active_fits += 1
+
+
+def end_fit():
+    """Count a fit's end; the last one puts the process's own settings back."""
+    global _active_fits
+    with _fits_lock:
+        _active_fits -= 1
+        if _active_fits == 0:
+            tune_malloc(during_fit=False)
 
 
 def release_free_memory():

@@ -34,10 +34,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from distributed import get_worker
 
-from . import compat
+from . import compat, memory
 from .blockstore import close_store
 from .level_loop import drive
-from .memory import tune_malloc
 from .reduction import reduce_nodes
 from .thread_passes import kernel_threads, run_partitions
 
@@ -68,8 +67,8 @@ def begin_fit(fit_id):
 
 
 def _begin(fit_id):
-    if not _fits:
-        tune_malloc(during_fit=True)
+    if fit_id not in _fits:
+        memory.begin_fit()
     return _fits.setdefault(fit_id, {})
 
 
@@ -107,12 +106,10 @@ def release(fit_id):
     streams; with no fit left, put the worker back as it was (its handler for partial
     sums removed, glibc's settings restored)."""
     with _lock:
-        _fits.pop(fit_id, None)
+        if _fits.pop(fit_id, None) is not None:
+            memory.end_fit()
         pool, _ = _pools.pop(fit_id, (None, 0))
         holders = [_holders.pop(key) for key in list(_holders) if key[0] == fit_id]
-        last = not _fits
-        if last:
-            tune_malloc(during_fit=False)
     if pool is not None:
         pool.shutdown()
     for holder in holders:

@@ -170,16 +170,38 @@ def test_a_loop_failing_on_one_worker_stops_the_others_and_raises_its_error():
 
 
 def test_workers_tune_malloc_only_while_a_fit_holds_states(monkeypatch):
-    from daskboost import worker_states
+    from daskboost import memory, worker_states
     calls = []
-    monkeypatch.setattr(worker_states, "tune_malloc", lambda during_fit: calls.append(during_fit))
+    monkeypatch.setattr(memory, "tune_malloc", lambda during_fit: calls.append(during_fit))
     worker_states.begin_fit("fit-a")
     worker_states.register("fit-a", "train", 0, "state")
     worker_states.begin_fit("fit-b")
     worker_states.release("fit-a")
+    worker_states.release("fit-a")  # twice: counted once
     assert calls == [True]  # fit-b still runs
     worker_states.release("fit-b")
     assert calls == [True, False]
+
+
+@pytest.mark.parametrize("environment,expected", [
+    ({"MALLOC_TRIM_THRESHOLD_": "65536"}, [True, False]),  # as a dask worker's
+    ({}, []),  # glibc's dynamic thresholds (raised at import) are left alone
+])
+def test_an_in_process_fit_tunes_malloc_where_the_environment_fixed_it(
+        monkeypatch, environment, expected):
+    # a fit inside a worker's task (dask-ml's searches) runs in process with the worker's
+    # malloc settings: its levels' arrays were fresh mmaps (2.3x slower fits)
+    from daskboost import DaskBoostRegressor, memory
+    for name in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_",
+                 "MALLOC_MMAP_MAX_"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    calls = []
+    monkeypatch.setattr(memory, "tune_malloc", lambda during_fit: calls.append(during_fit))
+    X = np.arange(400, dtype=np.float64).reshape(200, 2)
+    DaskBoostRegressor(n_estimators=2, max_depth=2).fit(X, X[:, 0])
+    assert calls == expected
 
 
 def test_a_pass_longer_than_the_heartbeat_timeout_does_not_lose_its_worker(tmp_path, caplog):
