@@ -16,6 +16,7 @@ import numba
 import numpy as np
 import pandas as pd
 
+from .histogram import uniform_width
 from .sketch import cut_points
 from .sparse import is_sparse
 
@@ -57,6 +58,7 @@ class BinMapper:
                   else np.full(len(self.cuts), self.n_codes, dtype=np.int64))
         self.cell_offsets = np.zeros(len(self.cuts) + 1, dtype=np.int64)
         self.cell_offsets[1:] = np.cumsum(widths)
+        self.cell_width = uniform_width(self.cell_offsets)  # the kernels' fast indexing
         self.dtype = np.uint8 if self.n_codes <= 256 else np.uint16
         self._depths = np.array([_search_depth(len(c)) for c in self.cuts], dtype=np.int64)
         tables = [_eytzinger_table(c, d) for c, d in zip(self.cuts, self._depths)]

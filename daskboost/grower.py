@@ -29,7 +29,8 @@ Node ids grow in creation order, so a child's id is always larger than its paren
 import numpy as np
 
 from .constraints import NodeConstraints
-from .splitting import find_splits, find_splits_categorical, find_splits_monotone, leaf_weight
+from .splitting import (find_splits, find_splits_categorical, find_splits_monotone,
+                        leaf_values_of)
 from .thread_passes import map_ranges, thread_ranges
 from .tree import Tree
 
@@ -220,10 +221,10 @@ class TreeGrower:
             return self._split_kernel(hists[part], sums[part], masks[part], nodes[part])
 
         parts = map_ranges(kernel, thread_ranges(len(nodes), self._nodes_per_thread()))
-        gain, feature, bin_, default_left, left_sums = (
-            np.concatenate([part[j] for part in parts]) for j in range(5))
-        right = (np.concatenate([part[5] for part in parts])
-                 if self.mapper.has_categorical else None)
+        joined = parts[0] if len(parts) == 1 else [
+            np.concatenate([part[j] for part in parts]) for j in range(len(parts[0]))]
+        gain, feature, bin_, default_left, left_sums = joined[:5]
+        right = joined[5] if self.mapper.has_categorical else None
         for i, node in enumerate(nodes):
             if feature[i] >= 0:
                 cats = None
@@ -337,10 +338,10 @@ class TreeGrower:
         reg = (p.reg_lambda, p.reg_alpha, p.max_delta_step)
         eta = p.learning_rate
         if self._constraints is None:
-            weights = [leaf_weight(g, h, *reg) for g, h in self.sums]
+            values = leaf_values_of(np.array(self.sums, dtype=np.float64), eta, *reg)
         else:  # monotone bounds
             weights = [self._constraints.weight(n, g, h) for n, (g, h) in enumerate(self.sums)]
-        values = np.array([eta * w for w in weights], dtype=np.float64)
+            values = np.array([eta * w for w in weights], dtype=np.float64)
         for node, value in self._refit.items():
             if self._constraints is not None:  # refit leaves stay in their bounds too
                 value = self._constraints.clip(node, value, eta)

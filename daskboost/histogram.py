@@ -49,7 +49,7 @@ def uniform_width(cell_offsets):
 
 def build_histograms(codes, grad, hess, positions, split_feature, split_bin, default_left,
                      left_child, right_child, missing_code, node_to_slot, n_slots, cell_offsets,
-                     out_positions=None, cat_table=None):
+                     out_positions=None, cat_table=None, cell_width=None):
     """Apply the last level's splits and sum (g, h) per (node slot, feature, bin code).
 
     For each of the K trees grown together (K = 1, or one tree per class), one pass
@@ -73,6 +73,8 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
         right sets of the categorical splits: a node with ``split_bin = -1 - r`` sends a
         row whose code is ``c`` right iff ``cat_table[r, c]`` (the ``_categorical``
         kernel; numeric models keep the plain one).
+    cell_width : ``uniform_width(cell_offsets)`` if known (``BinMapper.cell_width``),
+        else None to compute it here.
 
     Returns
     -------
@@ -82,13 +84,14 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
     """
     new_positions = np.empty_like(positions) if out_positions is None else out_positions
     hist = np.zeros((n_slots, cell_offsets[-1], 2), dtype=np.float64)
+    if cell_width is None:
+        cell_width = uniform_width(cell_offsets)
     # block by block, into the same histogram: each cell sums its rows in row order
     # whatever the blocks, so the sums do not depend on the memory budget
     for start, stop, block in row_blocks(codes):
         args = (block, grad[:, start:stop], hess[:, start:stop], positions[:, start:stop],
                 split_feature, split_bin, default_left, left_child, right_child, missing_code,
-                node_to_slot, new_positions[:, start:stop], hist, cell_offsets,
-                uniform_width(cell_offsets))
+                node_to_slot, new_positions[:, start:stop], hist, cell_offsets, cell_width)
         if cat_table is None:
             accumulate_histograms(*args)
         else:

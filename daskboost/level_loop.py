@@ -122,7 +122,7 @@ def level_step(growers, pending, mapper, min_width=1):
         counts.append(n)
         offset += n
     step = LevelStep(node_to_slot=node_to_slot, n_slots=offset,
-                     cell_offsets=mapper.cell_offsets,
+                     cell_offsets=mapper.cell_offsets, cell_width=mapper.cell_width,
                      missing_code=mapper.missing_code)
     splits = no_splits(len(growers), n_nodes) if pending is None else pending
     (step.split_feature, step.split_bin, step.default_left, step.left_child,

@@ -304,6 +304,7 @@ class LevelStep:
     node_to_slot: np.ndarray = None
     n_slots: int = 0
     cell_offsets: np.ndarray = None  # the histograms' layout (``histogram``)
+    cell_width: int = None  # ``BinMapper.cell_width`` (None: computed per pass)
     # categorical splits' right sets (see histogram.build_histograms), None if no
     # categorical feature
     cat_table: np.ndarray = None
@@ -371,7 +372,7 @@ def partition_step(state, step):
     _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions,
                                *step.split_arrays(), step.missing_code, step.node_to_slot,
                                step.n_slots, step.cell_offsets, out_positions=state.positions,
-                               cat_table=step.cat_table)
+                               cat_table=step.cat_table, cell_width=step.cell_width)
     return state, hist
 
 
@@ -387,6 +388,8 @@ def _start_round(state, step):
     positions = np.zeros(state.margin.shape, dtype=np.int32)  # every row at the root
     hist = np.zeros((step.n_slots, step.cell_offsets[-1], 2), dtype=np.float64)
     root = no_splits(n_trees, 1)
+    width = (uniform_width(step.cell_offsets) if step.cell_width is None
+             else step.cell_width)
     grads, hesses = [], []
     for start, stop, block in row_blocks(state.codes):
         rows = slice(start, stop)
@@ -396,7 +399,7 @@ def _start_round(state, step):
         grad, hess = _round_gradients(state, step, rows)
         accumulate_histograms(block, grad, hess, positions[:, rows], *root, step.missing_code,
                               step.node_to_slot, positions[:, rows], hist, step.cell_offsets,
-                              uniform_width(step.cell_offsets))
+                              width)
         grads.append(grad)
         hesses.append(hess)
     state.grad = grads[0] if len(grads) == 1 else np.concatenate(grads, axis=1)

@@ -57,6 +57,17 @@ def leaf_weight(g, h, reg_lambda, reg_alpha=0.0, max_delta_step=0.0):
     return w
 
 
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def leaf_values_of(sums, learning_rate, reg_lambda, reg_alpha, max_delta_step):
+    """``learning_rate * leaf_weight(G, H)`` of every ``(G, H)`` row of ``sums``: a tree's
+    node values in one call (one call per node cost ~1 us of dispatch each)."""
+    out = np.empty(sums.shape[0])
+    for i in range(sums.shape[0]):
+        out[i] = learning_rate * leaf_weight(sums[i, 0], sums[i, 1], reg_lambda, reg_alpha,
+                                             max_delta_step)
+    return out
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _score(g, h, reg_lambda, reg_alpha, max_delta_step):
     if h + reg_lambda <= 0.0:  # no hessian and lambda = 0: no weight, no score

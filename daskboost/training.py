@@ -571,7 +571,8 @@ def finish_step(pending, leaf_values, objective, mapper, params, round_):
     K = objective.n_outputs()
     finish = LevelStep(new_tree=True, leaf_values=leaf_values, objective=objective,
                        node_to_slot=np.full((K, 1), -1, np.int32), n_slots=0,
-                       cell_offsets=mapper.cell_offsets, missing_code=mapper.missing_code,
+                       cell_offsets=mapper.cell_offsets, cell_width=mapper.cell_width,
+                       missing_code=mapper.missing_code,
                        subsample=params.subsample, sample_seed=params.seed,
                        round=round_)
     width = max(1, 0 if leaf_values is None else leaf_values.shape[1])
