@@ -39,8 +39,11 @@ SPLIT_CELLS_PER_THREAD = 8192
 
 
 def stack_node_arrays(rows, fill, dtype, n_nodes=None):
-    """Stack per-tree node arrays into one (K, n_nodes) array, padding with ``fill``."""
+    """Stack per-tree node arrays into one (K, n_nodes) array, padding with ``fill``
+    (one tree's array of the full width and dtype: a (1, n_nodes) view of it)."""
     n_nodes = max(len(r) for r in rows) if n_nodes is None else n_nodes
+    if len(rows) == 1 and len(rows[0]) == n_nodes and rows[0].dtype == dtype:
+        return rows[0].reshape(1, n_nodes)
     out = np.full((len(rows), n_nodes), fill, dtype=dtype)
     for t, row in enumerate(rows):
         out[t, :len(row)] = row
