@@ -517,34 +517,37 @@ def _encoded_sparse(block, encoders):
 def encode_column(column, dictionary):
     """Dictionary index (float) of each value of a column, NaN for missing and unseen
     values; a pandas ``category`` column by its categories' values, never its codes."""
-    if isinstance(column, pd.Series) and isinstance(column.dtype, pd.CategoricalDtype):
-        lookup = dictionary.get_indexer(column.cat.categories.to_numpy(dtype=object))
-        codes = column.cat.codes.to_numpy()
-        index = np.where(codes >= 0, lookup[codes] if len(lookup) else -1, -1)
-    else:
-        index = dictionary.get_indexer(_object_values(column))
+    codes, distinct = _codes_and_distinct(column)
+    lookup = dictionary.get_indexer(distinct)
+    index = np.where(codes >= 0, lookup[codes] if len(lookup) else -1, -1)
     out = index.astype(np.float64)
     out[index < 0] = np.nan
     return out
 
 
-def _object_values(column):
-    if isinstance(column, pd.Series):
-        return column.to_numpy(dtype=object, na_value=None)
-    return np.asarray(column, dtype=object)
+def _codes_and_distinct(column):
+    """``(codes, distinct)``: each value's index into ``distinct`` (-1 for missing), and
+    the distinct values as a Python object array, so that only they are matched against
+    a dictionary (a pandas ``category`` column: its categories, by value).  Factorizing
+    first keeps strings in arrow or numpy form; converting every row to a Python object
+    and hashing it cost ~10% of a fit with string columns (flights)."""
+    if isinstance(column, pd.Series) and isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), column.cat.categories.to_numpy(dtype=object)
+    if not isinstance(column, pd.Series):
+        column = np.asarray(column, dtype=object)
+    codes, distinct = pd.factorize(column)  # an Index for a Series, else an array
+    distinct = (distinct.to_numpy(dtype=object) if hasattr(distinct, "to_numpy")
+                else np.asarray(distinct, dtype=object))
+    return np.asarray(codes), distinct
 
 
 def column_categories(column, name, max_cat):
     """The sorted distinct non-missing values of a categorical column (categories
     present in it, matched by value); raises naming the column if there are more than
     ``max_cat`` or they cannot be ordered."""
-    if isinstance(column, pd.Series) and isinstance(column.dtype, pd.CategoricalDtype):
-        codes = np.unique(column.cat.codes.to_numpy())
-        values = column.cat.categories.to_numpy(dtype=object)[codes[codes >= 0]]
-    else:
-        values = _object_values(column)
-        values = pd.unique(values[~pd.isna(values)])
-    return checked_categories(values.tolist(), name, max_cat)
+    codes, distinct = _codes_and_distinct(column)
+    present = np.unique(codes)
+    return checked_categories(distinct[present[present >= 0]].tolist(), name, max_cat)
 
 
 def checked_categories(values, name, max_cat):
