@@ -3,6 +3,7 @@ a worker, and trimmed after the raw data passes."""
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import threading
 
@@ -38,11 +39,19 @@ _DEFAULT_TRIM_THRESHOLD = 128 * 2 ** 10
 _PRIME_BYTES = 24 * 2 ** 20
 
 
+@functools.lru_cache(maxsize=None)
+def _libc():
+    """The C library, loaded once: ``find_library`` runs ``ldconfig`` (2-5 ms a call),
+    and it is asked for at import, at each worker fit's start and end and after each
+    pass over the raw data."""
+    return ctypes.CDLL(ctypes.util.find_library("c"))
+
+
 def raise_dynamic_thresholds():
     """Free one 24 MiB block (never touched) so that glibc raises its dynamic mmap and
     trim thresholds (see above); returns False where there is no glibc."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        libc = _libc()
         libc.malloc.restype = ctypes.c_void_p
         libc.free.argtypes = [ctypes.c_void_p]
         block = libc.malloc(_PRIME_BYTES)
@@ -58,7 +67,7 @@ def tune_malloc(during_fit):
     process's own (from MALLOC_TRIM_THRESHOLD_ / MALLOC_MMAP_THRESHOLD_ if set).
     Called through ``begin_fit``/``end_fit``, which count the fits of the process."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        libc = _libc()
         if during_fit:
             libc.mallopt(_M_MMAP_THRESHOLD, _FIT_THRESHOLD)
             libc.mallopt(_M_TRIM_THRESHOLD, _FIT_THRESHOLD)
@@ -113,6 +122,6 @@ def release_free_memory():
     allocator's arenas, which would otherwise count in the process's RSS for the rest
     of the fit (measured: 700 -> 510 MB on a 4M-row out-of-core fit)."""
     try:
-        ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
+        _libc().malloc_trim(0)
     except (OSError, AttributeError, TypeError):  # not glibc
         pass

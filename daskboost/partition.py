@@ -25,8 +25,7 @@ import pandas as pd
 from .data import (checked_categories, column_categories, feature_block, label_block,
                    margin_block, weight_block)
 from .histogram import (accumulate_histograms, add_leaf_values_kernel,
-                        add_leaf_values_kernel_categorical, build_histograms, row_blocks,
-                        uniform_width)
+                        add_leaf_values_kernel_categorical, build_histograms, row_blocks)
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
 from .tree import PackedForest
@@ -304,7 +303,8 @@ class LevelStep:
     node_to_slot: np.ndarray = None
     n_slots: int = 0
     cell_offsets: np.ndarray = None  # the histograms' layout (``histogram``)
-    cell_width: int = None  # ``BinMapper.cell_width`` (None: computed per pass)
+    # ``BinMapper.cell_width``; 0 selects the kernels' general indexing (always right)
+    cell_width: int = 0
     # categorical splits' right sets (see histogram.build_histograms), None if no
     # categorical feature
     cat_table: np.ndarray = None
@@ -388,8 +388,6 @@ def _start_round(state, step):
     positions = np.zeros(state.margin.shape, dtype=np.int32)  # every row at the root
     hist = np.zeros((step.n_slots, step.cell_offsets[-1], 2), dtype=np.float64)
     root = no_splits(n_trees, 1)
-    width = (uniform_width(step.cell_offsets) if step.cell_width is None
-             else step.cell_width)
     grads, hesses = [], []
     for start, stop, block in row_blocks(state.codes):
         rows = slice(start, stop)
@@ -399,7 +397,7 @@ def _start_round(state, step):
         grad, hess = _round_gradients(state, step, rows)
         accumulate_histograms(block, grad, hess, positions[:, rows], *root, step.missing_code,
                               step.node_to_slot, positions[:, rows], hist, step.cell_offsets,
-                              width)
+                              step.cell_width)
         grads.append(grad)
         hesses.append(hess)
     state.grad = grads[0] if len(grads) == 1 else np.concatenate(grads, axis=1)
