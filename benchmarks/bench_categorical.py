@@ -133,8 +133,7 @@ def main(argv=None):
     parser.add_argument("--datasets", default=",".join(DATASETS),
                         help=f"comma list out of {','.join(DATASETS)}")
     common.add_run_options(parser, LIBRARIES)
-    args = parser.parse_args(argv)
-    common.parse_libraries(parser, args, LIBRARIES)
+    args = common.parse_run_args(parser, LIBRARIES, argv)
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     if not datasets or any(d not in DATASETS for d in datasets) or args.repeats < 1:
         parser.error(f"--datasets out of {','.join(DATASETS)}; --repeats >= 1")

@@ -77,12 +77,8 @@ def main(argv=None):
     parser.add_argument("--pauses", default="0,1",
                         help="comma list of seconds between import and the first fit")
     common.add_run_options(parser, LIBRARIES)
-    args = parser.parse_args(argv)
-    common.parse_libraries(parser, args, LIBRARIES)
-    try:
-        pauses = [float(p) for p in args.pauses.split(",") if p.strip()]
-    except ValueError:
-        parser.error(f"--pauses: comma list of seconds; got {args.pauses!r}")
+    args = common.parse_run_args(parser, LIBRARIES, argv)
+    pauses = common.parse_number_list(parser, "--pauses", args.pauses, float, "seconds")
     if args.rows < 100 or args.repeats < 1 or not pauses or min(pauses) < 0:
         parser.error("need --rows >= 100, --repeats >= 1 and --pauses >= 0")
     X, y = common.make_binary(args.rows, args.seed)[:2]

@@ -69,7 +69,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
 from common import (FEATURE_NAMES, LABEL_NAME, LEARNING_RATE, MAX_BIN, MAX_DEPTH,  # noqa: E402
                     N_ESTIMATORS, WARMUP_ROWS, add_run_options, machine_info,
-                    make_binary, markdown_table, median, parse_libraries, roc_auc, timed,
+                    make_binary, markdown_table, median, parse_run_args, roc_auc, timed,
                     write_parquet_lake, write_results)
 
 import argparse  # noqa: E402
@@ -193,8 +193,7 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=N_ESTIMATORS, help="trees (boosting rounds)")
     parser.add_argument("--files", type=int, default=8, help="parquet files in the training lake")
     add_run_options(parser, LIBRARIES)
-    args = parser.parse_args(argv)
-    parse_libraries(parser, args, LIBRARIES)
+    args = parse_run_args(parser, LIBRARIES, argv)
     if (args.rows < 2 * WARMUP_ROWS or args.test_rows < 100 or args.repeats < 1
             or args.files < 1 or args.rounds < 1):
         parser.error(f"need --rows >= {2 * WARMUP_ROWS}, --test-rows >= 100, --repeats >= 1, "

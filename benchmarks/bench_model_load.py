@@ -60,8 +60,7 @@ def main(argv=None):
     parser.add_argument("--trees", type=int, default=1000)
     parser.add_argument("--depth", type=int, default=6)
     common.add_run_options(parser, LIBRARIES)
-    args = parser.parse_args(argv)
-    common.parse_libraries(parser, args, LIBRARIES)
+    args = common.parse_run_args(parser, LIBRARIES, argv)
     if args.trees < 1 or args.depth < 1 or args.repeats < 1:
         parser.error("need --trees >= 1, --depth >= 1, --repeats >= 1")
     X, y = common.make_regression(20_000, args.seed)[:2]

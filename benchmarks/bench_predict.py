@@ -33,8 +33,7 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows to predict")
     parser.add_argument("--train-rows", type=int, default=100_000)
     common.add_run_options(parser, LIBRARIES)
-    args = parser.parse_args(argv)
-    common.parse_libraries(parser, args, LIBRARIES)
+    args = common.parse_run_args(parser, LIBRARIES, argv)
     if args.rows < 1000 or args.train_rows < 1000 or args.repeats < 1:
         parser.error("--rows and --train-rows >= 1000, --repeats >= 1")
     machine = common.machine_info()

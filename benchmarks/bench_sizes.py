@@ -70,12 +70,8 @@ def main(argv=None):
                         help="comma list of training row counts")
     parser.add_argument("--test-rows", type=int, default=200_000)
     common.add_run_options(parser, LIBRARIES)
-    args = parser.parse_args(argv)
-    common.parse_libraries(parser, args, LIBRARIES)
-    try:
-        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    except ValueError:
-        parser.error(f"--sizes: comma list of integers; got {args.sizes!r}")
+    args = common.parse_run_args(parser, LIBRARIES, argv)
+    sizes = common.parse_number_list(parser, "--sizes", args.sizes, int, "integers")
     if not sizes or min(sizes) < 1000 or args.repeats < 1 or args.test_rows < 1000:
         parser.error("--sizes of at least 1000 rows, --test-rows >= 1000, --repeats >= 1")
     machine = common.machine_info()

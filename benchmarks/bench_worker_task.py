@@ -67,8 +67,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
     common.add_run_options(parser, LIBRARIES)
-    args = parser.parse_args(argv)
-    common.parse_libraries(parser, args, LIBRARIES)
+    args = common.parse_run_args(parser, LIBRARIES, argv)
     if args.rows < 1000 or args.repeats < 1:
         parser.error("need --rows >= 1000 and --repeats >= 1")
     from distributed import Client, LocalCluster

@@ -538,14 +538,26 @@ def add_run_options(parser, libraries):
                         help="write PATH.json and PATH.md with the results")
 
 
-def parse_libraries(parser, args, libraries):
-    """Replace ``args.libraries`` (the comma list) by its names, checked against
-    ``libraries``, duplicates dropped; a parser error names unknown ones."""
+def parse_run_args(parser, libraries, argv=None):
+    """``parser.parse_args(argv)`` with ``args.libraries`` (the comma list of
+    ``add_run_options``) replaced by its names, checked against ``libraries``,
+    duplicates dropped; a parser error names unknown ones."""
+    args = parser.parse_args(argv)
     names = [name.strip() for name in args.libraries.split(",") if name.strip()]
     unknown = [name for name in names if name not in libraries]
     if unknown or not names:
         parser.error(f"--libraries: unknown {unknown}; choose from {','.join(libraries)}")
     args.libraries = list(dict.fromkeys(names))
+    return args
+
+
+def parse_number_list(parser, option, text, kind, what):
+    """The comma list ``text`` of option ``option`` as ``kind`` values (a parser error
+    says ``what`` the list holds)."""
+    try:
+        return [kind(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        parser.error(f"{option}: comma list of {what}; got {text!r}")
 
 
 def parse_args(case, argv=None):
@@ -555,8 +567,7 @@ def parse_args(case, argv=None):
                         help="test rows")
     parser.add_argument("--files", type=int, default=8, help="parquet files in daskboost's lake")
     add_run_options(parser, LIBRARIES)
-    args = parser.parse_args(argv)
-    parse_libraries(parser, args, LIBRARIES)
+    args = parse_run_args(parser, LIBRARIES, argv)
     if args.rows < 2 * WARMUP_ROWS or args.test_rows < 100 or args.repeats < 1 or args.files < 1:
         parser.error(f"need --rows >= {2 * WARMUP_ROWS}, --test-rows >= 100, "
                      "--repeats >= 1, --files >= 1")
