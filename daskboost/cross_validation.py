@@ -42,7 +42,7 @@ from .partition import LeafSummaryMerger
 from .runtime import make_runtime
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor, _fit_input
 from .training import (_Boosting, _each_round, _metric_names, _PartialsCombiner,
-                       _trained_model, check_exact, finish_step, label_stats,
+                       _trained_model, check_scanned, finish_step, label_stats,
                        refit_from_summaries, resolve_objective, row_offsets, scan,
                        sketch_size_for, start_margin)
 
@@ -310,8 +310,7 @@ def _period(verbose_eval):
 def _cross_validate(runtime, params, data, classifier, run):
     scanned = scan(runtime, data, params, classifier)
     check_nfold(run.nfold, scanned.n_rows)
-    if params.tree_method == "exact":
-        check_exact(scanned.summaries, data.feature_names)
+    check_scanned(scanned, params, data.feature_names)
     objective, objective_params, classes, _ = resolve_objective(params, scanned, classifier)
     labels = None if classes is None else classes.tolist()
     class_counts = None

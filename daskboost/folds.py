@@ -28,20 +28,10 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .keyed_random import GOLDEN, MIX1, MIX2, mix
 from .params import integer_param
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
 _FEISTEL_ROUNDS = 4
-
-
-@numba.njit(nogil=True, cache=True)
-def _mix(z):
-    """SplitMix64's finaliser (uint64 -> uint64)."""
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
 
 
 @numba.njit(nogil=True, cache=True)
@@ -65,7 +55,7 @@ def _permuted(i, n, half_bits, key):
         left = x >> h
         right = x & mask
         for r in range(_FEISTEL_ROUNDS):
-            f = _mix(key + np.uint64(r + 1) * _MIX1 + right * _GOLDEN) & mask
+            f = mix(key + np.uint64(r + 1) * MIX1 + right * GOLDEN) & mask
             left, right = right, left ^ f
         x = (left << h) | right
         if x < np.uint64(n):
@@ -92,7 +82,7 @@ def _assign(classes, first, totals, shifts, nfold, seed, shuffle):
     keys = np.empty(n_classes, dtype=np.uint64)
     bits = np.empty(n_classes, dtype=np.int64)
     for c in range(n_classes):
-        keys[c] = _mix(np.uint64(seed) * _GOLDEN + np.uint64(c + 1) * _MIX2)
+        keys[c] = mix(np.uint64(seed) * GOLDEN + np.uint64(c + 1) * MIX2)
         bits[c] = _half_bits(totals[c])
     seen = first.copy()
     out = np.empty(classes.shape[0], dtype=np.int32)

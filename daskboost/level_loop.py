@@ -59,7 +59,8 @@ def grow_rounds(mapper, params, objective, rounds, pending, leaf_values, trim):
                    for k in range(objective.n_outputs())]
         first = dict(new_tree=True, leaf_values=leaf_values, objective=objective,
                      subsample=params.subsample, sample_seed=params.seed, round=round_,
-                     trim_threshold=trim)
+                     trim_threshold=trim,
+                     quant_bins=params.num_grad_quant_bins if params.quantized_grad else 0)
         growers, pending = yield from grow_levels(growers, pending, mapper, first)
         leaf_values = round_leaf_values(growers)
         grown.append((growers, pending))

@@ -66,6 +66,10 @@ class TrainingParams:
     max_cat_to_onehot: int = 4
     max_cat_threshold: int = 64
     max_cat: int = 4096
+    # quantized gradients (issue 15; LightGBM's ``use_quantized_grad`` and
+    # ``num_grad_quant_bins``): see ``quantize``
+    quantized_grad: bool = False
+    num_grad_quant_bins: int = 4
 
     @property
     def lossguide(self):
@@ -121,6 +125,23 @@ def categorical_params(raw):
                 max_cat_threshold=integer_param("max_cat_threshold", raw["max_cat_threshold"], 1),
                 max_cat=integer_param("max_cat", raw["max_cat"], 1, MAX_BIN_LIMIT - 1))
 GROW_POLICIES = ("depthwise", "lossguide")
+
+# defaults of the quantized-gradient parameters (issue 15); the most bins: a partition
+# may then still hold 2**21 rows (``quantize.check_partition_rows``)
+QUANTIZATION_DEFAULTS = {"quantized_grad": False, "num_grad_quant_bins": 4}
+MAX_GRAD_QUANT_BINS = 1024
+
+
+def quantization_params(raw):
+    """The checked quantized-gradient parameters of ``raw`` (defaults where absent)."""
+    raw = {**QUANTIZATION_DEFAULTS,
+           **{k: v for k, v in raw.items() if k in QUANTIZATION_DEFAULTS}}
+    if not isinstance(raw["quantized_grad"], bool):
+        raise TypeError(f"quantized_grad={raw['quantized_grad']!r} must be True or False")
+    return dict(quantized_grad=raw["quantized_grad"],
+                num_grad_quant_bins=integer_param("num_grad_quant_bins",
+                                                  raw["num_grad_quant_bins"], 2,
+                                                  MAX_GRAD_QUANT_BINS))
 
 
 def validate_params(raw, valid_objectives):
@@ -202,6 +223,7 @@ def validate_params(raw, valid_objectives):
         monotone_constraints=_monotone_constraints(raw.get("monotone_constraints")),
         interaction_constraints=_interaction_constraints(raw.get("interaction_constraints")),
         **categorical_params(raw),
+        **quantization_params(raw),
     )
 
 

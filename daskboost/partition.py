@@ -26,6 +26,8 @@ from .data import (checked_categories, column_categories, feature_block, label_b
                    margin_block, weight_block)
 from .histogram import (accumulate_histograms, add_leaf_values_kernel,
                         add_leaf_values_kernel_categorical, build_histograms, row_blocks)
+from .keyed_random import GOLDEN, MIX1, uniform
+from .quantize import quantize, tree_key
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
 from .tree import PackedForest
@@ -198,6 +200,9 @@ class PartitionState:
     # fold f are trees f*K .. f*K + K - 1, and a row has zero gradients in its own
     # fold's trees.  None in a fit.
     folds: np.ndarray = None
+    # quantized gradients (``quantize``): (packed (K, n_rows) int64, scales (K, 2)), or
+    # None (float gradients)
+    quantized: tuple = None
 
 
 def encode_labels(labels, classes):
@@ -299,6 +304,8 @@ class LevelStep:
     round: int = 0
     # influence trimming: per output, rows whose hessian is below it are left out
     trim_threshold: np.ndarray = None
+    # quantized gradients: ``num_grad_quant_bins`` (0: float gradients)
+    quant_bins: int = 0
     # which nodes to build histograms for
     node_to_slot: np.ndarray = None
     n_slots: int = 0
@@ -333,28 +340,15 @@ def category_table(splits):
     return splits[5] if len(splits) > 5 else None
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
 @numba.njit(nogil=True, cache=True)
 def sampled_rows(seed, round_, row_offset, n_rows, fraction):
-    """float32 0/1 mask: row ``row_offset + i`` is kept in round ``round_`` when a
-    SplitMix64 hash of (seed, round, global row index) maps below ``fraction``.
-
-    A counter-based hash, not a random stream, so the sample of a row depends only on
-    its global index: the same whatever the partitioning.
-    """
+    """float32 0/1 mask: row ``row_offset + i`` is kept in round ``round_`` when its
+    draw keyed on (seed, round, global row index) falls below ``fraction``
+    (``keyed_random``): the same whatever the partitioning."""
     keep = np.empty(n_rows, dtype=np.float32)
-    base = np.uint64(seed) * _GOLDEN + np.uint64(round_) * _MIX1
+    key = np.uint64(seed) * GOLDEN + np.uint64(round_) * MIX1
     for i in range(n_rows):
-        z = base + np.uint64(row_offset + i) * _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * _MIX1
-        z = (z ^ (z >> np.uint64(27))) * _MIX2
-        z = z ^ (z >> np.uint64(31))
-        u = np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-        keep[i] = 1.0 if u < fraction else 0.0
+        keep[i] = 1.0 if uniform(key, row_offset + i) < fraction else 0.0
     return keep
 
 
@@ -372,7 +366,8 @@ def partition_step(state, step):
     _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions,
                                *step.split_arrays(), step.missing_code, step.node_to_slot,
                                step.n_slots, step.cell_offsets, out_positions=state.positions,
-                               cat_table=step.cat_table, cell_width=step.cell_width)
+                               cat_table=step.cat_table, cell_width=step.cell_width,
+                               quantized=state.quantized)
     return state, hist
 
 
@@ -380,11 +375,14 @@ def _start_round(state, step):
     """A round's first pass, in one read of the codes, block by block: add the previous
     round's trees to the margins (unless this state has them already: a round grown
     again after a lost worker), compute the new gradients, build the roots' histograms.
-    (Elementwise, so block by block gives the same values as whole arrays.)"""
+    (Elementwise, so block by block gives the same values as whole arrays.)  With
+    quantized gradients the roots' histograms need the partition's largest gradients
+    first, so they take a second read of the codes."""
     n_trees = state.margin.shape[0]
     add_trees = step.leaf_values is not None and state.rounds < step.round
     old_positions = state.positions
-    state.grad = state.hess = state.positions = None  # free them before the new ones
+    # free them before the new ones
+    state.grad = state.hess = state.positions = state.quantized = None
     positions = np.zeros(state.margin.shape, dtype=np.int32)  # every row at the root
     hist = np.zeros((step.n_slots, step.cell_offsets[-1], 2), dtype=np.float64)
     root = no_splits(n_trees, 1)
@@ -395,15 +393,31 @@ def _start_round(state, step):
         if add_trees:
             _add_round_trees(block, old_positions[:, rows], step, margin, margin)
         grad, hess = _round_gradients(state, step, rows)
-        accumulate_histograms(block, grad, hess, positions[:, rows], *root, step.missing_code,
-                              step.node_to_slot, positions[:, rows], hist, step.cell_offsets,
-                              step.cell_width)
+        if not step.quant_bins:
+            accumulate_histograms(block, grad, hess, positions[:, rows], *root,
+                                  step.missing_code, step.node_to_slot, positions[:, rows],
+                                  hist, step.cell_offsets, step.cell_width)
         grads.append(grad)
         hesses.append(hess)
     state.grad = grads[0] if len(grads) == 1 else np.concatenate(grads, axis=1)
     state.hess = hesses[0] if len(hesses) == 1 else np.concatenate(hesses, axis=1)
     state.positions, state.rounds = positions, step.round
+    if step.quant_bins:
+        state.quantized = quantize(state.grad, state.hess, step.quant_bins,
+                                   _quantization_keys(step, n_trees), state.row_offset)
+        if step.n_slots:
+            _, hist = build_histograms(state.codes, None, None, positions, *root,
+                                       step.missing_code, step.node_to_slot, step.n_slots,
+                                       step.cell_offsets, out_positions=positions,
+                                       cell_width=step.cell_width, quantized=state.quantized)
     return state, hist
+
+
+def _quantization_keys(step, n_trees):
+    """The stochastic rounding keys of the round's trees: tree k of a model draws as in
+    its own fit, also among the nfold models of cross-validation (``fold_states``)."""
+    per_model = getattr(step.objective, "outputs_per_model", n_trees)
+    return [tree_key(step.sample_seed, step.round, t % per_model) for t in range(n_trees)]
 
 
 def _add_round_trees(block, positions, step, margin, out):

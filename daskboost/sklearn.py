@@ -31,7 +31,8 @@ from .data import (describe_features, feature_block, feature_types_of, is_dask_c
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_json
 from .objectives import classifier_objectives, regressor_objectives
-from .params import CATEGORICAL_DEFAULTS, integer_param, validate_params
+from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, integer_param,
+                     validate_params)
 from .progress import ProgressReporter
 from .sparse import is_sparse
 
@@ -43,7 +44,7 @@ RUN_SETTINGS = ("memory_budget", "cache_dir", "cache_compression", "verbose")
 # defaults, so a model that does not use them keeps its bytes; a file without them loads
 # them at their defaults
 WRITTEN_WHEN_CHANGED = {"monotone_constraints": None, "interaction_constraints": None,
-                        **CATEGORICAL_DEFAULTS}
+                        **CATEGORICAL_DEFAULTS, **QUANTIZATION_DEFAULTS}
 
 
 class _DaskBoostModel:
@@ -60,7 +61,8 @@ class _DaskBoostModel:
                  checkpoint_path=None, checkpoint_interval=10, memory_budget="auto",
                  cache_dir=None, cache_compression="lz4", monotone_constraints=None,
                  interaction_constraints=None, enable_categorical=True, feature_types=None,
-                 max_cat_to_onehot=4, max_cat_threshold=64, max_cat=4096):
+                 max_cat_to_onehot=4, max_cat_threshold=64, max_cat=4096,
+                 quantized_grad=False, num_grad_quant_bins=4):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -100,6 +102,8 @@ class _DaskBoostModel:
         self.max_cat_to_onehot = max_cat_to_onehot
         self.max_cat_threshold = max_cat_threshold
         self.max_cat = max_cat
+        self.quantized_grad = quantized_grad
+        self.num_grad_quant_bins = num_grad_quant_bins
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -313,8 +317,8 @@ class _DaskBoostModel:
     def save_model(self, path):
         """Write the fitted model as versioned JSON (atomically: no half-written file)."""
         payload = self.get_booster().to_dict()
-        # categorical parameters at their defaults are left out: a numeric model's file
-        # is byte for byte what it was before they existed
+        # parameters added after model files existed (categorical, quantized gradients)
+        # are left out at their defaults: a model without them has the file it had
         params = {k: _jsonable(v) for k, v in self.get_params().items()
                   if k not in RUN_SETTINGS
                   and not (k in WRITTEN_WHEN_CHANGED and _same_value(v, WRITTEN_WHEN_CHANGED[k]))}

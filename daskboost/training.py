@@ -37,6 +37,7 @@ from .metrics import get_metric
 from .model_file import check_model, in_memory_checks_enabled
 from .objectives import CustomObjective, LabelStats, get_objective
 from .params import MAX_EXACT_VALUES, resolve_constraints
+from .quantize import check_partition_rows
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_self_summaries,
                         hessian_summaries,
@@ -315,8 +316,7 @@ def _write_checkpoint(path, trees, base_margin, objective, data, objective_param
 def _train(runtime, params, data, evals, classifier, previous=None, progress=None,
            checkpoint=None, callbacks=CallbackList(None)):
     scanned = scan(runtime, data, params, classifier)
-    if params.tree_method == "exact":
-        check_exact(scanned.summaries, data.feature_names)
+    check_scanned(scanned, params, data.feature_names)
     objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
     categories = scanned.categories
     if previous is not None:
@@ -544,6 +544,14 @@ def row_offsets(scanned):
     """The global index of each partition's first row (row sampling and cross-validation
     folds are keyed on global row indices)."""
     return np.concatenate([[0], np.cumsum(scanned.partition_rows)[:-1]]).astype(np.int64)
+
+
+def check_scanned(scanned, params, feature_names):
+    """What the scan pass tells against the parameters, checked before any other pass."""
+    if params.tree_method == "exact":
+        check_exact(scanned.summaries, feature_names)
+    if params.quantized_grad:
+        check_partition_rows(scanned.partition_rows, params.num_grad_quant_bins)
 
 
 def check_exact(summaries, feature_names):

@@ -107,8 +107,8 @@ def test_other_cluster_shapes_give_the_threaded_model(tmp_path, n_workers, threa
 
 def test_every_pass_kind_gives_the_same_model_on_a_cluster(cluster):
     # eval sets, approx re-sketching and re-binning, lossguide, subsampling, multiclass,
-    # sample weights (float64 gradients), adaptive (LAD) leaves and trimming: threaded
-    # and distributed agree bit for bit
+    # sample weights (float64 gradients), adaptive (LAD) leaves, trimming and quantized
+    # gradients: threaded and distributed agree bit for bit
     import distributed
     X, y = discrete_frame(5, n=3000)
     classes = pd.Series(np.arange(len(X)) % 3)
@@ -122,7 +122,10 @@ def test_every_pass_kind_gives_the_same_model_on_a_cluster(cluster):
                 eval_set=[(parts(X), parts(classes))])
         reg = DaskBoostRegressor(n_estimators=3, objective="reg:absoluteerror", trim_fraction=0.1)
         reg.fit(parts(X), parts(y), eval_set=[(parts(X), parts(y))])
-        return (clf.predict_proba(X), clf.evals_result(), reg.predict(X), reg.evals_result())
+        quantized = DaskBoostClassifier(n_estimators=3, quantized_grad=True, subsample=0.8,
+                                        random_state=2).fit(parts(X), parts(classes))
+        return (clf.predict_proba(X), clf.evals_result(), reg.predict(X), reg.evals_result(),
+                quantized.predict_proba(X))
 
     with dask.config.set(scheduler="threads"):
         threaded = fit_both()
@@ -130,6 +133,7 @@ def test_every_pass_kind_gives_the_same_model_on_a_cluster(cluster):
         on_cluster = fit_both()
     np.testing.assert_array_equal(on_cluster[0], threaded[0])
     np.testing.assert_array_equal(on_cluster[2], threaded[2])
+    np.testing.assert_array_equal(on_cluster[4], threaded[4])
     assert on_cluster[1] == threaded[1] and on_cluster[3] == threaded[3]
 
 

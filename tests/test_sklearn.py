@@ -35,6 +35,8 @@ XGBOOST_DEFAULTS = {
     # categorical features (issue 13): xgboost's names and defaults, max_cat ours
     "enable_categorical": True, "feature_types": None, "max_cat_to_onehot": 4,
     "max_cat_threshold": 64, "max_cat": 4096,
+    # quantized gradients (issue 15): LightGBM's names (without its ``use_``) and defaults
+    "quantized_grad": False, "num_grad_quant_bins": 4,
 }
 ESTIMATORS = [DaskBoostRegressor, DaskBoostClassifier]
 
