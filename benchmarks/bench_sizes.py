@@ -10,6 +10,8 @@ What it measures, side by side in one process and one run:
   scheduler, no distributed Client), numpy for the others.
 * Model: 100 trees, depth 6, learning rate 0.1, 256 bins (255 for LightGBM), L2 1,
   minimum child hessian 1, 2 threads each (the settings of ``bench_binary``).
+* ``daskboost-quantized``: daskboost with ``quantized_grad=True`` (4 bins), as a
+  contestant of its own.
 * Every library fits 1,000 rows untimed first (numba's JIT, imports); then
   ``--repeats`` fits per size and library, round robin over the libraries (a shared,
   noisy machine drifts on all of them alike). Reported per size: median fit seconds,
@@ -27,7 +29,7 @@ import argparse  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-LIBRARIES = ("daskboost", "lightgbm", "xgboost")
+LIBRARIES = ("daskboost", common.QUANTIZED, "lightgbm", "xgboost")
 SIZES = (20_000, 100_000, 1_000_000)
 DASK_FROM_ROWS = 1_000_000
 DASK_CHUNKS = 8
@@ -36,15 +38,16 @@ ROUNDS, DEPTH, LEARNING_RATE = 100, 6, 0.1
 
 def make_fit(name, X, y):
     """``fit() -> predict_proba(X_test)[:, 1]`` of one library on (X, y)."""
-    if name == "daskboost":
+    if name in ("daskboost", common.QUANTIZED):
         from daskboost import DaskBoostClassifier
         if len(X) >= DASK_FROM_ROWS:
             import dask.array as da
             chunk = -(-len(X) // DASK_CHUNKS)
             X, y = da.from_array(X, chunks=(chunk, -1)), da.from_array(y, chunks=chunk)
+        extra = common.QUANTIZED_PARAMS if name == common.QUANTIZED else {}
         model = DaskBoostClassifier(n_estimators=ROUNDS, max_depth=DEPTH,
                                     learning_rate=LEARNING_RATE, max_bin=256, reg_lambda=1.0,
-                                    min_child_weight=1.0)
+                                    min_child_weight=1.0, **extra)
     elif name == "lightgbm":
         import lightgbm
         model = lightgbm.LGBMClassifier(
@@ -97,9 +100,11 @@ def main(argv=None):
         results[size] = {"seconds": times, "auc": aucs}
         for name in args.libraries:
             rows.append([f"{size:,}", name, f"{medians[name]:.3f}", f"{aucs[name]:.4f}",
-                         common.ratio_cell(medians, name)])
+                         common.ratio_cell(medians, name),
+                         common.ratio_cell(medians, name, common.QUANTIZED)])
     common.report(args, "sizes",
-                  ["rows", "library", "fit s (median)", "test AUC", "daskboost fit ÷ library's"],
+                  ["rows", "library", "fit s (median)", "test AUC", "daskboost fit ÷ library's",
+                   f"{common.QUANTIZED} fit ÷ library's"],
                   rows, machine, results)
     return 0
 

@@ -331,7 +331,10 @@ def write_parquet_lake(directory, X, y, n_files, feature_names=FEATURE_NAMES,
 
 # ---- the benchmark: settings and the four contestants ---------------------------------
 
-LIBRARIES = ("daskboost", "xgboost", "lightgbm", "sklearn")
+# daskboost with quantized gradients (issue 15): a contestant of its own, side by side
+QUANTIZED = "daskboost-quantized"
+QUANTIZED_PARAMS = {"quantized_grad": True, "num_grad_quant_bins": 4}
+LIBRARIES = ("daskboost", QUANTIZED, "xgboost", "lightgbm", "sklearn")
 REFERENCE = "xgboost"
 N_ESTIMATORS = 100
 MAX_DEPTH = 6
@@ -355,12 +358,13 @@ def _predictor(task, model):
 # training data and returns a callable mapping a numpy test matrix to predictions (see
 # ``_predictor``); ``warmup(X_small)`` is an untimed tiny fit.
 
-def make_daskboost(task, lake_dir, warmup_lake_dir):
+def make_daskboost(task, lake_dir, warmup_lake_dir, extra_params=None):
     import dask.dataframe as dd
     from daskboost import DaskBoostClassifier, DaskBoostRegressor
 
     params = dict(n_estimators=N_ESTIMATORS, max_depth=MAX_DEPTH, learning_rate=LEARNING_RATE,
-                  max_bin=MAX_BIN, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0)
+                  max_bin=MAX_BIN, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0,
+                  **(extra_params or {}))
     if task == "regression":
         params["objective"] = "reg:squarederror"
     model_class = DaskBoostRegressor if task == "regression" else DaskBoostClassifier
@@ -601,11 +605,11 @@ def run_benchmark(case, argv=None):
     with tempfile.TemporaryDirectory(prefix="daskboost-bench-") as tmp:
         contestants = {}
         lake = None
+        lake_dir, warmup_dir = Path(tmp) / "train", Path(tmp) / "warmup"
         for name in args.libraries:
-            if name == "daskboost":
+            if name in ("daskboost", QUANTIZED) and lake is None:
                 import dask
                 import dask.dataframe as dd
-                lake_dir, warmup_dir = Path(tmp) / "train", Path(tmp) / "warmup"
                 start = time.perf_counter()
                 size = write_parquet_lake(lake_dir, X_train, y_train, args.files)
                 write_parquet_lake(warmup_dir, X_small, y_small, 2)
@@ -616,7 +620,10 @@ def run_benchmark(case, argv=None):
                       f"{npartitions} dask partitions, written in "
                       f"{time.perf_counter() - start:.1f} s (untimed); dask threaded "
                       f"scheduler pool: {dask.system.CPU_COUNT} threads", flush=True)
-                contestants[name] = make_daskboost(case.task, lake_dir, warmup_dir)
+            if name in ("daskboost", QUANTIZED):
+                contestants[name] = make_daskboost(
+                    case.task, lake_dir, warmup_dir,
+                    QUANTIZED_PARAMS if name == QUANTIZED else None)
             else:
                 contestants[name] = MAKERS[name](case.task, X_train, y_train, X_small, y_small)
             results[name] = {"params": contestants[name][0], "notes": contestants[name][3],
@@ -666,10 +673,13 @@ def run_benchmark(case, argv=None):
         result["predict_s_median"] = median(result["predict_s"]) if ok else None
         for metric in case.metrics:
             result["test_" + metric.key] = median(result[metric.key]) if ok else None
-    ours = results.get("daskboost", {}).get("fit_s_median")
+    ours = {name: results[name]["fit_s_median"] for name in ("daskboost", QUANTIZED)
+            if name in results}
     for result in results.values():
         fit_s = result["fit_s_median"]
-        result["daskboost_fit_ratio"] = ours / fit_s if ours is not None and fit_s else None
+        for name, seconds in ours.items():
+            result[f"{name}_fit_ratio"] = (seconds / fit_s if seconds is not None and fit_s
+                                           else None)
         for metric in case.metrics:
             if metric.versus is None:
                 continue
@@ -688,7 +698,7 @@ def run_benchmark(case, argv=None):
         header.append(f"test {metric.label}")
         if metric.versus == "ratio":
             header.append(f"{metric.label} / {REFERENCE}")
-    header.append("daskboost fit ratio")
+    header.extend(f"{name} fit ratio" for name in ours)
     rows = []
     for name, r in results.items():
         row = [name, _fmt(r["fit_s_median"], 2), _fmt(r["predict_s_median"], 3)]
@@ -696,14 +706,15 @@ def run_benchmark(case, argv=None):
             row.append(_fmt(r["test_" + metric.key], metric.digits))
             if metric.versus == "ratio":
                 row.append(_fmt(r[metric.comparison_key], 4))
-        rows.append(row + [_fmt(r["daskboost_fit_ratio"], 2)])
+        rows.append(row + [_fmt(r[f"{ours_name}_fit_ratio"], 2) for ours_name in ours])
     lines = [markdown_table(header, rows), ""]
     lines.append(f"{args.rows:,} train x {len(FEATURE_NAMES)} features (5% NaN), "
                  f"{args.test_rows:,} test rows; {case.trees}, depth {MAX_DEPTH}, "
                  f"learning_rate {LEARNING_RATE}; median of {args.repeats} run(s); "
                  f"{N_THREADS} threads each.")
     lines.append("daskboost fit ratio = daskboost fit s / library fit s (< 1: daskboost is "
-                 "faster). daskboost's fit includes reading the parquet lake "
+                 f"faster); {QUANTIZED}: daskboost with {QUANTIZED_PARAMS}. "
+                 "daskboost's fit includes reading the parquet lake "
                  f"({args.files} files) with dd.read_parquet; the others fit in-memory numpy.")
     lines.append("daskboost was warmed up (untimed 1,000-row fit) so numba JIT compile time "
                  "is not counted; the other libraries had a tiny untimed fit too.")

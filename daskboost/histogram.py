@@ -28,7 +28,6 @@ through an index list (random row fetches) or than one pass per group of nodes.
 import numba
 import numpy as np
 
-from .quantize import slot_scales, unpack_histograms
 
 # the category table of models without categorical splits (the packed kernel serves both)
 NO_CATEGORIES = np.zeros((0, 1), dtype=np.bool_)
@@ -80,21 +79,21 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
         kernel; numeric models keep the plain one).
     cell_width : ``uniform_width(cell_offsets)`` if known (``BinMapper.cell_width``),
         else None to compute it here.
-    quantized : None, or ``(packed, scales)`` of ``quantize.quantize`` (``grad`` and
-        ``hess`` are then not read): integer sums, returned as float64 (G, H).
+    quantized : None, or the (K, n_rows) packed gradients of ``quantize.quantize``
+        (``grad`` and ``hess`` are then not read): the histograms are then packed integer
+        sums, (n_slots, n_cells) int64 (``quantize.unpack_histograms``).
 
     Returns
     -------
     new_positions : (K, n_rows) int32 (``out_positions`` if given: it may be
         ``positions`` itself, each row's node is read before it is overwritten).
-    hist : (n_slots, n_cells, 2) float64.
+    hist : (n_slots, n_cells, 2) float64, or with ``quantized`` (n_slots, n_cells) int64.
     """
     new_positions = np.empty_like(positions) if out_positions is None else out_positions
     n_cells = cell_offsets[-1]
     if cell_width is None:
         cell_width = uniform_width(cell_offsets)
-    packed = None if quantized is None else quantized[0]
-    hist = (np.zeros((n_slots, n_cells, 2), dtype=np.float64) if packed is None
+    hist = (np.zeros((n_slots, n_cells, 2), dtype=np.float64) if quantized is None
             else np.zeros((n_slots, n_cells), dtype=np.int64))
     # block by block, into the same histogram: each cell sums its rows in row order
     # whatever the blocks, so the sums do not depend on the memory budget
@@ -103,16 +102,14 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
         moves = (positions[:, rows], split_feature, split_bin, default_left, left_child,
                  right_child, missing_code, node_to_slot, new_positions[:, rows], hist,
                  cell_offsets, cell_width)
-        if packed is not None:
-            accumulate_packed_histograms(block, packed[:, rows], *moves,
+        if quantized is not None:
+            accumulate_packed_histograms(block, quantized[:, rows], *moves,
                                          NO_CATEGORIES if cat_table is None else cat_table)
         elif cat_table is None:
             accumulate_histograms(block, grad[:, rows], hess[:, rows], *moves)
         else:
             accumulate_histograms_categorical(block, grad[:, rows], hess[:, rows], *moves,
                                               cat_table)
-    if packed is not None:
-        hist = unpack_histograms(hist, slot_scales(quantized[1], node_to_slot, n_slots))
     return new_positions, hist
 
 
@@ -166,7 +163,8 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
 
 
 def add_histograms(a, b):
-    """Reduction step for the tree-reduce over partitions (fixed order: a then b)."""
+    """Reduction step for the tree-reduce over partitions (fixed order: a then b); float
+    or packed integer histograms, or a round start's ``quantize.GradientMaxima``."""
     return a + b
 
 
@@ -179,8 +177,8 @@ def add_histograms_into(a, b):
     A read-only ``a`` (e.g. a reply deserialized over a read-only buffer) is not
     touched.
     """
-    if not a.flags.writeable:
-        return a + b
+    if not isinstance(a, np.ndarray) or not a.flags.writeable:
+        return a + b  # (also a round start's ``quantize.GradientMaxima``)
     return np.add(a, b, out=a)
 
 

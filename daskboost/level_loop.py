@@ -13,6 +13,7 @@ import numpy as np
 
 from .grower import TreeGrower, stack_node_arrays
 from .partition import LevelStep, category_table, no_splits
+from .quantize import GradientMaxima, scales_from_maxima, tree_key, unpack_histograms
 
 
 async def drive(passes, reduce_pass):
@@ -84,6 +85,7 @@ def grow_levels(growers, pending, mapper, first):
     takes the same decisions.
     """
     leaf_values = first["leaf_values"]
+    quantized = {}  # quantized gradients: the round's scales and keys (``quantize``)
     new_tree = True
     while True:
         # rows may still sit in the previous round's trees: cover their node ids
@@ -93,13 +95,43 @@ def grow_levels(growers, pending, mapper, first):
             for name, value in first.items():
                 setattr(step, name, value)
             new_tree = False
+        for name, value in quantized.items():
+            setattr(step, name, value)
         hist = yield step
+        if isinstance(hist, GradientMaxima):  # a round's first pass, quantized gradients
+            quantized = dict(quant_scales=scales_from_maxima(hist.maxima, first["quant_bins"]),
+                             quant_keys=quantization_keys(first, len(growers)))
+            step = root_step(step, quantized)
+            hist = yield step
+        if quantized:
+            hist = unpack_histograms(hist, quantized["quant_scales"], step.node_to_slot)
         pending = receive_histograms(growers, hist, slot_counts)
         if all(g.finished for g in growers):
             break
     for grower in growers:
         grower.drop_histograms()
     return growers, pending
+
+
+def root_step(first_step, quantized):
+    """The pass after a round's first with quantized gradients: the roots' histograms
+    (of the rows the first pass left at the roots) from the rounded gradients."""
+    step = LevelStep(node_to_slot=first_step.node_to_slot, n_slots=first_step.n_slots,
+                     cell_offsets=first_step.cell_offsets, cell_width=first_step.cell_width,
+                     missing_code=first_step.missing_code, **quantized)
+    (step.split_feature, step.split_bin, step.default_left, step.left_child,
+     step.right_child) = no_splits(*first_step.node_to_slot.shape)
+    return step
+
+
+def quantization_keys(first, n_trees):
+    """The stochastic rounding keys of a round's trees (``first``: the fields of the
+    round's first step): tree k of a model draws as in its own fit, also among the
+    nfold models of cross-validation (``fold_states``)."""
+    objective = first["objective"]
+    per_model = getattr(objective, "outputs_per_model", n_trees)
+    return np.array([tree_key(first["sample_seed"], first["round"], t % per_model)
+                     for t in range(n_trees)], dtype=np.uint64)
 
 
 def level_step(growers, pending, mapper, min_width=1):

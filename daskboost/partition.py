@@ -27,7 +27,7 @@ from .data import (checked_categories, column_categories, feature_block, label_b
 from .histogram import (accumulate_histograms, add_leaf_values_kernel,
                         add_leaf_values_kernel_categorical, build_histograms, row_blocks)
 from .keyed_random import GOLDEN, MIX1, uniform
-from .quantize import quantize, tree_key
+from .quantize import GradientMaxima, gradient_maxima, quantize
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
 from .tree import PackedForest
@@ -200,9 +200,9 @@ class PartitionState:
     # fold f are trees f*K .. f*K + K - 1, and a row has zero gradients in its own
     # fold's trees.  None in a fit.
     folds: np.ndarray = None
-    # quantized gradients (``quantize``): (packed (K, n_rows) int64, scales (K, 2)), or
-    # None (float gradients)
-    quantized: tuple = None
+    # quantized gradients (``quantize``): (K, n_rows) int64 packed (g, h) of the
+    # round's trees, from its second pass on; None: float gradients
+    quantized: np.ndarray = None
 
 
 def encode_labels(labels, classes):
@@ -304,8 +304,11 @@ class LevelStep:
     round: int = 0
     # influence trimming: per output, rows whose hessian is below it are left out
     trim_threshold: np.ndarray = None
-    # quantized gradients: ``num_grad_quant_bins`` (0: float gradients)
+    # quantized gradients (``quantize``): ``num_grad_quant_bins`` at a round's first
+    # pass (0: float gradients), the (K, 2) steps of the round's trees in later passes
     quant_bins: int = 0
+    quant_scales: np.ndarray = None
+    quant_keys: np.ndarray = None  # (K,) uint64 keys of the stochastic rounding
     # which nodes to build histograms for
     node_to_slot: np.ndarray = None
     n_slots: int = 0
@@ -363,6 +366,9 @@ def partition_step(state, step):
     """
     if step.new_tree:
         return _start_round(state, step)
+    if step.quant_scales is not None and state.quantized is None:  # the round's 2nd pass
+        state.quantized = quantize(state.grad, state.hess, step.quant_scales,
+                                   step.quant_keys, state.row_offset)
     _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions,
                                *step.split_arrays(), step.missing_code, step.node_to_slot,
                                step.n_slots, step.cell_offsets, out_positions=state.positions,
@@ -376,15 +382,17 @@ def _start_round(state, step):
     round's trees to the margins (unless this state has them already: a round grown
     again after a lost worker), compute the new gradients, build the roots' histograms.
     (Elementwise, so block by block gives the same values as whole arrays.)  With
-    quantized gradients the roots' histograms need the partition's largest gradients
-    first, so they take a second read of the codes."""
+    quantized gradients the result is the largest gradients instead
+    (``quantize.GradientMaxima``): the next pass quantizes with the scales of all rows
+    and builds the roots' histograms."""
     n_trees = state.margin.shape[0]
     add_trees = step.leaf_values is not None and state.rounds < step.round
     old_positions = state.positions
     # free them before the new ones
     state.grad = state.hess = state.positions = state.quantized = None
     positions = np.zeros(state.margin.shape, dtype=np.int32)  # every row at the root
-    hist = np.zeros((step.n_slots, step.cell_offsets[-1], 2), dtype=np.float64)
+    if not step.quant_bins:
+        hist = np.zeros((step.n_slots, step.cell_offsets[-1], 2), dtype=np.float64)
     root = no_splits(n_trees, 1)
     grads, hesses = [], []
     for start, stop, block in row_blocks(state.codes):
@@ -403,21 +411,8 @@ def _start_round(state, step):
     state.hess = hesses[0] if len(hesses) == 1 else np.concatenate(hesses, axis=1)
     state.positions, state.rounds = positions, step.round
     if step.quant_bins:
-        state.quantized = quantize(state.grad, state.hess, step.quant_bins,
-                                   _quantization_keys(step, n_trees), state.row_offset)
-        if step.n_slots:
-            _, hist = build_histograms(state.codes, None, None, positions, *root,
-                                       step.missing_code, step.node_to_slot, step.n_slots,
-                                       step.cell_offsets, out_positions=positions,
-                                       cell_width=step.cell_width, quantized=state.quantized)
+        return state, GradientMaxima(gradient_maxima(state.grad, state.hess))
     return state, hist
-
-
-def _quantization_keys(step, n_trees):
-    """The stochastic rounding keys of the round's trees: tree k of a model draws as in
-    its own fit, also among the nfold models of cross-validation (``fold_states``)."""
-    per_model = getattr(step.objective, "outputs_per_model", n_trees)
-    return [tree_key(step.sample_seed, step.round, t % per_model) for t in range(n_trees)]
 
 
 def _add_round_trees(block, positions, step, margin, out):

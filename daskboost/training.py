@@ -37,7 +37,7 @@ from .metrics import get_metric
 from .model_file import check_model, in_memory_checks_enabled
 from .objectives import CustomObjective, LabelStats, get_objective
 from .params import MAX_EXACT_VALUES, resolve_constraints
-from .quantize import check_partition_rows
+from .quantize import check_rows
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_self_summaries,
                         hessian_summaries,
@@ -551,7 +551,7 @@ def check_scanned(scanned, params, feature_names):
     if params.tree_method == "exact":
         check_exact(scanned.summaries, feature_names)
     if params.quantized_grad:
-        check_partition_rows(scanned.partition_rows, params.num_grad_quant_bins)
+        check_rows(scanned.n_rows, params.num_grad_quant_bins)
 
 
 def check_exact(summaries, feature_names):

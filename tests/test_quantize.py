@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from daskboost import DaskBoostClassifier, DaskBoostRegressor, quantize
+from daskboost import DaskBoostClassifier, DaskBoostRegressor, histogram, quantize
 from daskboost.histogram import build_histograms
 from daskboost.partition import no_splits
 
@@ -24,9 +24,16 @@ def unpacked(packed):
     return (packed - h) >> 32, h
 
 
+def quantized(grad, hess, n_bins, keys, row_offset=0, maxima=None):
+    """(packed, scales) as a fit has them: scales from the largest values of all rows."""
+    maxima = quantize.gradient_maxima(grad, hess) if maxima is None else maxima
+    scales = quantize.scales_from_maxima(maxima, n_bins)
+    return quantize.quantize(grad, hess, scales, keys, row_offset), scales
+
+
 def test_rounding_stays_within_one_quantum_and_is_unbiased():
     grad, hess = gradients(200_000)
-    packed, scales = quantize.quantize(grad, hess, 8, [quantize.tree_key(3, 5, 0)], 0)
+    packed, scales = quantized(grad, hess, 8, [quantize.tree_key(3, 5, 0)])
     q_g, q_h = unpacked(packed[0])
     g, h = grad[0] / scales[0, 0], hess[0] / scales[0, 1]
     # g scaled into [-4, 4], h into [0, 8]; each rounded to one of its two neighbours
@@ -46,17 +53,24 @@ def test_rounding_stays_within_one_quantum_and_is_unbiased():
 def test_draws_are_keyed_on_the_global_row_not_on_the_partitioning():
     grad, hess = gradients(1000)
     key = [quantize.tree_key(1, 2, 0)]
-    whole, _ = quantize.quantize(grad, hess, 16, key, 0)
-    # the second half quantized alone, with its global offset and the whole's scales
-    # (the scales are the largest |g| and |h|: make them the same by putting the
-    # largest values in both halves)
-    grad[0, [0, 500]] = 4.0
-    hess[0, [0, 500]] = 0.3
-    whole, _ = quantize.quantize(grad, hess, 16, key, 0)
-    half, _ = quantize.quantize(grad[:, 500:], hess[:, 500:], 16, key, 500)
+    whole, _ = quantized(grad, hess, 16, key)
+    # the second half alone, with its global offset and the scales of all rows
+    maxima = quantize.gradient_maxima(grad, hess)
+    half, _ = quantized(grad[:, 500:], hess[:, 500:], 16, key, 500, maxima)
     np.testing.assert_array_equal(half, whole[:, 500:])
-    other_round, _ = quantize.quantize(grad, hess, 16, [quantize.tree_key(1, 3, 0)], 0)
+    other_round, _ = quantized(grad, hess, 16, [quantize.tree_key(1, 3, 0)])
     assert (other_round != whole).mean() > 0.5
+
+
+def test_partial_maxima_combine_to_the_largest_gradients():
+    a = quantize.GradientMaxima(np.array([[1.0, 0.5], [2.0, 0.1]]))
+    b = quantize.GradientMaxima(np.array([[3.0, 0.2], [1.0, 0.3]]))
+    total = histogram.add_histograms_into(a, b)  # the reduction's step
+    np.testing.assert_array_equal(total.maxima, [[3.0, 0.5], [2.0, 0.3]])
+    np.testing.assert_array_equal(quantize.scales_from_maxima(total.maxima, 4),
+                                  [[1.5, 0.125], [1.0, 0.075]])
+    # a tree whose rows are all left out: steps of 1, not 0
+    np.testing.assert_array_equal(quantize.scales_from_maxima(np.zeros((1, 2)), 4), [[1, 1]])
 
 
 def test_packed_sums_unpack_to_the_integer_sums_with_negative_parts():
@@ -65,10 +79,13 @@ def test_packed_sums_unpack_to_the_integer_sums_with_negative_parts():
     q_h = rng.integers(-4, 5, 100_000)  # custom objectives may give negative hessians
     total = ((q_g << 32) + q_h).sum()
     assert unpacked(total) == (q_g.sum(), q_h.sum())
-    hist = np.array([[total, -total, 0]], dtype=np.int64)
-    out = quantize.unpack_histograms(hist, np.array([[0.5, 0.25]]))
+    hist = np.array([[total, -total, 0], [total, 0, 0]], dtype=np.int64)
+    # slot 0: tree 1's node 0, slot 1: tree 0's node 1; each slot takes its tree's scales
+    out = quantize.unpack_histograms(hist, np.array([[2.0, 4.0], [0.5, 0.25]]),
+                                     np.array([[-1, 1], [0, -1]], np.int32))
     np.testing.assert_array_equal(out[0], [[q_g.sum() * 0.5, q_h.sum() * 0.25],
                                            [-q_g.sum() * 0.5, -q_h.sum() * 0.25], [0, 0]])
+    np.testing.assert_array_equal(out[1, 0], [q_g.sum() * 2.0, q_h.sum() * 4.0])
 
 
 def test_quantized_histograms_are_within_one_quantum_per_row_of_the_float_ones():
@@ -83,8 +100,10 @@ def test_quantized_histograms_are_within_one_quantum_per_row_of_the_float_ones()
     args = (positions, *no_splits(2, 1), n_codes - 1, node_to_slot, 2, offsets)
     _, exact = build_histograms(codes, grad, hess, *args)
     keys = [quantize.tree_key(0, 0, t) for t in range(2)]
-    packed, scales = quantize.quantize(grad, hess, 16, keys, 0)
-    _, approx = build_histograms(codes, None, None, *args, quantized=(packed, scales))
+    packed, scales = quantized(grad, hess, 16, keys)
+    _, sums = build_histograms(codes, None, None, *args, quantized=packed)
+    assert sums.dtype == np.int64 and sums.shape == (2, n_features * n_codes)
+    approx = quantize.unpack_histograms(sums, scales, node_to_slot)
     assert approx.shape == exact.shape == (2, n_features * n_codes, 2)
     counts = np.stack([np.bincount(codes[:, f], minlength=n_codes)
                        for f in range(n_features)]).ravel()
@@ -99,7 +118,7 @@ def test_quantized_histograms_are_within_one_quantum_per_row_of_the_float_ones()
 def test_rows_left_out_add_nothing():
     grad, hess = gradients(100)
     grad[0, ::2] = hess[0, ::2] = 0.0  # sampled out
-    packed, _ = quantize.quantize(grad, hess, 4, [quantize.tree_key(0, 0, 0)], 0)
+    packed, _ = quantized(grad, hess, 4, [quantize.tree_key(0, 0, 0)])
     assert np.all(packed[0, ::2] == 0)
 
 
@@ -149,7 +168,7 @@ def test_quantized_regression_multiclass_and_weights_fit():
 
 
 def test_quantized_model_does_not_depend_on_the_memory_budget(tmp_path):
-    # per-partition scales: blocks of one partition spilled to disk quantize alike
+    # blocks of a partition spilled to disk quantize as the partition in memory does
     X, y = binary_data(20_000, 4)
     frame = dd.from_pandas(pd.DataFrame(X), npartitions=2)
     labels = dd.from_pandas(pd.Series(y), npartitions=2)
@@ -186,7 +205,7 @@ def test_bad_quantization_parameters_are_refused_before_any_pass():
         DaskBoostClassifier(quantized_grad=True, num_grad_quant_bins=1).fit(X, y)
 
 
-def test_a_partition_too_large_for_packed_sums_is_refused_after_the_scan(monkeypatch):
+def test_data_too_large_for_packed_sums_is_refused_after_the_scan(monkeypatch):
     X, y = binary_data(3000, 7)
     binned = []  # the bin pass starts with the bin mapper
     import daskboost.training as training
@@ -196,7 +215,7 @@ def test_a_partition_too_large_for_packed_sums_is_refused_after_the_scan(monkeyp
     # the bound is 2**31 / bins rows; pretend it is 1,000 rows
     monkeypatch.setattr(quantize, "_MAX_ABS_SUM", 4000)
     with pytest.raises(ValueError, match=r"num_grad_quant_bins=4 sums at most 1000 rows "
-                                         r"per partition.*a partition has 3000 rows"):
+                                         r"in one int64 histogram cell; the data has 3000 "):
         DaskBoostClassifier(quantized_grad=True).fit(X, y)
     assert binned == []
     DaskBoostClassifier(n_estimators=2).fit(X, y)  # float gradients: no such bound
