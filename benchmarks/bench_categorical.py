@@ -19,7 +19,8 @@ What it measures, side by side in one process and one run:
   (``enable_categorical=True``, ``hist``) and LightGBM get pandas ``category`` columns.
 * Every library fits each data set once untimed first (numba's JIT, imports); then
   ``--repeats`` fits each, round robin. Reported per data set and library: the median
-  fit seconds, the test metric, and daskboost's fit time as a ratio to each library's.
+  fit seconds, the test metric, and daskboost's fit time as a ratio to each library's
+  (``daskboost-quantized``: with ``quantized_grad=True``, a contestant of its own).
 
 Run from the repository root::
 
@@ -36,7 +37,7 @@ import tempfile  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-LIBRARIES = ("daskboost", "xgboost", "lightgbm")
+LIBRARIES = ("daskboost", common.QUANTIZED, "xgboost", "lightgbm")
 DATASETS = ("flights", "diamonds")
 ROUNDS, DEPTH, LEARNING_RATE = 100, 6, 0.1
 
@@ -86,12 +87,13 @@ def metric(task, y, prediction):
 def make_library(name, task, train, label, categorical, lake):
     """A ``fit() -> predict(test_frame)`` pair for one library."""
     features = [c for c in train.columns if c != label]
-    if name == "daskboost":
+    if name in ("daskboost", common.QUANTIZED):
         import dask.dataframe as dd
         from daskboost import DaskBoostClassifier, DaskBoostRegressor
         cls = DaskBoostClassifier if task == "binary" else DaskBoostRegressor
+        extra = common.QUANTIZED_PARAMS if name == common.QUANTIZED else {}
         model = cls(n_estimators=ROUNDS, max_depth=DEPTH, learning_rate=LEARNING_RATE,
-                    max_bin=256, max_cat_to_onehot=4, max_cat_threshold=64)
+                    max_bin=256, max_cat_to_onehot=4, max_cat_threshold=64, **extra)
 
         def fit():
             frame = dd.read_parquet(lake)
@@ -119,7 +121,7 @@ def make_library(name, task, train, label, categorical, lake):
 
     def predict(test):
         X_test = test[features]
-        if name != "daskboost":
+        if name not in ("daskboost", common.QUANTIZED):
             X_test = as_category(X_test, categorical, categories)
         if task == "binary":
             return np.asarray(model.predict_proba(X_test))[:, 1]
@@ -166,10 +168,12 @@ def main(argv=None):
             for name in args.libraries:
                 rows.append([dataset, name, f"{medians[name]:.2f}",
                              f"{'AUC' if task == 'binary' else 'RMSE'} {scores[name]:.4f}",
-                             common.ratio_cell(medians, name)])
+                             common.ratio_cell(medians, name),
+                             common.ratio_cell(medians, name, common.QUANTIZED)])
     common.report(args, "categorical",
                   ["data set", "library", "fit s (median)", "test metric",
-                   "daskboost fit ÷ library's"], rows, machine, results)
+                   "daskboost fit ÷ library's", f"{common.QUANTIZED} fit ÷ library's"],
+                  rows, machine, results)
     return 0
 
 

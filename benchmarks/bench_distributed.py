@@ -68,7 +68,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
 from common import (FEATURE_NAMES, LABEL_NAME, LEARNING_RATE, MAX_BIN, MAX_DEPTH,  # noqa: E402
-                    N_ESTIMATORS, WARMUP_ROWS, add_run_options, machine_info,
+                    N_ESTIMATORS, QUANTIZED, QUANTIZED_PARAMS, WARMUP_ROWS, add_run_options,
+                    fit_ratios, machine_info,
                     make_binary, markdown_table, median, parse_run_args, roc_auc, timed,
                     write_parquet_lake, write_results)
 
@@ -82,7 +83,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-LIBRARIES = ("daskboost", "lightgbm", "xgboost")
+LIBRARIES = ("daskboost", QUANTIZED, "lightgbm", "xgboost")
 N_WORKERS = 2
 THREADS_PER_WORKER = 1
 WARMUP_ROUNDS = 3
@@ -108,11 +109,12 @@ def _read_lake(lake_dir, persist=False):
     return ddf[FEATURE_NAMES], ddf[LABEL_NAME]
 
 
-def make_daskboost(client, rounds):
+def make_daskboost(client, rounds, extra_params=None):
     from daskboost import DaskBoostClassifier
 
     params = dict(n_estimators=rounds, max_depth=MAX_DEPTH, learning_rate=LEARNING_RATE,
-                  max_bin=MAX_BIN, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0)
+                  max_bin=MAX_BIN, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0,
+                  **(extra_params or {}))
 
     def fit(lake_dir, **overrides):
         X, y = _read_lake(lake_dir)
@@ -181,7 +183,9 @@ def make_xgboost(client, rounds):
     return params, fit, predict, notes
 
 
-MAKERS = {"daskboost": make_daskboost, "lightgbm": make_lightgbm, "xgboost": make_xgboost}
+MAKERS = {"daskboost": make_daskboost,
+          QUANTIZED: lambda client, rounds: make_daskboost(client, rounds, QUANTIZED_PARAMS),
+          "lightgbm": make_lightgbm, "xgboost": make_xgboost}
 
 
 # ---- command line -------------------------------------------------------------------------
@@ -356,19 +360,18 @@ def main(argv=None):
         result["worker_cpu_s_median"] = median(result["worker_cpu_s"]) if ok else None
         result["predict_s_median"] = median(result["predict_s"]) if ok else None
         result["test_auc"] = median(result["auc"]) if ok else None
-    ours = results.get("daskboost", {}).get("fit_s_median")
-    for result in results.values():
-        fit_s = result["fit_s_median"]
-        result["daskboost_fit_ratio"] = ours / fit_s if ours is not None and fit_s else None
+    ours = fit_ratios(results)
 
-    header = ["library", "fit s (median)", "workers' cpu s", "test AUC", "daskboost fit ratio"]
+    header = (["library", "fit s (median)", "workers' cpu s", "test AUC"]
+              + [f"{name} fit ratio" for name in ours])
     rows = []
     for name, r in results.items():
         if r["error"] is not None:
-            rows.append([name, _error_cell(r["error"]), "", "", ""])
+            rows.append([name, _error_cell(r["error"])] + [""] * (len(header) - 2))
             continue
         rows.append([name, _fmt(r["fit_s_median"], 2), _fmt(r["worker_cpu_s_median"], 1),
-                     _fmt(r["test_auc"], 4), _fmt(r["daskboost_fit_ratio"], 2)])
+                     _fmt(r["test_auc"], 4)]
+                    + [_fmt(r[f"{ours_name}_fit_ratio"], 2) for ours_name in ours])
     lines = [markdown_table(header, rows), ""]
     lines.append(f"{args.rows:,} train x {len(FEATURE_NAMES)} features (5% NaN), "
                  f"{args.test_rows:,} test rows; {args.rounds} trees, depth {MAX_DEPTH}, "
@@ -378,7 +381,7 @@ def main(argv=None):
     lines.append("Every fit is dd.read_parquet of the same lake "
                  f"({args.files} files) + fit on the cluster, so reading is timed for all.")
     lines.append("daskboost fit ratio = daskboost fit s / library fit s (< 1: daskboost is "
-                 "faster). workers' cpu s = CPU seconds of both worker processes during the "
+                 f"faster); {QUANTIZED}: daskboost with {QUANTIZED_PARAMS}. workers' cpu s = CPU seconds of both worker processes during the "
                  f"fit (up to {N_WORKERS * THREADS_PER_WORKER} x wall when both are busy).")
     lines.append(f"Warm-up: every library fitted {WARMUP_ROUNDS} trees on a {WARMUP_ROWS:,}-row "
                  "lake first (untimed). lightgbm max_bin=255 is the setting comparable to "

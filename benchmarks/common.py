@@ -540,6 +540,9 @@ def add_run_options(parser, libraries):
     parser.add_argument("--seed", type=int, default=0, help="data seed")
     parser.add_argument("--output", default=None,
                         help="write PATH.json and PATH.md with the results")
+    if QUANTIZED in libraries:
+        parser.add_argument("--quant-bins", type=int, default=4,
+                            help=f"num_grad_quant_bins of {QUANTIZED}")
 
 
 def parse_run_args(parser, libraries, argv=None):
@@ -552,6 +555,8 @@ def parse_run_args(parser, libraries, argv=None):
     if unknown or not names:
         parser.error(f"--libraries: unknown {unknown}; choose from {','.join(libraries)}")
     args.libraries = list(dict.fromkeys(names))
+    if QUANTIZED in libraries:
+        QUANTIZED_PARAMS["num_grad_quant_bins"] = args.quant_bins
     return args
 
 
@@ -576,6 +581,20 @@ def parse_args(case, argv=None):
         parser.error(f"need --rows >= {2 * WARMUP_ROWS}, --test-rows >= 100, "
                      "--repeats >= 1, --files >= 1")
     return args
+
+
+def fit_ratios(results):
+    """Set ``result[name + "_fit_ratio"]`` (daskboost variant ``name``'s median fit
+    seconds over the library's) in every library's result, for each daskboost variant
+    run (plain and quantized); returns those variants' names."""
+    ours = {name: results[name]["fit_s_median"] for name in ("daskboost", QUANTIZED)
+            if name in results}
+    for result in results.values():
+        fit_s = result["fit_s_median"]
+        for name, seconds in ours.items():
+            result[f"{name}_fit_ratio"] = (seconds / fit_s if seconds is not None and fit_s
+                                           else None)
+    return list(ours)
 
 
 def _fmt(value, digits):
@@ -673,13 +692,8 @@ def run_benchmark(case, argv=None):
         result["predict_s_median"] = median(result["predict_s"]) if ok else None
         for metric in case.metrics:
             result["test_" + metric.key] = median(result[metric.key]) if ok else None
-    ours = {name: results[name]["fit_s_median"] for name in ("daskboost", QUANTIZED)
-            if name in results}
+    ours = fit_ratios(results)
     for result in results.values():
-        fit_s = result["fit_s_median"]
-        for name, seconds in ours.items():
-            result[f"{name}_fit_ratio"] = (seconds / fit_s if seconds is not None and fit_s
-                                           else None)
         for metric in case.metrics:
             if metric.versus is None:
                 continue
