@@ -425,45 +425,106 @@ def find_splits_monotone(hists, node_sums, bounds, cell_offsets, feature_masks, 
 # these functions.
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step, min_child_weight):
-    """The feature's categories sorted by their optimal weight at this node, weight 0 for
-    categories lighter than ``min_child_weight`` (stable: ties, as the weight 0 of
-    categories absent from the node, keep index order), as xgboost sorts them.
-
-    Built as (negative weights, sorted) + (zero weights, in index order) + (positive
-    weights, sorted), which is that stable sort: only the categories heavy enough to
-    have a weight are sorted, so a node that sees few of a feature's thousands of
-    categories costs little more than a pass over them."""
+def _category_weights(hist_f, k, reg_lambda, reg_alpha, max_delta_step, min_child_weight):
+    """Each category's optimal weight at this node, 0 for categories lighter than
+    ``min_child_weight`` (absent ones included), as xgboost 3.2 weighs them."""
     weights = np.zeros(k, dtype=np.float64)
-    n_negative = 0
-    n_positive = 0
     for c in range(k):
         if hist_f[c, 1] >= min_child_weight and hist_f[c, 1] > 0.0:
-            w = leaf_weight(hist_f[c, 0], hist_f[c, 1], reg_lambda, reg_alpha, max_delta_step)
-            weights[c] = w
-            if w < 0.0:
-                n_negative += 1
-            elif w > 0.0:
-                n_positive += 1
-    negative = np.empty(n_negative, dtype=np.int64)
-    positive = np.empty(n_positive, dtype=np.int64)
-    order = np.empty(k, dtype=np.int64)
-    i_neg = i_pos = 0
-    i_zero = n_negative
-    for c in range(k):
+            weights[c] = leaf_weight(hist_f[c, 0], hist_f[c, 1], reg_lambda, reg_alpha,
+                                     max_delta_step)
+    return weights
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _smallest(candidates, weights, r):
+    """The ``r`` smallest of ``candidates`` (category indices in increasing order) by
+    (weight, index), in that order: a sorted buffer of r (a later index is larger than
+    an earlier one of equal weight, so ties keep index order)."""
+    out = np.empty(r, dtype=np.int64)
+    if r == 0:
+        return out
+    n = 0
+    for c in candidates:
         w = weights[c]
-        if w < 0.0:
-            negative[i_neg] = c
-            i_neg += 1
-        elif w > 0.0:
-            positive[i_pos] = c
-            i_pos += 1
+        if n < r or w < weights[out[r - 1]]:
+            j = n if n < r else r - 1  # (the largest drops out when full)
+            while j > 0 and weights[out[j - 1]] > w:
+                out[j] = out[j - 1]
+                j -= 1
+            out[j] = c
+            n = min(n + 1, r)
+    return out
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _largest(candidates, weights, r):
+    """The ``r`` largest of ``candidates`` (as in ``_smallest``), in increasing order."""
+    out = np.empty(r, dtype=np.int64)
+    if r == 0:
+        return out
+    n = 0
+    for c in candidates:
+        w = weights[c]
+        if n < r:
+            j = n
+            while j > 0 and weights[out[j - 1]] > w:
+                out[j] = out[j - 1]
+                j -= 1
+            out[j] = c
+            n += 1
+        elif w >= weights[out[0]]:  # larger than the smallest kept: that one drops out
+            j = 0
+            while j + 1 < r and weights[out[j + 1]] <= w:
+                out[j] = out[j + 1]
+                j += 1
+            out[j] = c
+    return out
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _order_ends(weights, m):
+    """``(head, tail)``: the first ``m`` and the last ``m`` categories of the stable sort
+    of ``weights`` (ties in index order, as xgboost sorts them), each in that order:
+    ``head = order[:m]``, ``tail = order[k - m:]``.
+
+    The partition search tries only prefixes of fewer than ``max_cat_threshold``
+    categories from each end, so only the ends of the order are needed.  The order is
+    (negative weights, sorted) + (zero weights, in index order: the light and absent
+    categories, most of them at a deep node) + (positive weights, sorted); the ends take
+    the m smallest negatives / largest positives (``_smallest``, ``_largest``) and,
+    where those are too few, the first / last zero-weight categories, then the other
+    sign's."""
+    k = len(weights)
+    m = max(min(m, k), 0)
+    negative = np.empty(k, dtype=np.int64)
+    zero = np.empty(k, dtype=np.int64)
+    positive = np.empty(k, dtype=np.int64)
+    n_neg = n_zero = n_pos = 0
+    for c in range(k):
+        if weights[c] < 0.0:
+            negative[n_neg] = c
+            n_neg += 1
+        elif weights[c] > 0.0:
+            positive[n_pos] = c
+            n_pos += 1
         else:
-            order[i_zero] = c
-            i_zero += 1
-    order[:n_negative] = negative[np.argsort(weights[negative], kind="mergesort")]
-    order[k - n_positive:] = positive[np.argsort(weights[positive], kind="mergesort")]
-    return order
+            zero[n_zero] = c
+            n_zero += 1
+    negative, zero, positive = negative[:n_neg], zero[:n_zero], positive[:n_pos]
+    head = np.empty(m, dtype=np.int64)
+    r = min(m, n_neg)
+    head[:r] = _smallest(negative, weights, r)
+    z = min(m - r, n_zero)
+    head[r:r + z] = zero[:z]
+    head[r + z:] = _smallest(positive, weights, m - r - z)
+    tail = np.empty(m, dtype=np.int64)
+    r = min(m, n_pos)
+    tail[m - r:] = _largest(positive, weights, r)
+    z = min(m - r, n_zero)
+    tail[m - r - z:m - r] = zero[n_zero - z:]
+    tail[:m - r - z] = _largest(negative, weights, m - r - z)
+    return head, tail
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
@@ -472,30 +533,32 @@ def _categorical_feature(hist_f, k, node_g, node_h, parent, reg_lambda,
                          best_gain):
     """Best candidate of one categorical feature beating ``best_gain``: (gain, mode,
     index, default_left, lg, lh); mode 0: category ``index`` alone on the right; mode
-    1/2: the first/last ``index + 1`` categories of ``_category_order`` on the right."""
+    1/2: the first/last ``index + 1`` categories of the order by weight (``_order_ends``)
+    on the right."""
     out = (-1.0, 0, -1, False, 0.0, 0.0)
     miss_g = hist_f[k, 0]  # the missing rows' bin follows the k categories
     miss_h = hist_f[k, 1]
     n_missing_sides = 2 if miss_h > 0.0 and onehot else 1  # see the comment above
     if onehot:
-        order = np.arange(k)
+        head = tail = np.arange(k)
         n_candidates = k
     else:
-        order = _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step,
-                                min_child_weight)
         # prefixes of 1 .. min(max_cat_threshold, k) - 1 categories (xgboost's bound)
         n_candidates = min(max_cat_threshold, k) - 1
+        head, tail = _order_ends(_category_weights(hist_f, k, reg_lambda, reg_alpha,
+                                                   max_delta_step, min_child_weight),
+                                 n_candidates)
     for mode in range(1, 2 if onehot else 3):  # partitions: forward (1), backward (2)
         rg = 0.0
         rh = 0.0
         for i in range(n_candidates):
             if onehot:
-                c = order[i]
+                c = head[i]
                 if hist_f[c, 1] <= 0.0:
                     continue
                 rg, rh = hist_f[c, 0], hist_f[c, 1]
             else:
-                c = order[i] if mode == 1 else order[len(order) - 1 - i]
+                c = head[i] if mode == 1 else tail[n_candidates - 1 - i]
                 rg += hist_f[c, 0]
                 rh += hist_f[c, 1]
             for side in range(n_missing_sides):  # 0: missing left, 1: missing right
@@ -512,15 +575,17 @@ def _categorical_feature(hist_f, k, node_g, node_h, parent, reg_lambda,
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _right_set(hist_f, k, mode, index, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
-               right):
+               max_cat_threshold, right):
     """Mark in ``right`` the categories that a candidate of ``_categorical_feature`` sends
     to the right child."""
     if mode == 0:
         right[index] = True
         return
-    order = _category_order(hist_f, k, reg_lambda, reg_alpha, max_delta_step, min_child_weight)
+    m = min(max_cat_threshold, k) - 1
+    head, tail = _order_ends(_category_weights(hist_f, k, reg_lambda, reg_alpha,
+                                               max_delta_step, min_child_weight), m)
     for i in range(index + 1):
-        right[order[i] if mode == 1 else order[len(order) - 1 - i]] = True
+        right[head[i] if mode == 1 else tail[m - 1 - i]] = True
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
@@ -562,7 +627,7 @@ def find_node_split_categorical(hist, cell_offsets, node_g, node_h, feature_mask
     if f >= 0 and is_categorical[f]:
         lo, hi = cell_offsets[f], cell_offsets[f + 1]
         _right_set(hist[lo:hi], hi - lo - 1, best_mode, best_index, reg_lambda, reg_alpha,
-                   max_delta_step, min_child_weight, right)
+                   max_delta_step, min_child_weight, max_cat_threshold, right)
     return best
 
 

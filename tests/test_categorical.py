@@ -147,18 +147,27 @@ def test_partition_split_groups_categories_by_gradient_statistic():
     assert len(right1) == 1 and gain1 < gain
 
 
-def test_category_order_is_the_stable_sort_by_weight_with_light_categories_at_zero():
-    from daskboost.splitting import _category_order, leaf_weight
+def test_category_order_ends_are_those_of_the_stable_sort_by_weight():
+    # light categories weigh 0; the ends of the order are those of a stable sort
+    from daskboost.splitting import _category_weights, _order_ends, leaf_weight
     rng = np.random.default_rng(0)
-    for _ in range(200):  # ties, absent (h = 0), light, zero-gradient categories
-        k = int(rng.integers(1, 300))
+    for _ in range(300):  # ties, absent (h = 0), light, zero-gradient categories
+        k = int(rng.integers(2, 300))
         h = rng.choice([0.0, 0.5, 1.0, 2.0, 3.0], size=k) * rng.integers(0, 3, size=k)
         g = rng.choice([-2.0, -1.0, 0.0, 1.0, 2.0], size=k) * (h > 0)
+        if rng.random() < 0.3:  # continuous weights, some in sorted runs
+            g = rng.normal(size=k) * (h > 0)
+            g[: k // 2] = np.sort(g[: k // 2])[::int(rng.choice([-1, 1]))]
         mcw = float(rng.choice([0.0, 1.0, 2.5]))
-        weights = [leaf_weight(g[c], h[c], 1.0, 0.0, 0.0) if h[c] >= mcw and h[c] > 0
-                   else 0.0 for c in range(k)]
-        got = _category_order(np.stack([g, h], axis=1), k, 1.0, 0.0, 0.0, mcw)
-        np.testing.assert_array_equal(got, np.argsort(weights, kind="stable"))
+        weights = _category_weights(np.stack([g, h], axis=1), k, 1.0, 0.0, 0.0, mcw)
+        expected = [leaf_weight(g[c], h[c], 1.0, 0.0, 0.0) if h[c] >= mcw and h[c] > 0
+                    else 0.0 for c in range(k)]
+        np.testing.assert_array_equal(weights, expected)
+        order = np.argsort(weights, kind="stable")
+        m = int(rng.integers(0, k))
+        head, tail = _order_ends(weights, m)
+        np.testing.assert_array_equal(head, order[:m])
+        np.testing.assert_array_equal(tail, order[k - m:])
 
 
 def test_max_cat_threshold_bounds_the_set_and_min_child_weight_and_gamma_apply():
