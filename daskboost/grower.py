@@ -50,6 +50,13 @@ def stack_node_arrays(rows, fill, dtype, n_nodes=None):
     return out
 
 
+def _joined(parts):
+    """The split kernel's arrays of consecutive node ranges, joined in order."""
+    if len(parts) == 1:
+        return parts[0]
+    return [np.concatenate([part[j] for part in parts]) for j in range(len(parts[0]))]
+
+
 class TreeGrower:
     """The state of one tree being grown (its nodes, their sums and the histograms kept
     for deriving siblings).
@@ -61,7 +68,8 @@ class TreeGrower:
         min_child_weight, max_depth, max_leaves, grow_policy, learning_rate,
         colsample_bytree/bylevel/bynode, monotone_constraints and
         interaction_constraints as ``params.resolve_constraints`` settles them).
-    rng : numpy Generator for column sampling (drawn from in a fixed order).
+    rng : numpy Generator for column sampling (drawn from in a fixed order), or a seed
+        for one, made when column sampling first draws (most fits never do).
     """
 
     def __init__(self, mapper, params, rng=None):
@@ -73,6 +81,9 @@ class TreeGrower:
                                            params.colsample_bytree)
         self._level_features = {}
         self._constraints = NodeConstraints.of(params, n_features)  # None: unconstrained
+        # fewest nodes worth a thread of their own in the split search: a hand-off costs
+        # about as much as scanning ``SPLIT_CELLS_PER_THREAD`` histogram cells
+        self._nodes_per_thread = max(1, SPLIT_CELLS_PER_THREAD // int(mapper.cell_offsets[-1]))
         self._refit = {}             # leaf -> output set by a leaf refit (quantile losses)
         self._candidates = {}        # node -> (gain, feature, bin, default_left, left sums,
         #                                    categorical right set or None)
@@ -179,6 +190,8 @@ class TreeGrower:
         candidates = np.flatnonzero(allowed)
         keep = max(1, int(fraction * len(candidates)))
         mask = np.zeros_like(allowed)
+        if isinstance(self._rng, (int, list, tuple)):  # a seed: made at the first draw
+            self._rng = np.random.default_rng(self._rng)
         mask[self._rng.choice(candidates, size=keep, replace=False)] = True
         return mask
 
@@ -204,30 +217,39 @@ class TreeGrower:
         if not nodes:
             return
         masks = dict(zip(nodes, self._feature_masks(nodes)))  # drawn in node order
+        parts = []  # (first index in ``order``, nodes, their histograms) per stack
+        order = []
         for stack_nodes, hists in stacks:
             wanted = [j for j, n in enumerate(stack_nodes) if n in masks]
             if len(wanted) < len(stack_nodes):  # some are too deep to split (lossguide)
                 hists = hists[wanted]
                 stack_nodes = [stack_nodes[j] for j in wanted]
             if stack_nodes:
-                self._stack_candidates(stack_nodes, hists,
-                                       np.array([masks[n] for n in stack_nodes]))
-
-    def _stack_candidates(self, nodes, hists, masks):
-        """``_find_candidates`` for nodes whose histograms are stacked in ``hists``."""
-        sums = np.array([self.sums[n] for n in nodes], dtype=np.float64)
+                parts.append((len(order), stack_nodes, hists))
+                order += stack_nodes
+        sums = np.array([self.sums[n] for n in order], dtype=np.float64)
+        node_masks = np.array([masks[n] for n in order])
 
         # the nodes are independent: their kernels run on the loop's threads, a range of
-        # nodes each (``thread_passes.map_ranges``), the results joined in node order
+        # ``order`` each (``thread_passes.map_ranges``: one hand-off for the stacks of
+        # built and derived histograms together), the results joined in that order
         def kernel(r):
-            part = slice(r.start, r.stop)
-            return self._split_kernel(hists[part], sums[part], masks[part], nodes[part])
+            results = []
+            for first, stack_nodes, hists in parts:
+                lo, hi = max(r.start, first), min(r.stop, first + len(stack_nodes))
+                if lo < hi:
+                    results.append(self._split_kernel(hists[lo - first:hi - first],
+                                                      sums[lo:hi], node_masks[lo:hi],
+                                                      order[lo:hi]))
+            return _joined(results)
 
-        parts = map_ranges(kernel, thread_ranges(len(nodes), self._nodes_per_thread()))
-        joined = parts[0] if len(parts) == 1 else [
-            np.concatenate([part[j] for part in parts]) for j in range(len(parts[0]))]
-        gain, feature, bin_, default_left, left_sums = joined[:5]
-        right = joined[5] if self.mapper.has_categorical else None
+        results = map_ranges(kernel, thread_ranges(len(order), self._nodes_per_thread))
+        self._add_candidates(order, _joined(results))
+
+    def _add_candidates(self, nodes, found):
+        """Record the nodes' valid splits (``found``: the split kernel's arrays)."""
+        gain, feature, bin_, default_left, left_sums = found[:5]
+        right = found[5] if self.mapper.has_categorical else None
         for i, node in enumerate(nodes):
             if feature[i] >= 0:
                 cats = None
@@ -254,11 +276,6 @@ class TreeGrower:
             hists, sums, self._constraints.bounds(nodes), self.mapper.cell_offsets, masks,
             self._constraints.monotone, p.reg_lambda, p.reg_alpha, p.max_delta_step,
             p.min_child_weight, p.gamma)
-
-    def _nodes_per_thread(self):
-        """Fewest nodes worth a thread of their own: a hand-off costs about as much as
-        scanning ``SPLIT_CELLS_PER_THREAD`` histogram cells."""
-        return max(1, SPLIT_CELLS_PER_THREAD // int(self.mapper.cell_offsets[-1]))
 
     def _expand(self, nodes):
         """Split the chosen candidates: record the splits, create and schedule children."""

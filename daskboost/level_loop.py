@@ -55,8 +55,7 @@ def grow_rounds(mapper, params, objective, rounds, pending, leaf_values, trim):
         # fit draws the same columns as training in one go (cross-validation grows
         # nfold models of K trees, each tree keyed as in its own fit: ``fold_states``)
         per_model = getattr(objective, "outputs_per_model", objective.n_outputs())
-        growers = [TreeGrower(mapper, params,
-                              np.random.default_rng([params.seed, round_, k % per_model]))
+        growers = [TreeGrower(mapper, params, [params.seed, round_, k % per_model])
                    for k in range(objective.n_outputs())]
         first = dict(new_tree=True, leaf_values=leaf_values, objective=objective,
                      subsample=params.subsample, sample_seed=params.seed, round=round_,
