@@ -220,3 +220,14 @@ def test_data_too_large_for_packed_sums_is_refused_after_the_scan(monkeypatch):
     assert binned == []
     DaskBoostClassifier(n_estimators=2).fit(X, y)  # float gradients: no such bound
     assert binned == [1]
+
+
+def test_continued_quantized_training_equals_training_in_one_go():
+    # the draws are keyed on the round, the scales on the round's gradients
+    X, y = binary_data(4000, 8)
+    params = dict(quantized_grad=True, subsample=0.8, random_state=1, max_depth=4)
+    one_go = DaskBoostClassifier(n_estimators=8, **params).fit(X, y)
+    first = DaskBoostClassifier(n_estimators=4, **params).fit(X, y)
+    continued = DaskBoostClassifier(n_estimators=4, **params).fit(
+        X, y, xgb_model=first.get_booster())
+    np.testing.assert_array_equal(continued.predict_proba(X), one_go.predict_proba(X))
