@@ -29,6 +29,7 @@ Node ids grow in creation order, so a child's id is always larger than its paren
 import numpy as np
 
 from .constraints import NodeConstraints
+from .quantize import unpack_histograms
 from .splitting import (find_splits, find_splits_categorical, find_splits_monotone,
                         leaf_values_of)
 from .thread_passes import map_ranges, thread_ranges
@@ -98,6 +99,7 @@ class TreeGrower:
         self.right = [-1]
         self.gain = [0.0]
         self._hists = {}             # node -> histogram, for nodes of the current level
+        self._scale = None           # quantization steps of the histograms (``receive``)
         self._to_build = [0]         # nodes whose histograms the next pass builds
         self._to_derive = []         # (node, parent, built sibling)
         self.finished = False
@@ -113,13 +115,17 @@ class TreeGrower:
             node_to_slot[node] = slot
         return node_to_slot, len(self._to_build)
 
-    def receive(self, hist):
+    def receive(self, hist, scale=None):
         """Take the reduced histograms of the requested nodes; choose this pass's splits.
+        ``scale``: (g step, h step) when ``hist`` holds packed integer sums of quantized
+        gradients (``quantize``): they are subtracted as integers and turned into float
+        (G, H) on the thread that searches a node's splits.
 
         Returns the splits decided in this pass as arrays over node ids
         (``split_feature == -1`` where a node is not split), or None if nothing split.
         After this call ``finished`` tells whether the tree needs another pass.
         """
+        self._scale = scale
         built = self._to_build
         derived = np.empty((len(self._to_derive),) + hist.shape[1:], dtype=hist.dtype)
         # the built nodes' histograms are used where they are (slot order); the derived
@@ -129,7 +135,7 @@ class TreeGrower:
             self._hists[node] = hist[slot]
             if self.sums[node] is None:  # the root: its sums come from its histogram
                 first = self.mapper.cell_offsets[1]  # feature 0's cells: every row
-                totals = hist[slot, :first].sum(axis=0)
+                totals = self._unpacked(hist[slot, :first].sum(axis=0))
                 self.sums[node] = (float(totals[0]), float(totals[1]))
         for j, (node, parent, sibling) in enumerate(self._to_derive):
             np.subtract(self._hists[parent], hist[slot_of[sibling]], out=derived[j])
@@ -238,13 +244,17 @@ class TreeGrower:
             for first, stack_nodes, hists in parts:
                 lo, hi = max(r.start, first), min(r.stop, first + len(stack_nodes))
                 if lo < hi:
-                    results.append(self._split_kernel(hists[lo - first:hi - first],
-                                                      sums[lo:hi], node_masks[lo:hi],
-                                                      order[lo:hi]))
+                    results.append(self._split_kernel(
+                        self._unpacked(hists[lo - first:hi - first]), sums[lo:hi],
+                        node_masks[lo:hi], order[lo:hi]))
             return _joined(results)
 
         results = map_ranges(kernel, thread_ranges(len(order), self._nodes_per_thread))
         self._add_candidates(order, _joined(results))
+
+    def _unpacked(self, hist):
+        """Float (G, H) sums of histograms (or of cells) as ``receive`` was given them."""
+        return hist if self._scale is None else unpack_histograms(hist, *self._scale)
 
     def _add_candidates(self, nodes, found):
         """Record the nodes' valid splits (``found``: the split kernel's arrays)."""

@@ -13,7 +13,7 @@ import numpy as np
 
 from .grower import TreeGrower, stack_node_arrays
 from .partition import LevelStep, category_table, no_splits
-from .quantize import GradientMaxima, scales_from_maxima, tree_key, unpack_histograms
+from .quantize import GradientMaxima, scales_from_maxima, tree_key
 
 
 async def drive(passes, reduce_pass):
@@ -102,9 +102,8 @@ def grow_levels(growers, pending, mapper, first):
                              quant_keys=quantization_keys(first, len(growers)))
             step = root_step(step, quantized)
             hist = yield step
-        if quantized:
-            hist = unpack_histograms(hist, quantized["quant_scales"], step.node_to_slot)
-        pending = receive_histograms(growers, hist, slot_counts)
+        pending = receive_histograms(growers, hist, slot_counts,
+                                     quantized.get("quant_scales"))
         if all(g.finished for g in growers):
             break
     for grower in growers:
@@ -173,15 +172,17 @@ def pad_nodes(array, n_nodes):
     return out
 
 
-def receive_histograms(growers, hist, slot_counts):
-    """Hand each growing tree its histogram slots; stack the splits they decide."""
+def receive_histograms(growers, hist, slot_counts, scales=None):
+    """Hand each growing tree its histogram slots; stack the splits they decide.
+    ``scales``: (K, 2) quantization steps when ``hist`` holds packed integer sums."""
     offset = 0
     splits = []
-    for grower, n in zip(growers, slot_counts):
+    for t, (grower, n) in enumerate(zip(growers, slot_counts)):
         if n == 0:
             splits.append(None)
             continue
-        splits.append(grower.receive(hist[offset:offset + n]))
+        splits.append(grower.receive(hist[offset:offset + n],
+                                     None if scales is None else tuple(scales[t])))
         offset += n
     if all(s is None for s in splits):
         return None

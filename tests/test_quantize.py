@@ -80,12 +80,14 @@ def test_packed_sums_unpack_to_the_integer_sums_with_negative_parts():
     total = ((q_g << 32) + q_h).sum()
     assert unpacked(total) == (q_g.sum(), q_h.sum())
     hist = np.array([[total, -total, 0], [total, 0, 0]], dtype=np.int64)
-    # slot 0: tree 1's node 0, slot 1: tree 0's node 1; each slot takes its tree's scales
-    out = quantize.unpack_histograms(hist, np.array([[2.0, 4.0], [0.5, 0.25]]),
-                                     np.array([[-1, 1], [0, -1]], np.int32))
+    out = quantize.unpack_histograms(hist, 0.5, 0.25)
+    assert out.shape == (2, 3, 2)
     np.testing.assert_array_equal(out[0], [[q_g.sum() * 0.5, q_h.sum() * 0.25],
                                            [-q_g.sum() * 0.5, -q_h.sum() * 0.25], [0, 0]])
-    np.testing.assert_array_equal(out[1, 0], [q_g.sum() * 2.0, q_h.sum() * 4.0])
+    np.testing.assert_array_equal(out[1, 0], [q_g.sum() * 0.5, q_h.sum() * 0.25])
+    # a sum of cells (one value) unpacks alike
+    np.testing.assert_array_equal(quantize.unpack_histograms(hist[0, :2].sum(), 0.5, 0.25),
+                                  [0.0, 0.0])
 
 
 def test_quantized_histograms_are_within_one_quantum_per_row_of_the_float_ones():
@@ -103,7 +105,7 @@ def test_quantized_histograms_are_within_one_quantum_per_row_of_the_float_ones()
     packed, scales = quantized(grad, hess, 16, keys)
     _, sums = build_histograms(codes, None, None, *args, quantized=packed)
     assert sums.dtype == np.int64 and sums.shape == (2, n_features * n_codes)
-    approx = quantize.unpack_histograms(sums, scales, node_to_slot)
+    approx = np.stack([quantize.unpack_histograms(sums[t], *scales[t]) for t in range(2)])
     assert approx.shape == exact.shape == (2, n_features * n_codes, 2)
     counts = np.stack([np.bincount(codes[:, f], minlength=n_codes)
                        for f in range(n_features)]).ravel()
