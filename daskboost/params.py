@@ -126,8 +126,8 @@ def categorical_params(raw):
                 max_cat=integer_param("max_cat", raw["max_cat"], 1, MAX_BIN_LIMIT - 1))
 GROW_POLICIES = ("depthwise", "lossguide")
 
-# defaults of the quantized-gradient parameters (issue 15); the most bins: a partition
-# may then still hold 2**21 rows (``quantize.check_partition_rows``)
+# defaults of the quantized-gradient parameters (issue 15); the most bins: the data may
+# then still hold 2**21 rows (``quantize.check_rows``)
 QUANTIZATION_DEFAULTS = {"quantized_grad": False, "num_grad_quant_bins": 4}
 MAX_GRAD_QUANT_BINS = 1024
 
