@@ -208,8 +208,22 @@ def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_l
 
 
 # ---- models with categorical features (issue 13) -------------------------------------
-# Copies of the two kernels above with the category-set test; kept apart so that the
-# numeric kernels stay exactly as fast as they were.
+# The two kernels above with the category-set test; kept apart so that the numeric
+# kernels stay exactly as fast as they were.  Here the test is one inlined function,
+# ``_goes_left``, shared with the packed kernel: measured as fast as written out (1M
+# rows, 16 slots: 17.15 / 17.08 ms, 18.64 / 18.60 ms written out / called).
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _goes_left(code, split_bin, missing_code, default_left, cat_table):
+    """Whether a row with ``code`` goes left at a split on ``split_bin``: missing rows
+    take the default direction; ``split_bin >= 0``: numeric, ``code <= split_bin``;
+    else categorical, left unless ``code`` is in ``cat_table[-1 - split_bin]``."""
+    if code == missing_code:
+        return default_left
+    if split_bin >= 0:
+        return code <= split_bin
+    return not cat_table[-1 - split_bin, code]
+
 
 @numba.njit(nogil=True, cache=True)
 def accumulate_histograms_categorical(codes, grad, hess, positions, split_feature, split_bin,
@@ -226,14 +240,8 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
             node = np.uint64(positions[t, i])  # unsigned indices (see above)
             f_split = split_feature[t, node]
             if f_split >= 0:
-                code = codes[i, np.uint64(f_split)]
-                b = split_bin[t, node]
-                if code == missing_code:
-                    go_left = default_left[t, node]
-                elif b >= 0:
-                    go_left = code <= b
-                else:
-                    go_left = not cat_table[-1 - b, code]
+                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
+                                     missing_code, default_left[t, node], cat_table)
                 node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
             slot = node_to_slot[t, node]
@@ -270,14 +278,8 @@ def add_leaf_values_kernel_categorical(codes, positions, split_feature, split_bi
             node = np.uint64(positions[t, i])  # unsigned indices (see above)
             f_split = split_feature[t, node]
             if f_split >= 0:
-                code = codes[i, np.uint64(f_split)]
-                b = split_bin[t, node]
-                if code == missing_code:
-                    go_left = default_left[t, node]
-                elif b >= 0:
-                    go_left = code <= b
-                else:
-                    go_left = not cat_table[-1 - b, code]
+                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
+                                     missing_code, default_left[t, node], cat_table)
                 node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             out[t, i] = margin[t, i] + leaf_values[t, node]
 
@@ -298,14 +300,8 @@ def accumulate_packed_histograms(codes, packed, positions, split_feature, split_
             node = np.uint64(positions[t, i])  # unsigned indices (see above)
             f_split = split_feature[t, node]
             if f_split >= 0:
-                code = codes[i, np.uint64(f_split)]
-                b = split_bin[t, node]
-                if code == missing_code:
-                    go_left = default_left[t, node]
-                elif b >= 0:
-                    go_left = code <= b
-                else:
-                    go_left = not cat_table[-1 - b, code]
+                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
+                                     missing_code, default_left[t, node], cat_table)
                 node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
             slot = node_to_slot[t, node]
