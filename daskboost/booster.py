@@ -19,6 +19,7 @@ from .data import feature_block
 from .objectives import CustomObjective, get_objective
 from .sparse import is_sparse
 from .tree import PackedForest, dense_floats
+from .xgboost_format import from_xgboost, is_xgboost_model, to_xgboost
 
 
 class Booster:
@@ -177,18 +178,38 @@ class Booster:
             out["categories"] = {str(f): c for f, c in sorted(self.categories.items())}
         return out
 
+    def save_model(self, path, format="daskboost"):
+        """Write the model to ``path`` (atomically: no half-written file):
+        ``format="daskboost"``, its own versioned JSON, or ``"xgboost"``, xgboost's JSON
+        model (``xgboost.Booster(model_file=path)`` and treelite load it; see
+        ``xgboost_format``)."""
+        write_json_atomically(path, self.to_payload(format))
+
+    def to_payload(self, format="daskboost"):
+        """The model file's JSON object in ``format`` (see ``save_model``)."""
+        if format == "daskboost":
+            return self.to_dict()
+        if format == "xgboost":
+            return to_xgboost(self)
+        raise ValueError(f"format={format!r} must be 'daskboost' or 'xgboost'")
+
     @classmethod
     def from_dict(cls, data, source="model"):
-        """The model in a model file's JSON object, checked completely (``model_file``);
-        ValueError naming ``source`` (the file) and the bad field otherwise."""
-        booster = cls(**parse_model(data, source))
+        """The model in a model file's JSON object (daskboost's, or xgboost's JSON model
+        format: ``xgboost_format``), checked completely (``model_file``); ValueError
+        naming ``source`` (the file) and the bad field otherwise."""
+        if is_xgboost_model(data):
+            booster = cls(**from_xgboost(data, source))
+        else:
+            booster = cls(**parse_model(data, source))
         check_model(booster, source)
         return booster
 
     @classmethod
     @garbage_collection_paused()
     def load(cls, path):
-        """The model in the file at ``path`` (written by ``save_model``), checked."""
+        """The model in the file at ``path`` (written by ``save_model``, or an xgboost
+        JSON model), checked."""
         return cls.from_dict(read_model_json(path), os.fspath(path))
 
 

@@ -30,6 +30,7 @@ from .data import (describe_features, feature_block, feature_types_of, is_dask_c
                    margin_block)
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_json
+from .xgboost_format import is_xgboost_model
 from .objectives import classifier_objectives, regressor_objectives
 from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, integer_param,
                      validate_params)
@@ -314,9 +315,18 @@ class _DaskBoostModel:
     def _load_extras(self, section):
         pass
 
-    def save_model(self, path):
-        """Write the fitted model as versioned JSON (atomically: no half-written file)."""
-        payload = self.get_booster().to_dict()
+    def _imported_extras(self, booster):
+        """The estimator section's extras for a model read from an xgboost file."""
+        return {}
+
+    def save_model(self, path, format="daskboost"):
+        """Write the fitted model as versioned JSON (atomically: no half-written file);
+        ``format="xgboost"``: as xgboost's JSON model instead (``Booster.save_model``)."""
+        booster = self.get_booster()
+        if format != "daskboost":
+            booster.save_model(path, format)
+            return
+        payload = booster.to_dict()
         # parameters added after model files existed (categorical, quantized gradients)
         # are left out at their defaults: a model without them has the file it had
         params = {k: _jsonable(v) for k, v in self.get_params().items()
@@ -338,7 +348,11 @@ class _DaskBoostModel:
 
     def _load_payload(self, payload, source):
         booster = Booster.from_dict(payload, source)
-        section = payload.get(ESTIMATOR_KEY, {})
+        if is_xgboost_model(payload):  # as xgboost's own estimators would read it
+            section = {"params": {"objective": booster.objective},
+                       **self._imported_extras(booster)}
+        else:
+            section = payload.get(ESTIMATOR_KEY, {})
         params = self._checked_section(section, source)
         self._check_extras(section, booster, source)
         self.set_params(**params)
@@ -490,6 +504,10 @@ class DaskBoostClassifier(_DaskBoostModel):
     def _load_extras(self, section):
         self.classes_ = np.array(section["classes"])
         self.n_classes_ = len(self.classes_)
+
+    def _imported_extras(self, booster):
+        # xgboost's classifiers number the classes 0 .. n - 1
+        return {"classes": list(range(2 if booster.n_outputs == 1 else booster.n_outputs))}
 
 
 def _jsonable(value):

@@ -1,0 +1,397 @@
+"""xgboost's JSON model format (its ``doc/model.schema``): export and import.
+
+A daskboost model maps onto an xgboost ``gbtree`` model one to one: the same trees in
+the same order (tree ``t`` adds to output ``t % K``), each node's split feature, default
+direction, children, gain (``loss_changes``) and hessian sum (``sum_hessian``), leaf
+values in ``split_conditions``, category sets in xgboost's layout (the categories in a
+node's set go right, in both), and the constant start as ``base_score``.
+
+Two things differ and are translated:
+
+- **Thresholds.**  daskboost sends a row left when ``x <= t`` (``t`` a float64); xgboost
+  when ``x < t'`` with ``x`` and ``t'`` float32.  For a float32 ``x``, ``x <= t`` holds
+  exactly when ``x <= d``, ``d`` the largest float32 not above ``t``, that is when
+  ``x < next float32 after d``: that is ``t'`` (``xgboost_thresholds``).  Every float32
+  value goes the same way in both (a value of +inf, on a split whose threshold is
+  +inf, excepted: xgboost cannot send it left).  Import inverts it: ``t = previous
+  float32 before t'``.
+- **base_score.**  xgboost stores the start as a prediction for some objectives (a
+  probability for ``binary:logistic``, a mean for the log-link ones) and as a margin
+  for the others (``_BASE_SCORE_LINKS``), written with at most 9 digits, as xgboost 2
+  reads it.  One start serves every output; where a multiclass model's outputs start
+  apart, the differences go into the first round's leaves (``_start_and_first_round``).
+
+Categorical features: xgboost reads a category as its code in the input's pandas
+``category`` dtype.  daskboost's dictionary of a feature (sorted, ``Booster.categories``)
+is written as that order, so xgboost predicts the same on a DataFrame whose category
+columns have exactly those categories (``pd.Categorical(values,
+categories=booster.categories[f])``).  Imported categorical models keep xgboost's codes
+as their dictionary (the integers ``0 .. n - 1``): give them those codes.
+"""
+
+import math
+
+import numpy as np
+
+from .objectives import OBJECTIVES
+from .tree import Tree
+
+# the xgboost version whose layout the export follows (read by xgboost 2.0 and later)
+EXPORT_VERSION = [2, 1, 0]
+_ROOT_PARENT = 2147483647  # xgboost's "no parent"
+
+# objectives whose base_score xgboost stores through a link, and the link
+_BASE_SCORE_LINKS = {"binary:logistic": "logit", "reg:logistic": "logit",
+                     "count:poisson": "log", "reg:gamma": "log", "reg:tweedie": "log"}
+
+
+def _objective_section(objective, params):
+    """xgboost's ``learner.objective`` object for a daskboost objective."""
+    section = {"name": objective}
+    if objective in ("reg:squarederror", "reg:logistic", "binary:logistic",
+                     "binary:logitraw", "reg:gamma"):
+        section["reg_loss_param"] = {"scale_pos_weight": "1"}
+    elif objective == "reg:pseudohubererror":
+        section["pseudo_huber_param"] = {"huber_slope": _number(params["huber_slope"])}
+    elif objective == "reg:quantileerror":
+        section["quantile_loss_param"] = {
+            "quantile_alpha": f"[{_number(params['quantile_alpha'])}]"}
+    elif objective == "count:poisson":
+        section["poisson_regression_param"] = {
+            "max_delta_step": _number(params.get("max_delta_step") or 0.7)}
+    elif objective == "reg:tweedie":
+        section["tweedie_regression_param"] = {
+            "tweedie_variance_power": _number(params["tweedie_variance_power"])}
+    elif objective.startswith("multi:"):
+        section["softmax_multiclass_param"] = {"num_class": str(params["num_class"])}
+    return section
+
+
+def _number(value):
+    """A number as xgboost writes one ("1.6867428E0"): the shortest repr of its float32.
+    (xgboost 2 reads a longer decimal, such as a float64's repr, as its default.)"""
+    text = np.format_float_scientific(np.float32(value), unique=True, exp_digits=1)
+    return text.replace("e+", "E").replace("e", "E")
+
+
+def xgboost_thresholds(thresholds):
+    """float32 ``t'`` with ``x < t'`` exactly when ``x <= t`` for every float32 ``x``
+    (module docstring), for float64 thresholds ``t``."""
+    t = np.asarray(thresholds, dtype=np.float64)
+    with np.errstate(over="ignore"):  # beyond float32's range: +-inf, as intended
+        nearest = t.astype(np.float32)
+        below = np.where(nearest.astype(np.float64) > t,
+                         np.nextafter(nearest, np.float32(-np.inf)), nearest)
+        return np.nextafter(below, np.float32(np.inf))
+
+
+def daskboost_thresholds(xgboost_split_conditions):
+    """The inverse of ``xgboost_thresholds``: ``x < t'`` as ``x <= t`` (float32 ``x``)."""
+    t = np.asarray(xgboost_split_conditions, dtype=np.float32)
+    with np.errstate(over="ignore"):
+        return np.nextafter(t, np.float32(-np.inf)).astype(np.float64)
+
+
+def _base_score(objective, margin):
+    """xgboost's ``base_score`` string for the constant start ``margin`` (one for all
+    outputs: see ``_start_and_first_round``)."""
+    link = _BASE_SCORE_LINKS.get(objective)
+    if link == "logit":
+        return _number(1.0 / (1.0 + math.exp(-margin)))
+    if link == "log":
+        return _number(math.exp(margin))
+    return _number(margin)
+
+
+def _start_and_first_round(base_margin, trees):
+    """(one start for every output, the trees) for a model whose outputs may start at
+    different margins (multiclass).  xgboost 3 can store one start per output, but
+    xgboost 2 reads such a ``base_score`` as its default 0.5, silently; so the start
+    written is their mean, and each output's difference from it is added to every leaf
+    of that output's first tree: every row's margin is the same in both versions, and
+    so are its SHAP values (a constant added to a tree's leaves moves only the bias)."""
+    margins = np.asarray(base_margin, dtype=np.float64)
+    start = float(margins.mean())
+    if np.all(margins == margins[0]) or len(trees) < len(margins):
+        return float(margins[0]), trees
+    shifted = list(trees)
+    for k, shift in enumerate(margins - start):
+        tree = trees[k]
+        shifted[k] = Tree(tree.feature, tree.threshold, tree.default_left, tree.left,
+                          tree.right, tree.value + shift, tree.gain, tree.cover,
+                          categories=tree.categories)
+    return start, shifted
+
+
+def _margins(objective, base_score, n_outputs, source):
+    """The constant start (K,) from xgboost's ``base_score`` string."""
+    text = str(base_score).strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    try:
+        values = np.array([float(v) for v in text.split(",")], dtype=np.float64)
+    except ValueError:
+        raise ValueError(f"{source}: base_score {base_score!r} is not a number or a "
+                         "list of numbers") from None
+    if len(values) not in (1, n_outputs) or not np.all(np.isfinite(values)):
+        raise ValueError(f"{source}: base_score {base_score!r} must be one finite number "
+                         f"or {n_outputs}")
+    values = np.broadcast_to(values, (n_outputs,)).copy()
+    link = _BASE_SCORE_LINKS.get(objective)
+    with np.errstate(divide="ignore"):
+        if link == "logit":
+            if not np.all((values > 0) & (values < 1)):
+                raise ValueError(f"{source}: base_score {base_score!r} of objective "
+                                 f"{objective!r} must be in (0, 1)")
+            values = np.log(values) - np.log1p(-values)
+        elif link == "log":
+            if not np.all(values > 0):
+                raise ValueError(f"{source}: base_score {base_score!r} of objective "
+                                 f"{objective!r} must be positive")
+            values = np.log(values)
+    return values
+
+
+# ---- export ------------------------------------------------------------------------------
+
+def tree_to_xgboost(tree, tree_id, n_features):
+    """One tree as xgboost's JSON tree object."""
+    n = tree.n_nodes
+    split = tree.feature >= 0
+    categorical = np.zeros(n, dtype=bool)
+    for node in (tree.categories or {}):
+        categorical[node] = True
+    parents = np.full(n, _ROOT_PARENT, dtype=np.int64)
+    parents[tree.left[split]] = np.flatnonzero(split)
+    parents[tree.right[split]] = np.flatnonzero(split)
+    numeric_split = split & ~categorical
+    conditions = np.where(split, 0.0, tree.value).astype(np.float32)
+    conditions[numeric_split] = xgboost_thresholds(tree.threshold[numeric_split])
+    nodes = sorted(tree.categories or {})
+    sizes = [len(tree.categories[node]) for node in nodes]
+    return {
+        "id": tree_id,
+        "tree_param": {"num_deleted": "0", "num_feature": str(n_features),
+                       "num_nodes": str(n), "size_leaf_vector": "1"},
+        "left_children": np.where(split, tree.left, -1).tolist(),
+        "right_children": np.where(split, tree.right, -1).tolist(),
+        "parents": parents.tolist(),
+        "split_indices": np.where(split, tree.feature, 0).tolist(),
+        "split_conditions": [float(v) for v in conditions],
+        "split_type": categorical.astype(int).tolist(),
+        "default_left": (tree.default_left & split).astype(int).tolist(),
+        "loss_changes": [float(v) for v in np.where(split, tree.gain, 0.0).astype(np.float32)],
+        "sum_hessian": [float(v) for v in tree.cover.astype(np.float32)],
+        "base_weights": [float(v) for v in tree.value.astype(np.float32)],
+        "categories_nodes": nodes,
+        "categories_segments": [int(s) for s in np.cumsum([0] + sizes[:-1])] if nodes else [],
+        "categories_sizes": sizes,
+        "categories": [int(c) for node in nodes for c in tree.categories[node]],
+    }
+
+
+def to_xgboost(booster):
+    """The model as an xgboost JSON model (a dict for ``json.dump``); ValueError for
+    what xgboost cannot represent (a custom objective)."""
+    objective = booster.objective
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective={objective!r} has no xgboost equivalent; only models "
+                         f"of xgboost's objectives ({', '.join(OBJECTIVES)}) export")
+    K = booster.n_outputs
+    F = booster.n_features
+    types = booster.feature_types or ["q"] * F
+    feature_types = ["c" if t == "c" else "float" for t in types]
+    attributes = {}
+    if booster.best_iteration is not None:
+        attributes["best_iteration"] = str(booster.best_iteration)
+    if booster.best_score is not None:
+        attributes["best_score"] = repr(float(booster.best_score))
+    start, trees = _start_and_first_round(booster.base_margin, booster.trees)
+    n_trees = len(trees)
+    return {
+        "version": EXPORT_VERSION,
+        "learner": {
+            "attributes": attributes,
+            "feature_names": list(booster.feature_names or []),
+            "feature_types": feature_types if booster.feature_names or booster.categories
+            else [],
+            "learner_model_param": {
+                "base_score": _base_score(objective, start),
+                "boost_from_average": "1",
+                "num_class": str(K if objective.startswith("multi:") else 0),
+                "num_feature": str(F),
+                "num_target": "1",
+            },
+            "objective": _objective_section(objective, booster.objective_params),
+            "gradient_booster": {
+                "name": "gbtree",
+                "model": {
+                    "gbtree_model_param": {"num_parallel_tree": "1",
+                                           "num_trees": str(n_trees)},
+                    "iteration_indptr": list(range(0, n_trees + 1, K)),
+                    "tree_info": [t % K for t in range(n_trees)],
+                    "trees": [tree_to_xgboost(tree, t, F)
+                              for t, tree in enumerate(trees)],
+                },
+            },
+        },
+    }
+
+
+# ---- import ------------------------------------------------------------------------------
+
+def is_xgboost_model(data):
+    """Whether a model file's JSON object is xgboost's (it has a ``learner``)."""
+    return isinstance(data, dict) and "learner" in data and "format" not in data
+
+
+def from_xgboost(data, source):
+    """``Booster`` keyword arguments from an xgboost JSON model (checked afterwards, as
+    every model file, by ``model_file.check_model``).  ValueError naming ``source`` for
+    what a daskboost model cannot represent (gblinear, dart, random forests, vector
+    leaves, several targets, objectives daskboost does not have) or a malformed file."""
+    try:
+        return _from_xgboost(data, source)
+    except (KeyError, TypeError, IndexError, AttributeError) as err:
+        raise ValueError(f"{source}: not a readable xgboost JSON model ({type(err).__name__}: "
+                         f"{err!s:.120})") from None
+
+
+def _from_xgboost(data, source):
+    learner = data["learner"]
+    booster = learner["gradient_booster"]
+    name = booster.get("name")
+    if name != "gbtree":
+        raise ValueError(f"{source}: gradient_booster {name!r} cannot be read: daskboost "
+                         "models are gbtree ensembles (not gblinear, not dart)")
+    model = booster["model"]
+    params = learner["learner_model_param"]
+    objective_section = learner["objective"]
+    objective = objective_section["name"]
+    if objective not in OBJECTIVES:
+        raise ValueError(f"{source}: objective {objective!r} has no daskboost equivalent "
+                         f"(daskboost has {', '.join(OBJECTIVES)})")
+    if int(model["gbtree_model_param"].get("num_parallel_tree", "1")) != 1:
+        raise ValueError(f"{source}: num_parallel_tree > 1 (boosted random forests) cannot "
+                         "be read: daskboost grows one tree per output and round")
+    if int(params.get("num_target", "1")) != 1:
+        raise ValueError(f"{source}: num_target = {params['num_target']} (several targets) "
+                         "cannot be read")
+    n_features = int(params["num_feature"])
+    K = max(1, int(params.get("num_class", "0")))
+    trees = model["trees"]
+    if not isinstance(trees, list):
+        raise ValueError(f"{source}: gradient_booster.model.trees must be an array")
+    tree_info = list(model.get("tree_info", [t % K for t in range(len(trees))]))
+    if len(trees) % K or tree_info != [t % K for t in range(len(trees))]:
+        raise ValueError(f"{source}: the trees are not whole rounds of {K} trees, one per "
+                         "class in class order (tree_info)")
+    feature_types = list(learner.get("feature_types") or [])
+    categorical = [f for f, t in enumerate(feature_types) if t == "c"]
+    parsed = [_tree_from_xgboost(tree, t, source) for t, tree in enumerate(trees)]
+    categories = {}
+    for f in categorical:  # xgboost's codes are the dictionary (module docstring)
+        codes = [int(c.max()) for tree in parsed for node, c in (tree.categories or {}).items()
+                 if tree.feature[node] == f and len(c)]
+        categories[f] = list(range(max(codes, default=0) + 1))
+    attributes = learner.get("attributes") or {}
+    best = attributes.get("best_iteration")
+    best_score = attributes.get("best_score")
+    return {
+        "trees": parsed,
+        "base_margin": _margins(objective, params["base_score"], K, source),
+        "objective": objective,
+        "objective_params": _objective_params(objective, objective_section, K),
+        "n_features": n_features,
+        "feature_names": list(learner.get("feature_names") or []) or None,
+        "best_iteration": None if best is None else int(best),
+        "best_score": None if best_score is None else float(best_score),
+        "feature_types": (["c" if t == "c" else "q" for t in feature_types]
+                          if categorical else None),
+        "categories": categories or None,
+    }
+
+
+def _objective_params(objective, section, n_outputs):
+    params = {}
+    if objective.startswith("multi:"):
+        params["num_class"] = n_outputs
+    if objective == "reg:pseudohubererror":
+        params["huber_slope"] = float(section["pseudo_huber_param"]["huber_slope"])
+    elif objective == "reg:quantileerror":
+        alphas = str(section["quantile_loss_param"]["quantile_alpha"]).strip("[]").split(",")
+        if len(alphas) != 1:
+            raise ValueError(f"quantile_alpha {alphas} (several quantiles) cannot be read: "
+                             "daskboost fits one quantile")
+        params["quantile_alpha"] = float(alphas[0])
+    elif objective == "reg:tweedie":
+        params["tweedie_variance_power"] = float(
+            section["tweedie_regression_param"]["tweedie_variance_power"])
+    return params
+
+
+def _tree_from_xgboost(data, t, source):
+    """One xgboost tree as a ``Tree``, its nodes renumbered breadth first (each split's
+    right child right after its left one, as in trees grown here; xgboost's ids may have
+    gaps where nodes were pruned)."""
+    where = f"{source}: tree {t}"
+    if int(data["tree_param"].get("size_leaf_vector", "1")) > 1:
+        raise ValueError(f"{where}: vector leaves (multi_strategy) cannot be read")
+    left = np.asarray(data["left_children"], dtype=np.int64)
+    right = np.asarray(data["right_children"], dtype=np.int64)
+    n = len(left)
+    fields = {name: np.asarray(data[name]) for name in
+              ("split_indices", "split_conditions", "default_left", "loss_changes",
+               "sum_hessian")}
+    split_type = np.asarray(data.get("split_type") or [0] * n, dtype=np.int64)
+    if n == 0 or any(len(v) != n for v in (right, split_type, *fields.values())):
+        raise ValueError(f"{where}: the node arrays must have one entry per node")
+    order = []  # breadth first from the root: old ids in their new order
+    queue, seen = [0], set()
+    while queue:
+        node = queue.pop(0)
+        if not 0 <= node < n or node in seen or len(order) > n:
+            raise ValueError(f"{where}: the children do not form a tree from node 0")
+        seen.add(node)
+        order.append(node)
+        if left[node] >= 0:
+            queue += [int(left[node]), int(right[node])]
+    order = np.array(order, dtype=np.int64)
+    new_id = np.full(n, -1, dtype=np.int64)
+    new_id[order] = np.arange(len(order))
+    split = left[order] >= 0
+    conditions = fields["split_conditions"].astype(np.float64)[order]
+    is_categorical = split & (split_type[order] == 1)
+    sets = _xgboost_category_sets(data, n)
+    categories = {int(new_id[old]): sets.get(int(old), np.zeros(0, np.int32))
+                  for old in order[is_categorical]}
+    threshold = np.where(split & ~is_categorical,
+                         daskboost_thresholds(np.where(split, conditions, 0.0)), 0.0)
+    return Tree(
+        feature=np.where(split, fields["split_indices"][order], -1).astype(np.int32),
+        threshold=threshold,
+        default_left=(fields["default_left"][order].astype(np.int64) != 0) & split,
+        left=np.where(split, new_id[np.maximum(left[order], 0)], -1).astype(np.int32),
+        right=np.where(split, new_id[np.maximum(right[order], 0)], -1).astype(np.int32),
+        value=np.where(split, 0.0, conditions),
+        gain=np.where(split, fields["loss_changes"].astype(np.float64)[order], 0.0),
+        cover=fields["sum_hessian"].astype(np.float64)[order],
+        categories=categories or None)
+
+
+def _xgboost_category_sets(data, n_nodes):
+    """{old node id: sorted category codes going right} of a tree's categorical splits."""
+    nodes = data.get("categories_nodes") or []
+    segments = data.get("categories_segments") or []
+    sizes = data.get("categories_sizes") or []
+    members = np.asarray(data.get("categories") or [], dtype=np.int64)
+    if not len(nodes) == len(segments) == len(sizes):
+        raise ValueError("categories_nodes, categories_segments and categories_sizes "
+                         "must have one entry per categorical node")
+    out = {}
+    for node, start, size in zip(nodes, segments, sizes):
+        codes = members[int(start):int(start) + int(size)]
+        if len(codes) != int(size) or (codes < 0).any():
+            raise ValueError(f"the category set of node {node} is out of range")
+        out[int(node)] = np.unique(codes).astype(np.int32)
+    return out

@@ -1,0 +1,246 @@
+"""xgboost's JSON model format (issue 16): export read by xgboost and treelite, import of
+xgboost's models.  Margins are compared to 1e-5 (xgboost sums float32 leaf values);
+features are float32, the values xgboost sees, so every split decides the same way."""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import xgboost as xgb
+
+import daskboost as db
+from daskboost.xgboost_format import daskboost_thresholds, xgboost_thresholds
+
+TOL = 1e-5
+N = 1500
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((N, 5)).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = np.nan  # missing values take the default directions
+    x0, x1, x2 = (np.nan_to_num(X[:, j]) for j in range(3))
+    return {
+        "X": X,
+        "binary": (x1 + 0.5 * x2 > 0).astype(int),
+        "positive": np.exp(x0) + 0.1,
+        "classes": rng.integers(0, 2, N) + (x2 > 0) + (x0 > 1),
+    }
+
+
+def xgboost_margins(path, X, **dmatrix):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        booster = xgb.Booster(model_file=str(path))
+        margins = booster.predict(xgb.DMatrix(X, **dmatrix), output_margin=True)
+    return np.asarray(margins).reshape(len(X), -1).T
+
+
+REGRESSION = ["reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror",
+              "reg:quantileerror", "count:poisson", "reg:gamma", "reg:tweedie",
+              "reg:logistic", "binary:logistic"]
+CLASSIFICATION = ["binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax"]
+
+
+@pytest.mark.parametrize("kind,objective", [("regressor", o) for o in REGRESSION]
+                         + [("classifier", o) for o in CLASSIFICATION])
+def test_export_predicts_the_same_in_xgboost(tmp_path, data, kind, objective):
+    X = data["X"]
+    if kind == "classifier":
+        y = data["classes"] if objective.startswith("multi:") else data["binary"]
+        model = db.DaskBoostClassifier(objective=objective, n_estimators=15, max_depth=4)
+    else:
+        y = data["binary"] if "logistic" in objective else data["positive"]
+        model = db.DaskBoostRegressor(objective=objective, n_estimators=15, max_depth=4)
+    model.fit(X, y)
+    path = tmp_path / "model.json"
+    model.save_model(path, format="xgboost")
+    ours = model.get_booster().predict_margin(X)
+    np.testing.assert_allclose(xgboost_margins(path, X), ours, rtol=0, atol=TOL)
+
+
+def test_multiclass_starts_apart_go_into_the_first_round(tmp_path, data):
+    """One base_score for every class (xgboost 2 reads no more): the classes' different
+    starts are added to their first trees' leaves; the margins stay the same."""
+    model = db.DaskBoostClassifier(n_estimators=5, max_depth=3).fit(data["X"], data["classes"])
+    booster = model.get_booster()
+    assert np.ptp(booster.base_margin) > 0.01  # the case at hand
+    model.save_model(tmp_path / "m.json", format="xgboost")
+    exported = json.loads((tmp_path / "m.json").read_text())
+    base_score = exported["learner"]["learner_model_param"]["base_score"]
+    assert not base_score.startswith("[")
+    start = float(base_score)
+    leaves = np.asarray(exported["learner"]["gradient_booster"]["model"]["trees"][1][
+        "split_conditions"])[booster.trees[1].feature < 0]
+    np.testing.assert_allclose(leaves, booster.trees[1].value[booster.trees[1].feature < 0]
+                               + booster.base_margin[1] - start, atol=1e-6)
+    np.testing.assert_allclose(xgboost_margins(tmp_path / "m.json", data["X"]),
+                               booster.predict_margin(data["X"]), atol=TOL)
+
+
+def test_categorical_export_reads_the_dictionary_order(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 3000
+    cities = ["paris", "rome", "oslo", "lima", "kiev", "bonn", "nice", "riga", "bern"]
+    frame = pd.DataFrame({"city": rng.choice(cities, n),
+                          "x": rng.standard_normal(n).astype(np.float32),
+                          "device": pd.Categorical(rng.choice(["a", "b", "c", None], n))})
+    y = frame.city.isin(["rome", "lima", "bern"]) * 2.0 + frame.x + (frame.device == "b")
+    for onehot in (1, 32):  # partition splits, and one-vs-rest splits
+        model = db.DaskBoostRegressor(n_estimators=15, max_depth=4,
+                                      max_cat_to_onehot=onehot).fit(frame, y)
+        booster = model.get_booster()
+        assert any(t.categories for t in booster.trees)
+        path = tmp_path / f"cat{onehot}.json"
+        model.save_model(path, format="xgboost")
+        coded = frame.copy()
+        for f, categories in booster.categories.items():
+            name = booster.feature_names[f]
+            coded[name] = pd.Categorical(frame[name].astype(object), categories=categories)
+        theirs = xgboost_margins(path, coded, enable_categorical=True)
+        np.testing.assert_allclose(theirs[0], model.predict(frame, output_margin=True),
+                                   atol=TOL)
+
+
+def test_treelite_loads_the_export(tmp_path, data):
+    treelite = pytest.importorskip("treelite")
+    model = db.DaskBoostClassifier(n_estimators=10, max_depth=4).fit(data["X"], data["classes"])
+    path = tmp_path / "m.json"
+    model.save_model(path, format="xgboost")
+    loaded = treelite.frontend.load_xgboost_model(str(path))
+    margins = treelite.gtil.predict(loaded, data["X"], pred_margin=True)
+    np.testing.assert_allclose(np.asarray(margins).reshape(N, -1).T,
+                               model.get_booster().predict_margin(data["X"]), atol=TOL)
+
+
+def test_thresholds_send_every_float32_the_same_way():
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.standard_normal(2000).astype(np.float32),
+                        np.float32([0, -0.0, 1e-40, 3.4e38])])
+    neighbours = np.concatenate([x, np.nextafter(x, np.float32(np.inf)),
+                                 np.nextafter(x, np.float32(-np.inf))])
+    # thresholds at, between and beyond float32 values, and past float32's range
+    thresholds = np.concatenate([x.astype(np.float64), x.astype(np.float64) + 1e-12,
+                                 x.astype(np.float64) - 1e-12, [1e39, -1e39, np.inf]])
+    converted = xgboost_thresholds(thresholds)
+    assert converted.dtype == np.float32
+    for t, t32 in zip(thresholds[::7], converted[::7]):
+        np.testing.assert_array_equal(neighbours <= t, neighbours < t32)
+    # and back: import reads x < t' as x <= t for the same float32 values
+    back = daskboost_thresholds(converted)
+    for t, t32 in zip(back[::7], converted[::7]):
+        np.testing.assert_array_equal(neighbours <= t, neighbours < t32)
+
+
+@pytest.mark.parametrize("objective,label,extra", [
+    ("reg:squarederror", "positive", {}),
+    ("binary:logistic", "binary", {}),
+    ("multi:softprob", "classes", {"num_class": 4}),
+    ("count:poisson", "positive", {}),
+    ("reg:quantileerror", "positive", {"quantile_alpha": 0.3}),
+    ("reg:pseudohubererror", "positive", {"huber_slope": 2.0}),
+    ("reg:tweedie", "positive", {"tweedie_variance_power": 1.3}),
+])
+def test_import_predicts_what_xgboost_predicts(tmp_path, data, objective, label, extra):
+    X = data["X"]
+    trained = xgb.train({"objective": objective, "max_depth": 4, **extra},
+                        xgb.DMatrix(X, data[label]), 12)
+    path = tmp_path / "xgb.json"
+    trained.save_model(str(path))
+    booster = db.Booster.load(path)
+    assert booster.objective == objective
+    for key, value in extra.items():
+        assert booster.objective_params[key] == pytest.approx(value)
+    np.testing.assert_allclose(booster.predict_margin(X), xgboost_margins(path, X), atol=TOL)
+    # and out again: the same margins in xgboost
+    booster.save_model(tmp_path / "again.json", format="xgboost")
+    np.testing.assert_allclose(xgboost_margins(tmp_path / "again.json", X),
+                               booster.predict_margin(X), atol=TOL)
+
+
+def test_imported_model_serves_the_estimators(tmp_path, data):
+    X = data["X"]
+    trained = xgb.train({"objective": "binary:logistic", "max_depth": 3},
+                        xgb.DMatrix(X, data["binary"], feature_names=list("abcde")), 6)
+    trained.save_model(str(tmp_path / "xgb.json"))
+    model = db.DaskBoostClassifier().load_model(tmp_path / "xgb.json")
+    assert model.classes_.tolist() == [0, 1]
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    np.testing.assert_allclose(model.predict_proba(frame)[:, 1],
+                               trained.predict(xgb.DMatrix(frame)), atol=1e-6)
+    assert set(model.get_booster().get_score()) <= set("abcde")
+    assert model.get_booster().get_dump()[0].startswith("0:[")
+    with pytest.raises(ValueError, match="objective"):
+        db.DaskBoostClassifier().load_model(
+            _saved(tmp_path, xgb.train({}, xgb.DMatrix(X, data["positive"]), 2)))
+
+
+def test_imported_categorical_model_reads_the_codes(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 2000
+    frame = pd.DataFrame({"c": pd.Categorical(rng.choice(list("wxyz"), n)),
+                          "n": rng.standard_normal(n).astype(np.float32)})
+    y = frame.c.isin(["x", "z"]) * 1.0 + 0.1 * frame.n
+    trained = xgb.train({"max_depth": 3, "max_cat_to_onehot": 1},
+                        xgb.DMatrix(frame, y, enable_categorical=True), 6)
+    booster = db.Booster.load(_saved(tmp_path, trained))
+    assert booster.feature_types == ["c", "q"]
+    codes = np.column_stack([frame.c.cat.codes, frame.n]).astype(np.float64)
+    np.testing.assert_allclose(
+        booster.predict_margin(codes)[0],
+        trained.predict(xgb.DMatrix(frame, enable_categorical=True), output_margin=True),
+        atol=TOL)
+
+
+def _saved(tmp_path, xgboost_booster, name="saved.json"):
+    path = tmp_path / name
+    xgboost_booster.save_model(str(path))
+    return path
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"booster": "gblinear"}, "gblinear"),
+    ({"booster": "dart"}, "dart"),
+    ({"num_parallel_tree": 3}, "num_parallel_tree"),
+    ({"objective": "rank:pairwise"}, "rank:pairwise"),
+])
+def test_import_refuses_what_it_cannot_represent(tmp_path, data, params, message):
+    trained = xgb.train(params, xgb.DMatrix(data["X"], data["binary"]), 2)
+    with pytest.raises(ValueError, match=message):
+        db.Booster.load(_saved(tmp_path, trained))
+
+
+def test_crafted_xgboost_files_are_refused_with_the_field(tmp_path, data):
+    trained = xgb.train({"max_depth": 3}, xgb.DMatrix(data["X"], data["positive"]), 2)
+    good = json.loads(trained.save_raw("json"))
+    tree = good["learner"]["gradient_booster"]["model"]["trees"][0]
+    cases = [
+        (("left_children", 0), 10 ** 6, "tree"),           # a child outside the tree
+        (("left_children", 1), 0, "tree"),                # a cycle back to the root
+        (("split_indices", 0), 99, "feature"),            # a feature the model lacks
+        (("split_conditions", 0), float("nan"), "threshold"),
+    ]
+    for (field, index), value, message in cases:
+        crafted = json.loads(json.dumps(good))
+        crafted_tree = crafted["learner"]["gradient_booster"]["model"]["trees"][0]
+        crafted_tree[field][index] = value
+        path = tmp_path / "crafted.json"
+        path.write_text(json.dumps(crafted))
+        with pytest.raises(ValueError, match=message):
+            db.Booster.load(path)
+    del tree  # (the original stays untouched)
+    crafted = json.loads(json.dumps(good))
+    del crafted["learner"]["learner_model_param"]
+    (tmp_path / "crafted.json").write_text(json.dumps(crafted))
+    with pytest.raises(ValueError, match="not a readable xgboost JSON model"):
+        db.Booster.load(tmp_path / "crafted.json")
+
+
+def test_bad_format_is_refused_before_writing(tmp_path, data):
+    model = db.DaskBoostRegressor(n_estimators=2).fit(data["X"], data["positive"])
+    with pytest.raises(ValueError, match="format='onnx'"):
+        model.save_model(tmp_path / "m.json", format="onnx")
+    assert not (tmp_path / "m.json").exists()
