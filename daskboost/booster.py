@@ -8,18 +8,23 @@ by round, tree ``t`` adding to output ``t % K``.
 import json
 import os
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 
-from . import inspection
+from . import contributions, inspection
 from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION, check_model,
                          garbage_collection_paused, parse_model, read_model_json)
 from .data import feature_block
 from .objectives import CustomObjective, get_objective
-from .sparse import is_sparse
+from .sparse import DENSE_CELLS, dense_rows, is_sparse
 from .tree import PackedForest, dense_floats
 from .xgboost_format import from_xgboost, is_xgboost_model, to_xgboost
+
+
+# rows explained by one task (a dense block of them: 8 MiB at most, ``DENSE_CELLS``)
+CONTRIBUTION_CHUNK_ROWS = 4096
 
 
 class Booster:
@@ -87,11 +92,16 @@ class Booster:
             return CustomObjective(num_class=self.n_outputs)
         return get_objective(self.objective, **self.objective_params)
 
-    def _forest(self, iteration_range):
+    def _rounds(self, iteration_range):
+        """(start, stop) rounds of ``iteration_range`` (None: all), checked."""
         start, stop = (0, self.n_rounds) if iteration_range is None else iteration_range
         if not 0 <= start <= stop <= self.n_rounds:
             raise ValueError(f"iteration_range={iteration_range!r} must satisfy "
                              f"0 <= start <= stop <= {self.n_rounds} (the number of rounds)")
+        return start, stop
+
+    def _forest(self, iteration_range):
+        start, stop = self._rounds(iteration_range)
         key = (start, stop)
         if key not in self._packed:
             K = self.n_outputs
@@ -107,13 +117,9 @@ class Booster:
         self.__dict__.update(state)
         check_model(self, "unpickled model")  # a pickle is a model file too
 
-    def predict_margin(self, X, iteration_range=None, base_margin=None):
-        """(K, n_rows) margins for a float (n_rows, n_features) array or scipy.sparse
-        matrix (categorical features as dictionary indices), or a pandas DataFrame
-        (encoded here).
-
-        ``base_margin``: per-row starting margins (K, n_rows) replacing the constant start.
-        """
+    def _features(self, X):
+        """X as the kernels read it: a float (n_rows, n_features) array or a CSR block
+        (entries not stored are missing); a DataFrame's categories encoded here."""
         if isinstance(X, pd.DataFrame):
             X = feature_block(X, self.encoders)
         # a sparse block stays sparse (entries not stored are missing)
@@ -121,15 +127,64 @@ class Booster:
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"X has shape {X.shape}; the model takes (n_rows, "
                              f"{self.n_features}) features")
+        return X
+
+    def _start(self, n_rows, base_margin):
+        """(K, n_rows) starting margins: the constant start, or ``base_margin``."""
         if base_margin is None:
-            margin = np.repeat(self.base_margin[:, None], X.shape[0], axis=1)
-        else:
-            margin = np.array(base_margin, dtype=np.float64, copy=True)
-            if margin.shape != (self.n_outputs, X.shape[0]):
-                raise ValueError(f"base_margin has shape {margin.shape}; expected "
-                                 f"({self.n_outputs}, {X.shape[0]}) (outputs, rows)")
+            return np.repeat(self.base_margin[:, None], n_rows, axis=1)
+        margin = np.array(base_margin, dtype=np.float64, copy=True)
+        if margin.shape != (self.n_outputs, n_rows):
+            raise ValueError(f"base_margin has shape {margin.shape}; expected "
+                             f"({self.n_outputs}, {n_rows}) (outputs, rows)")
+        return margin
+
+    def predict_margin(self, X, iteration_range=None, base_margin=None):
+        """(K, n_rows) margins for a float (n_rows, n_features) array or scipy.sparse
+        matrix (categorical features as dictionary indices), or a pandas DataFrame
+        (encoded here).
+
+        ``base_margin``: per-row starting margins (K, n_rows) replacing the constant start.
+        """
+        X = self._features(X)
+        margin = self._start(X.shape[0], base_margin)
         self._forest(iteration_range).add_block_margin(X, margin)
         return margin
+
+    def predict_contributions(self, X, iteration_range=None, base_margin=None,
+                              approx=False, interactions=False):
+        """Feature contributions of each row (``contributions``): (n_rows, K, F + 1),
+        the last column the bias (the trees' expected values and the start), each row
+        summing to its margin; ``approx``: Saabas' instead of TreeSHAP;
+        ``interactions``: SHAP interaction values, (n_rows, K, F + 1, F + 1).  X and
+        ``base_margin`` as for ``predict_margin``."""
+        X = self._features(X)
+        start = self._start(X.shape[0], base_margin)
+        forest = self._contribution_forest(iteration_range)
+        explain = contributions.interactions if interactions else contributions.contributions
+        n_rows = X.shape[0]
+        # row chunks on a few threads (the kernels release the GIL); a sparse chunk is
+        # densified alone (entries not stored: NaN)
+        step = max(1, min(CONTRIBUTION_CHUNK_ROWS, DENSE_CELLS // max(1, self.n_features)))
+        chunks = [(i, min(i + step, n_rows)) for i in range(0, n_rows, step)] or [(0, 0)]
+
+        def explain_rows(rows):
+            block = (dense_rows(X, *rows) if is_sparse(X) else X[rows[0]:rows[1]])
+            return explain(forest, block, start[:, rows[0]:rows[1]], approx)
+
+        if len(chunks) == 1:
+            return explain_rows(chunks[0])
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            return np.concatenate(list(pool.map(explain_rows, chunks)))
+
+    def _contribution_forest(self, iteration_range):
+        start, stop = self._rounds(iteration_range)
+        key = ("contributions", start, stop)
+        if key not in self._packed:
+            K = self.n_outputs
+            self._packed[key] = contributions.ContributionForest(
+                self.trees[start * K:stop * K], K)
+        return self._packed[key]
 
     def output(self, margin, output_margin=False):
         """(K, n) margins -> predictions: raw margins ((n,) or (n, K)) or transformed."""
@@ -137,7 +192,15 @@ class Booster:
             return margin[0] if self.n_outputs == 1 else margin.T
         return self.get_objective().transform(margin)
 
-    def predict(self, X, output_margin=False, iteration_range=None):
+    def predict(self, X, output_margin=False, iteration_range=None, pred_contribs=False,
+                approx_contribs=False, pred_interactions=False):
+        """Predictions (``output_margin``: margins); xgboost's ``pred_contribs`` /
+        ``pred_interactions`` (``approx_contribs``: Saabas): contributions in xgboost's
+        shapes, (n, F + 1) / (n, F + 1, F + 1) with one output, (n, K, ...) with K."""
+        if pred_contribs or pred_interactions:
+            values = self.predict_contributions(X, iteration_range, approx=approx_contribs,
+                                                interactions=pred_interactions)
+            return values[:, 0] if self.n_outputs == 1 else values
         return self.output(self.predict_margin(X, iteration_range), output_margin)
 
     # ---- inspection -----------------------------------------------------------------

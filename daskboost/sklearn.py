@@ -305,6 +305,33 @@ class _DaskBoostModel:
             return X.map_blocks(job, dtype=np.float64, drop_axis=1)
         return X.map_blocks(job, dtype=np.float64, chunks=(X.chunks[0], (len(width),)))
 
+    def _explain(self, X, iteration_range, base_margin, approx, interactions):
+        """Contributions (``Booster.predict_contributions``) in xgboost's shapes: numpy
+        for in-memory X, a lazy dask array for dask X (one task per partition)."""
+        X = self._check_predict_input(X)
+        job = _ContributionJob(self._booster, self._default_range(iteration_range), approx,
+                               interactions)
+        if not is_dask_collection(X):
+            margin = None if base_margin is None else margin_block(
+                base_margin, self._booster.n_outputs, X.shape[0])
+            return job(X, margin)
+        if base_margin is not None:
+            raise TypeError("predict(base_margin=...) takes in-memory X and base_margin; for "
+                            "dask data the margins' contributions go to the bias column: add them")
+        import dask
+        import dask.array as da
+        import dask.dataframe as dd
+        tail = job.shape_tail()
+        if isinstance(X, dd.DataFrame):
+            parts = [da.from_delayed(dask.delayed(job)(part), shape=(np.nan, *tail),
+                                     dtype=np.float64) for part in X.to_delayed()]
+            return da.concatenate(parts, axis=0)
+        if len(X.chunks[1]) > 1:
+            X = X.rechunk({1: -1})
+        return X.map_blocks(job, dtype=np.float64,
+                            chunks=(X.chunks[0], *((d,) for d in tail)),
+                            new_axis=list(range(2, 1 + len(tail))) or None)
+
     # ---- persistence --------------------------------------------------------------------
     def _model_extras(self):
         return {}
@@ -413,10 +440,16 @@ class DaskBoostRegressor(_DaskBoostModel):
                   base_margin, base_margin_eval_set, resume, callbacks)
         return self
 
-    def predict(self, X, output_margin=False, iteration_range=None, base_margin=None):
+    def predict(self, X, output_margin=False, iteration_range=None, base_margin=None,
+                pred_contribs=False, approx_contribs=False, pred_interactions=False):
         """Predictions (or raw margins); ``iteration_range=(start, stop)`` selects rounds
         (default: up to the best round when early stopping was used); ``base_margin``
-        replaces the model's constant start with per-row margins, as in fit."""
+        replaces the model's constant start with per-row margins, as in fit.
+        ``pred_contribs`` / ``pred_interactions`` (``approx_contribs``): feature
+        contributions instead, as ``Booster.predict`` (a lazy dask array for dask X)."""
+        if pred_contribs or pred_interactions:
+            return self._explain(X, iteration_range, base_margin, approx_contribs,
+                                 pred_interactions)
         return self._predict_values(X, _Output(output_margin), None, iteration_range,
                                     base_margin)
 
@@ -463,9 +496,14 @@ class DaskBoostClassifier(_DaskBoostModel):
         columns = [_column(c) for c in self.classes_]
         return self._predict_values(X, _Probabilities(), columns, iteration_range, base_margin)
 
-    def predict(self, X, output_margin=False, iteration_range=None, base_margin=None):
-        """Class labels (or margins with ``output_margin=True``)."""
+    def predict(self, X, output_margin=False, iteration_range=None, base_margin=None,
+                pred_contribs=False, approx_contribs=False, pred_interactions=False):
+        """Class labels (or margins with ``output_margin=True``, or contributions as
+        ``DaskBoostRegressor.predict``)."""
         self._check_fitted()
+        if pred_contribs or pred_interactions:
+            return self._explain(X, iteration_range, base_margin, approx_contribs,
+                                 pred_interactions)
         if output_margin:
             K = self._booster.n_outputs
             return self._predict_values(X, _Output(True), None if K == 1 else list(range(K)),
@@ -770,6 +808,26 @@ class _ToLabels:
 
     def series(self, index):
         return pd.Series(self(index.to_numpy()), index=index.index)
+
+
+class _ContributionJob:
+    """A block's contributions in xgboost's shapes (``Booster.predict``)."""
+
+    def __init__(self, booster, iteration_range, approx, interactions):
+        self.booster = booster
+        self.iteration_range = iteration_range
+        self.approx = approx
+        self.interactions = interactions
+
+    def shape_tail(self):
+        """The output's shape after the rows."""
+        K, width = self.booster.n_outputs, self.booster.n_features + 1
+        return (*((K,) if K > 1 else ()), width, *((width,) if self.interactions else ()))
+
+    def __call__(self, block, base_margin=None):
+        values = self.booster.predict_contributions(
+            block, self.iteration_range, base_margin, self.approx, self.interactions)
+        return values[:, 0] if self.booster.n_outputs == 1 else values
 
 
 class _PredictJob:
