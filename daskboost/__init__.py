@@ -10,6 +10,7 @@ from .booster import Booster
 from .callbacks import TrainingCallback
 from .cross_validation import cv
 from .folds import cv_folds
+from .plotting import plot_importance, plot_metric, plot_tree
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor
 from .warmup import start as _start_warmup
 
@@ -18,4 +19,4 @@ _start_warmup()
 __version__ = "0.1.0"
 
 __all__ = ["Booster", "DaskBoostClassifier", "DaskBoostRegressor", "TrainingCallback", "cv",
-           "cv_folds", "__version__"]
+           "cv_folds", "plot_importance", "plot_metric", "plot_tree", "__version__"]

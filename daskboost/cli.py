@@ -5,6 +5,9 @@
                     --output model.json [--scheduler S] [--quiet]
     daskboost predict MODEL DATA... --output preds.parquet [--id COL] [--scheduler S]
                     [--margin]
+    daskboost explain MODEL DATA... --output contribs.parquet [--approx] [--id COL]
+    daskboost importance MODEL [--type gain] [--plot importance.png]
+    daskboost export MODEL --format xgboost --output model-xgboost.json
 
 DATA is parquet files, directories of them or glob patterns.  ``--scheduler`` is
 ``threads`` (default), ``synchronous`` or the address of a ``distributed`` scheduler.
@@ -207,14 +210,20 @@ def train(args):
           f"{time.perf_counter() - start:.1f} s; model written to {args.output}")
 
 
-def predict(args):
-    from .sklearn import DaskBoostClassifier, load_estimator
+def load_model_file(path):
+    """The estimator in the model file at ``path`` (daskboost's or xgboost's JSON)."""
+    from .sklearn import load_estimator
     try:
-        model = load_estimator(args.model)  # ValueError for a bad file: one line, exit 2
+        return load_estimator(path)  # ValueError for a bad file: one line, exit 2
     except FileNotFoundError:
-        raise CliError(f"no model file at {args.model!r}") from None
+        raise CliError(f"no model file at {path!r}") from None
     except OSError as err:
-        raise CliError(f"cannot read model file {args.model!r}: {err.strerror or err}") from None
+        raise CliError(f"cannot read model file {path!r}: {err.strerror or err}") from None
+
+
+def model_input(model, args):
+    """(the lake's columns the model needs, as a dask DataFrame, their names), checked
+    from the schemas first (with the ``--id`` column if asked)."""
     features = list(getattr(model, "feature_names_in_", []))
     files, columns = open_lake(args.data)
     check_columns(features, columns, "the model's feature column(s)")
@@ -222,6 +231,13 @@ def predict(args):
         check_columns([args.id], columns, "--id column")
     X_columns = features or columns  # a model without feature names takes every column
     data = read_columns(files, dict.fromkeys(X_columns + ([args.id] if args.id else [])))
+    return data, X_columns
+
+
+def predict(args):
+    from .sklearn import DaskBoostClassifier
+    model = load_model_file(args.model)
+    data, X_columns = model_input(model, args)
     with scheduler(args.scheduler):
         X = data[X_columns]
         if args.margin:
@@ -241,6 +257,75 @@ def predict(args):
         with written_into_place(args.output) as tmp:
             frame.to_parquet(tmp, write_index=True)
     print(f"predictions written to {args.output}")
+
+
+def explain(args):
+    """SHAP contributions of every row: one column per feature and the bias (per class:
+    ``<column>_<class>``), in the data's row order."""
+    model = load_model_file(args.model)
+    data, X_columns = model_input(model, args)
+    booster = model.get_booster()
+    names = list(booster.feature_names or X_columns) + ["bias"]
+    if booster.n_outputs > 1:
+        classes = getattr(model, "classes_", range(booster.n_outputs))
+        names = [f"{name}_{c}" for c in classes for name in names]
+    if args.id is not None and args.id in names:
+        raise CliError(f"--id {args.id!r} clashes with a contribution column")
+    job = _ExplainPartition(booster, names, args.approx)
+    with scheduler(args.scheduler):
+        frame = data[X_columns].map_partitions(job, meta=job.meta())
+        if args.id is not None:
+            frame = with_id_column(frame, data[args.id], args.id)
+        with written_into_place(args.output) as tmp:
+            frame.to_parquet(tmp, write_index=True)
+    print(f"contributions of {len(X_columns)} features written to {args.output}")
+
+
+class _ExplainPartition:
+    """A partition's contributions as a DataFrame (the partition's index kept)."""
+
+    def __init__(self, booster, names, approx):
+        self.booster, self.names, self.approx = booster, names, approx
+
+    def meta(self):
+        import pandas as pd
+        return pd.DataFrame({name: pd.Series(dtype="float64") for name in self.names})
+
+    def __call__(self, part):
+        import pandas as pd
+        values = self.booster.predict_contributions(part, approx=self.approx)
+        return pd.DataFrame(values.reshape(len(part), -1), index=part.index, columns=self.names)
+
+
+def importance(args):
+    """The features' importances, largest first (and a bar plot with ``--plot``)."""
+    from .inspection import IMPORTANCE_TYPES
+    if args.type not in IMPORTANCE_TYPES:
+        raise CliError(f"--type {args.type!r} must be one of {', '.join(IMPORTANCE_TYPES)}")
+    model = load_model_file(args.model)
+    scores = model.get_booster().get_score(args.type)
+    width = max([len(name) for name in scores] + [len("feature")])
+    print(f"{'feature':<{width}}  {args.type}")
+    for name, score in sorted(scores.items(), key=lambda item: -item[1]):
+        print(f"{name:<{width}}  {score:.6g}")
+    if args.plot:
+        from .plotting import _pyplot, plot_importance
+        plt = _pyplot()
+        ax = plot_importance(model, importance_type=args.type)
+        with written_into_place(args.plot) as tmp:
+            ax.figure.savefig(tmp, format=os.path.splitext(args.plot)[1][1:] or "png",
+                              bbox_inches="tight")
+        plt.close(ax.figure)
+        print(f"plot written to {args.plot}")
+
+
+def export(args):
+    """The model file in another format (xgboost's JSON model)."""
+    model = load_model_file(args.model)
+    model.get_booster().to_payload(args.format)  # what cannot be exported fails here
+    with written_into_place(args.output) as tmp:
+        model.save_model(tmp, format=args.format)
+    print(f"{args.format} model written to {args.output}")
 
 
 def with_id_column(frame, ids, name):
@@ -286,13 +371,37 @@ def build_parser():
     p.add_argument("--margin", action="store_true", help="write raw margins")
     p.add_argument("--id", metavar="COL", help="copy this column of the data into the output, "
                    "before the predictions")
+    e = sub.add_parser("explain", help="SHAP contributions for a parquet lake")
+    e.add_argument("model", help="a model file (daskboost's or xgboost's JSON)")
+    e.add_argument("data", nargs="+", help="parquet files, directories or globs")
+    e.add_argument("--output", required=True, help="the parquet dataset to write: a column "
+                   "per feature and the bias (per class for multiclass models)")
+    e.add_argument("--approx", action="store_true", help="Saabas' approximation instead of "
+                   "exact TreeSHAP")
+    e.add_argument("--id", metavar="COL", help="copy this column of the data into the output")
+    e.add_argument("--scheduler", help="threads (default), synchronous, or a distributed address")
+    i = sub.add_parser("importance", help="print the features' importances")
+    i.add_argument("model", help="a model file (daskboost's or xgboost's JSON)")
+    i.add_argument("--type", default="gain", help="weight, gain (default), cover, "
+                   "total_gain or total_cover")
+    i.add_argument("--plot", metavar="FILE", help="also draw them (png, svg, pdf: needs "
+                   "matplotlib)")
+    x = sub.add_parser("export", help="write a model file in another format")
+    x.add_argument("model", help="a model file (daskboost's or xgboost's JSON)")
+    x.add_argument("--format", required=True, choices=("xgboost", "daskboost"),
+                   help="xgboost: xgboost's JSON model (xgboost and treelite load it)")
+    x.add_argument("--output", required=True, help="the model file to write")
     return parser
+
+
+COMMANDS = {"train": train, "predict": predict, "explain": explain, "importance": importance,
+            "export": export}
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        (train if args.command == "train" else predict)(args)
+        COMMANDS[args.command](args)
     except (CliError, ValueError, TypeError) as err:  # input, parameter and data errors
         print(f"daskboost: error: {err}", file=sys.stderr)
         return 2

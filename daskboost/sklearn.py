@@ -31,7 +31,7 @@ from .data import (describe_features, feature_block, feature_types_of, is_dask_c
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_json
 from .xgboost_format import is_xgboost_model
-from .objectives import classifier_objectives, regressor_objectives
+from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, integer_param,
                      validate_params)
 from .progress import ProgressReporter
@@ -636,6 +636,10 @@ def load_estimator(path):
     payload = read_model_json(source)
     section = payload.get(ESTIMATOR_KEY, {})
     name = section.get("class", DaskBoostRegressor.__name__) if isinstance(section, dict) else None
+    if is_xgboost_model(payload):  # xgboost's classification objectives: the classifier
+        objective = (payload.get("learner") or {}).get("objective") or {}
+        name = (DaskBoostClassifier.__name__ if is_classification(objective.get("name"))
+                else DaskBoostRegressor.__name__)
     classes = {cls.__name__: cls for cls in (DaskBoostRegressor, DaskBoostClassifier)}
     if not isinstance(name, str) or name not in classes:
         raise ValueError(f"{source}: {ESTIMATOR_KEY}.class = {name!r:.80} is not one of "

@@ -311,3 +311,84 @@ def test_multiclass_margins_are_written_one_column_per_class(wide_lake):
     model = DaskBoostClassifier().load_model(tmp / "m.json")
     np.testing.assert_array_equal(preds[["margin_0", "margin_1", "margin_2"]].to_numpy(),
                                   model.predict(frame[list("abcdw")], output_margin=True))
+
+
+# ---- explain, importance, export (issue 16) --------------------------------------------
+
+@pytest.fixture()
+def trained(lake):
+    tmp, frame = lake
+    model_path = tmp / "model.json"
+    assert main(["train", str(tmp / "lake"), "--label", "y", "--drop", "r", "--quiet",
+                 "--objective", "binary:logistic", "--param", "n_estimators=6",
+                 "--param", "max_depth=3", "--output", str(model_path)]) == 0
+    return tmp, frame, model_path
+
+
+def test_explain_writes_a_column_per_feature_and_the_bias_in_row_order(trained, capsys):
+    tmp, frame, model_path = trained
+    out = tmp / "contribs.parquet"
+    assert main(["explain", str(model_path), str(tmp / "lake"), "--output", str(out),
+                 "--id", "r"]) == 0
+    written = pd.read_parquet(out)
+    assert list(written.columns) == ["r", "a", "b", "c", "d", "bias"]
+    np.testing.assert_array_equal(written["r"].to_numpy(), frame["r"].to_numpy())
+    model = DaskBoostClassifier().load_model(model_path)
+    X = frame[list("abcd")]
+    np.testing.assert_allclose(written[["a", "b", "c", "d", "bias"]].to_numpy(),
+                               model.predict(X, pred_contribs=True), rtol=1e-12)
+    np.testing.assert_allclose(written[["a", "b", "c", "d", "bias"]].sum(axis=1),
+                               model.predict(X, output_margin=True), atol=1e-9)
+    assert main(["explain", str(model_path), str(tmp / "lake"), "--output", str(out),
+                 "--approx"]) == 0
+    np.testing.assert_allclose(pd.read_parquet(out).to_numpy(),
+                               model.predict(X, pred_contribs=True, approx_contribs=True))
+
+
+def test_explain_multiclass_names_a_column_per_class(wide_lake):
+    tmp, frame = wide_lake
+    frame.assign(y=frame.a.astype(int) % 3).to_parquet(tmp / "three.parquet")
+    assert main(["train", str(tmp / "three.parquet"), "--label", "y", "--features", "a", "b",
+                 "--objective", "multi:softprob", "--quiet", "--param", "n_estimators=2",
+                 "--output", str(tmp / "m.json")]) == 0
+    assert main(["explain", str(tmp / "m.json"), str(tmp / "three.parquet"),
+                 "--output", str(tmp / "c.parquet")]) == 0
+    written = pd.read_parquet(tmp / "c.parquet")
+    model = DaskBoostClassifier().load_model(tmp / "m.json")
+    assert list(written.columns) == [f"{name}_{c}" for c in model.classes_
+                                     for name in ("a", "b", "bias")]
+    np.testing.assert_allclose(written.to_numpy().reshape(len(frame), 3, 3),
+                               model.predict(frame[["a", "b"]], pred_contribs=True))
+
+
+def test_importance_prints_largest_first_and_plots(trained, capsys):
+    tmp, _, model_path = trained
+    capsys.readouterr()
+    plot = tmp / "importance.png"
+    assert main(["importance", str(model_path), "--type", "weight", "--plot", str(plot)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["feature", "weight"]
+    printed = {line.split()[0]: float(line.split()[1]) for line in lines[1:-1]}
+    scores = DaskBoostClassifier().load_model(model_path).get_booster().get_score("weight")
+    assert printed == scores
+    assert list(printed.values()) == sorted(printed.values(), reverse=True)
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["importance", str(model_path), "--type", "shap"]) == 2
+    assert "--type 'shap'" in capsys.readouterr().err
+
+
+def test_export_writes_a_model_xgboost_loads(trained):
+    xgb = pytest.importorskip("xgboost")
+    tmp, frame, model_path = trained
+    out = tmp / "xgb.json"
+    assert main(["export", str(model_path), "--format", "xgboost", "--output", str(out)]) == 0
+    model = DaskBoostClassifier().load_model(model_path)
+    X = frame[list("abcd")]
+    theirs = xgb.Booster(model_file=str(out)).predict(xgb.DMatrix(X))
+    np.testing.assert_allclose(theirs, model.predict_proba(X)[:, 1], atol=1e-6)
+    # and the xgboost file serves the other commands
+    assert main(["explain", str(out), str(tmp / "lake"), "--output",
+                 str(tmp / "c.parquet")]) == 0
+    assert main(["export", str(tmp / "missing.json"), "--format", "xgboost", "--output",
+                 str(tmp / "x.json")]) == 2
+    assert not (tmp / "x.json").exists()

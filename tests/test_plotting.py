@@ -1,0 +1,90 @@
+"""Plots (issue 16): importance bars, one tree, learning curves; matplotlib optional."""
+
+import subprocess
+import sys
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+import daskboost as db  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.standard_normal((600, 4)), columns=["age", "income", "score", "x"])
+    frame["city"] = rng.choice(["oslo", "rome", "lima"], 600)
+    y = (frame.age + (frame.city == "rome") > 0.3).astype(int)
+    model = db.DaskBoostClassifier(n_estimators=6, max_depth=3, max_cat_to_onehot=1)
+    model.fit(frame.iloc[:400], y.iloc[:400],
+              eval_set=[(frame.iloc[:400], y.iloc[:400]), (frame.iloc[400:], y.iloc[400:])])
+    yield model
+    plt.close("all")
+
+
+def test_plot_importance_draws_the_scores_largest_on_top(fitted):
+    scores = fitted.get_booster().get_score("gain")
+    ax = db.plot_importance(fitted, importance_type="gain")
+    bars = ax.patches
+    assert len(bars) == len(scores)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    widths = [b.get_width() for b in bars]
+    assert widths == sorted(widths)  # the largest last: drawn at the top
+    assert dict(zip(labels, widths)) == pytest.approx(scores)
+    fig, mine = plt.subplots()
+    assert db.plot_importance(fitted.get_booster(), max_num_features=2, ax=mine) is mine
+    assert len(mine.patches) == 2
+    assert [t.get_text() for t in mine.get_yticklabels()] == labels[-2:]
+    with pytest.raises(ValueError, match="max_num_features=0"):
+        db.plot_importance(fitted, max_num_features=0)
+    with pytest.raises(ValueError, match="importance_type"):
+        db.plot_importance(fitted, importance_type="shap")
+
+
+def test_plot_tree_draws_every_node_and_edge(fitted):
+    booster = fitted.get_booster()
+    index = next(t for t, tree in enumerate(booster.trees) if tree.categories)
+    tree = booster.trees[index]
+    ax = db.plot_tree(fitted, tree_index=index)
+    texts = [t.get_text() for t in ax.texts]
+    n_splits = int((tree.feature >= 0).sum())
+    assert len(texts) == tree.n_nodes + 2 * n_splits  # a box per node, a label per edge
+    assert sum(t.startswith("leaf ") for t in texts) == tree.n_nodes - n_splits
+    assert any(" in {" in t for t in texts)  # a categorical split shows its set
+    assert sum("missing" in t for t in texts) == n_splits
+    assert len(ax.lines) == 2 * n_splits
+    with pytest.raises(ValueError, match="tree_index=99"):
+        db.plot_tree(fitted, tree_index=99)
+
+
+def test_plot_metric_draws_one_curve_per_eval_set(fitted):
+    results = fitted.evals_result()
+    ax = db.plot_metric(fitted)
+    assert len(ax.lines) == len(results)
+    name = next(iter(results))
+    metric = next(iter(results[name]))
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), results[name][metric])
+    assert ax.get_ylabel() == metric
+    assert db.plot_metric(results, dataset_names=[name]).lines[0].get_label() == name
+    with pytest.raises(ValueError, match="metric='auc'"):
+        db.plot_metric(fitted, metric="auc")
+    unfitted_results = db.DaskBoostRegressor(n_estimators=2).fit(np.ones((20, 2)), np.arange(20.0))
+    with pytest.raises(ValueError, match="eval_set"):
+        db.plot_metric(unfitted_results)
+
+
+def test_without_matplotlib_a_plot_says_how_to_install_it(fitted, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(ImportError, match=r"daskboost\[plot\]"):
+        db.plot_importance(fitted)
+
+
+def test_import_daskboost_does_not_import_matplotlib():
+    code = "import sys, daskboost; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
