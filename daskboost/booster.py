@@ -197,7 +197,8 @@ class Booster:
         """Predictions (``output_margin``: margins); xgboost's ``pred_contribs`` /
         ``pred_interactions`` (``approx_contribs``: Saabas): contributions in xgboost's
         shapes, (n, F + 1) / (n, F + 1, F + 1) with one output, (n, K, ...) with K."""
-        if pred_contribs or pred_interactions:
+        if contributions.wants_contributions(output_margin, pred_contribs, approx_contribs,
+                                             pred_interactions):
             values = self.predict_contributions(X, iteration_range, approx=approx_contribs,
                                                 interactions=pred_interactions)
             return values[:, 0] if self.n_outputs == 1 else values

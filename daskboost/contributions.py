@@ -31,6 +31,22 @@ import numpy as np
 from .tree import PREDICT_BLOCK_ROWS, _pack_category_sets
 
 
+def wants_contributions(output_margin, pred_contribs, approx_contribs, pred_interactions):
+    """Whether ``predict``'s flags ask for contributions (or interactions); ValueError for
+    flags that contradict each other."""
+    if pred_contribs and pred_interactions:
+        raise ValueError("pred_contribs=True and pred_interactions=True exclude each other: "
+                         "interaction values include the contributions (their row sums)")
+    explain = bool(pred_contribs or pred_interactions)
+    if explain and output_margin:
+        raise ValueError("output_margin=True and pred_contribs/pred_interactions=True exclude "
+                         "each other: contributions are in margin space already")
+    if approx_contribs and not explain:
+        raise ValueError("approx_contribs=True needs pred_contribs=True or "
+                         "pred_interactions=True")
+    return explain
+
+
 class ContributionForest:
     """The trees of a model packed for the contribution kernels: node arrays
     concatenated (tree ``t`` from ``offsets[t]``, adding to output ``t % n_outputs``),

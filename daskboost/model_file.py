@@ -123,7 +123,8 @@ def parse_model(data, source):
     if not isinstance(data, dict):
         raise ValueError(f"{source}: a model is a JSON object; got {_json_type(data)}")
     if data.get("format") != FORMAT_NAME:
-        raise ValueError(f"{source}: not a daskboost model: format={data.get('format')!r}")
+        raise ValueError(f"{source}: neither a daskboost model (format={data.get('format')!r}) "
+                         "nor an xgboost JSON model (no 'learner')")
     version = data.get("version")
     if version not in (FORMAT_VERSION, CATEGORICAL_FORMAT_VERSION) or isinstance(version, bool):
         raise ValueError(f"{source}: model format version {version!r} is not supported "

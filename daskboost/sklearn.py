@@ -25,6 +25,7 @@ from . import inspection
 from .blockstore import StoreConfig, check_cache_dirs, parse_memory_budget
 from .booster import Booster, write_json_atomically
 from .callbacks import CallbackList
+from .contributions import wants_contributions
 from .training import Checkpoint, train
 from .data import (describe_features, feature_block, feature_types_of, is_dask_collection,
                    margin_block)
@@ -447,7 +448,8 @@ class DaskBoostRegressor(_DaskBoostModel):
         replaces the model's constant start with per-row margins, as in fit.
         ``pred_contribs`` / ``pred_interactions`` (``approx_contribs``): feature
         contributions instead, as ``Booster.predict`` (a lazy dask array for dask X)."""
-        if pred_contribs or pred_interactions:
+        if wants_contributions(output_margin, pred_contribs, approx_contribs,
+                               pred_interactions):
             return self._explain(X, iteration_range, base_margin, approx_contribs,
                                  pred_interactions)
         return self._predict_values(X, _Output(output_margin), None, iteration_range,
@@ -501,7 +503,8 @@ class DaskBoostClassifier(_DaskBoostModel):
         """Class labels (or margins with ``output_margin=True``, or contributions as
         ``DaskBoostRegressor.predict``)."""
         self._check_fitted()
-        if pred_contribs or pred_interactions:
+        if wants_contributions(output_margin, pred_contribs, approx_contribs,
+                               pred_interactions):
             return self._explain(X, iteration_range, base_margin, approx_contribs,
                                  pred_interactions)
         if output_margin:

@@ -25,11 +25,14 @@ Categorical features: xgboost reads a category as its code in the input's pandas
 ``category`` dtype.  daskboost's dictionary of a feature (sorted, ``Booster.categories``)
 is written as that order, so xgboost predicts the same on a DataFrame whose category
 columns have exactly those categories (``pd.Categorical(values,
-categories=booster.categories[f])``).  Imported categorical models keep xgboost's codes
-as their dictionary (the integers ``0 .. n - 1``): give them those codes.
+categories=booster.categories[f])``).  Import matches categories by value when the file
+stores them (xgboost 3 trained on pandas ``category`` columns: its ``cats`` section);
+otherwise xgboost's codes are the dictionary (the integers ``0 .. n - 1``): give the
+imported model those codes.
 """
 
 import math
+import warnings
 
 import numpy as np
 
@@ -257,7 +260,20 @@ def from_xgboost(data, source):
                          f"{err!s:.120})") from None
 
 
+# the xgboost versions whose JSON model schema this reads (1.0 to 3.x)
+READ_VERSIONS = (1, 2, 3)
+
+
 def _from_xgboost(data, source):
+    version = data.get("version")
+    if not (isinstance(version, list) and version and isinstance(version[0], int)
+            and not isinstance(version[0], bool)):
+        raise ValueError(f"{source}: an xgboost JSON model has a version [major, minor, "
+                         f"patch]; got {version!r:.60}")
+    if version[0] not in READ_VERSIONS:
+        raise ValueError(f"{source}: xgboost model version {version} is not one this "
+                         f"daskboost reads (xgboost {READ_VERSIONS[0]}.x to "
+                         f"{READ_VERSIONS[-1]}.x); export it from such an xgboost")
     learner = data["learner"]
     booster = learner["gradient_booster"]
     name = booster.get("name")
@@ -290,10 +306,22 @@ def _from_xgboost(data, source):
     categorical = [f for f, t in enumerate(feature_types) if t == "c"]
     parsed = [_tree_from_xgboost(tree, t, source) for t, tree in enumerate(trees)]
     categories = {}
-    for f in categorical:  # xgboost's codes are the dictionary (module docstring)
+    for f in categorical:  # without stored categories, xgboost's codes are the dictionary
         codes = [int(c.max()) for tree in parsed for node, c in (tree.categories or {}).items()
                  if tree.feature[node] == f and len(c)]
         categories[f] = list(range(max(codes, default=0) + 1))
+    stored = _stored_categories(model.get("cats"), categorical, n_features, source)
+    if stored:  # xgboost 3 stored the categories: match them by value, as xgboost does
+        index_maps = {}
+        for f, values in stored.items():
+            if len(values) < len(categories[f]):
+                raise ValueError(f"{source}: feature {f} has {len(values)} stored categories "
+                                 f"but its splits use code {len(categories[f]) - 1}")
+            dictionary = sorted(values)
+            position = {v: i for i, v in enumerate(dictionary)}
+            index_maps[f] = np.array([position[v] for v in values], dtype=np.int64)
+            categories[f] = dictionary
+        parsed = [tree.recoded(index_maps) for tree in parsed]
     attributes = learner.get("attributes") or {}
     best = attributes.get("best_iteration")
     best_score = attributes.get("best_score")
@@ -310,6 +338,42 @@ def _from_xgboost(data, source):
                           if categorical else None),
         "categories": categories or None,
     }
+
+
+def _stored_categories(cats, categorical, n_features, source):
+    """{feature: its categories in code order} from xgboost 3's ``cats`` section (the
+    categories of the pandas columns it was trained on), or {} when there is none.
+    Strings are stored as their UTF-8 bytes (signed) cut at ``offsets``; numbers as
+    ``values``."""
+    encodings = (cats or {}).get("enc") or []
+    if not encodings or not categorical:
+        return {}
+    if len(encodings) != n_features:
+        raise ValueError(f"{source}: cats.enc has {len(encodings)} entries for "
+                         f"{n_features} features")
+    stored = {}
+    for f in categorical:
+        entry = encodings[f]
+        offsets, values = entry.get("offsets"), entry.get("values") or []
+        if offsets:
+            if any(int(v) < 0 for v in values):
+                # xgboost (3.2) cuts strings at offsets counted in characters, not bytes:
+                # text beyond ASCII comes back cut and shifted, unusable as values
+                warnings.warn(f"{source}: the stored categories of feature {f} are not all "
+                              "ASCII, which xgboost stores garbled; the imported model reads "
+                              "xgboost's category codes instead of the values",
+                              UserWarning, stacklevel=4)
+                return {}
+            raw = bytes(int(v) for v in values)
+            found = [raw[a:b].decode("ascii") for a, b in zip(offsets[:-1], offsets[1:])]
+        else:
+            found = [v if isinstance(v, int) else float(v) for v in values]
+        if not found:
+            return {}  # (a feature typed 'c' without stored categories: codes, as xgboost 2)
+        if len(set(found)) != len(found):
+            raise ValueError(f"{source}: the stored categories of feature {f} repeat a value")
+        stored[f] = found
+    return stored
 
 
 def _objective_params(objective, section, n_outputs):

@@ -157,3 +157,16 @@ def test_many_rows_run_in_chunks_on_threads(data):
     whole = model.predict(X, pred_contribs=True)
     np.testing.assert_array_equal(whole[:N], model.predict(data["X"], pred_contribs=True))
     np.testing.assert_array_equal(whole[-N:], whole[:N])
+
+
+@pytest.mark.parametrize("flags,message", [
+    ({"pred_contribs": True, "pred_interactions": True}, "exclude each other"),
+    ({"pred_contribs": True, "output_margin": True}, "output_margin=True and pred_contribs"),
+    ({"pred_interactions": True, "output_margin": True}, "output_margin=True"),
+    ({"approx_contribs": True}, "approx_contribs=True needs pred_contribs"),
+])
+def test_contradicting_flags_are_refused(data, flags, message):
+    model = MODELS["binary"](data)
+    for predict in (model.predict, model.get_booster().predict):
+        with pytest.raises(ValueError, match=message):
+            predict(data["X"][:5], **flags)

@@ -197,7 +197,7 @@ def _drop_last_tree(payload):
     (_top("version", 3), r"model format version 3 is not supported"),
     # version 2 (categorical features) needs their types and dictionaries
     (_top("version", 2), r"missing field .feature_types."),
-    (_top("format", "xgboost"), r"not a daskboost model: format='xgboost'"),
+    (_top("format", "xgboost"), r"neither a daskboost model \(format='xgboost'\) nor an xgboost"),
     (_top("extra", 1), r"unknown field 'extra'"),
     (_delete("trees"), r"missing field 'trees'"),
     (_in_estimator("max_depth", -1), r"estimator.params: max_depth=-1 must be >= 0"),

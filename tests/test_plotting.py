@@ -1,5 +1,6 @@
 """Plots (issue 16): importance bars, one tree, learning curves; matplotlib optional."""
 
+import io
 import subprocess
 import sys
 
@@ -88,3 +89,14 @@ def test_import_daskboost_does_not_import_matplotlib():
     code = "import sys, daskboost; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_each_plot_renders_to_png(fitted):
+    for draw in (lambda: db.plot_importance(fitted), lambda: db.plot_tree(fitted, 1),
+                 lambda: db.plot_metric(fitted)):
+        ax = draw()
+        buffer = io.BytesIO()
+        ax.figure.savefig(buffer, format="png")
+        assert buffer.getvalue()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert len(buffer.getvalue()) > 5000  # something drawn
+        plt.close(ax.figure)

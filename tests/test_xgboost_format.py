@@ -178,16 +178,59 @@ def test_imported_model_serves_the_estimators(tmp_path, data):
             _saved(tmp_path, xgb.train({}, xgb.DMatrix(X, data["positive"]), 2)))
 
 
-def test_imported_categorical_model_reads_the_codes(tmp_path):
+def test_imported_categorical_model_matches_stored_categories_by_value(tmp_path):
+    """xgboost 3 stores a pandas column's categories (its ``cats`` section): the import
+    matches them by value, in any order, with string and integer categories."""
     rng = np.random.default_rng(5)
     n = 2000
-    frame = pd.DataFrame({"c": pd.Categorical(rng.choice(list("wxyz"), n)),
-                          "n": rng.standard_normal(n).astype(np.float32)})
-    y = frame.c.isin(["x", "z"]) * 1.0 + 0.1 * frame.n
+    frame = pd.DataFrame({
+        "c": pd.Categorical(rng.choice(["zeta", "alpha", "emile", "b"], n),
+                            categories=["zeta", "alpha", "emile", "b"]),
+        "k": pd.Categorical(rng.choice([30, 10, 20], n), categories=[30, 10, 20]),
+        "n": rng.standard_normal(n).astype(np.float32)})
+    y = frame.c.isin(["alpha", "b"]) * 1.0 + (frame.k == 10) * 0.5 + 0.1 * frame.n
     trained = xgb.train({"max_depth": 3, "max_cat_to_onehot": 1},
                         xgb.DMatrix(frame, y, enable_categorical=True), 6)
     booster = db.Booster.load(_saved(tmp_path, trained))
-    assert booster.feature_types == ["c", "q"]
+    assert booster.feature_types == ["c", "c", "q"]
+    assert booster.categories == {0: ["alpha", "b", "emile", "zeta"], 1: [10, 20, 30]}
+    expected = trained.predict(xgb.DMatrix(frame, enable_categorical=True), output_margin=True)
+    np.testing.assert_allclose(booster.predict_margin(frame)[0], expected, atol=TOL)
+    as_strings = frame.assign(c=frame.c.astype(str))  # by value, whatever the dtype
+    np.testing.assert_allclose(booster.predict_margin(as_strings)[0], expected, atol=TOL)
+
+
+def test_imported_categorical_model_without_stored_categories_reads_the_codes(tmp_path):
+    """Without stored categories (xgboost 2, or codes given as numbers) the codes are the
+    dictionary, up to the largest code a split names: a larger code is unseen and takes
+    the missing values' way (documented; xgboost sends it to the "no" side)."""
+    rng = np.random.default_rng(6)
+    n = 2000
+    codes = rng.integers(0, 4, n).astype(np.float32)
+    X = np.column_stack([codes, rng.standard_normal(n).astype(np.float32)])
+    y = np.isin(codes, [0, 2]) * 1.0 + 0.1 * X[:, 1]
+    types = {"feature_types": ["c", "q"], "enable_categorical": True}
+    trained = xgb.train({"max_depth": 3, "max_cat_to_onehot": 1}, xgb.DMatrix(X, y, **types), 6)
+    booster = db.Booster.load(_saved(tmp_path, trained))
+    largest = len(booster.categories[0]) - 1
+    assert booster.categories == {0: list(range(largest + 1))} and largest >= 2
+    expected = trained.predict(xgb.DMatrix(X, **types), output_margin=True)
+    known = codes <= largest
+    np.testing.assert_allclose(booster.predict_margin(X)[0][known], expected[known], atol=TOL)
+    as_missing = np.where(known[:, None], X, np.column_stack([np.full(n, np.nan), X[:, 1]]))
+    np.testing.assert_array_equal(booster.predict_margin(X)[0][~known],
+                                  booster.predict_margin(as_missing)[0][~known])
+
+
+def test_non_ascii_stored_categories_fall_back_to_codes_with_a_warning(tmp_path):
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame({"c": pd.Categorical(rng.choice(["émile", "zoë", "ana"], 600)),
+                          "n": rng.standard_normal(600).astype(np.float32)})
+    y = (frame.c == "zoë") * 1.0 + 0.1 * frame.n
+    trained = xgb.train({"max_depth": 2, "max_cat_to_onehot": 1},
+                        xgb.DMatrix(frame, y, enable_categorical=True), 3)
+    with pytest.warns(UserWarning, match="not all ASCII"):
+        booster = db.Booster.load(_saved(tmp_path, trained))
     codes = np.column_stack([frame.c.cat.codes, frame.n]).astype(np.float64)
     np.testing.assert_allclose(
         booster.predict_margin(codes)[0],
@@ -244,3 +287,26 @@ def test_bad_format_is_refused_before_writing(tmp_path, data):
     with pytest.raises(ValueError, match="format='onnx'"):
         model.save_model(tmp_path / "m.json", format="onnx")
     assert not (tmp_path / "m.json").exists()
+
+
+def test_custom_objective_models_do_not_export(tmp_path, data):
+    def squared(y, margin):
+        return margin - y, np.ones_like(margin)
+    model = db.DaskBoostRegressor(objective=squared, n_estimators=2).fit(data["X"],
+                                                                         data["positive"])
+    with pytest.raises(ValueError, match="objective='custom' has no xgboost equivalent"):
+        model.save_model(tmp_path / "m.json", format="xgboost")
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_files_that_are_no_model_or_a_newer_schema_are_refused(tmp_path, data):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps({"weights": [1, 2, 3]}))
+    with pytest.raises(ValueError, match="neither a daskboost model .* nor an xgboost"):
+        db.Booster.load(path)
+    trained = json.loads(xgb.train({}, xgb.DMatrix(data["X"], data["positive"]), 2)
+                         .save_raw("json"))
+    trained["version"] = [4, 0, 0]
+    path.write_text(json.dumps(trained))
+    with pytest.raises(ValueError, match=r"version \[4, 0, 0\] is not one this daskboost"):
+        db.Booster.load(path)
