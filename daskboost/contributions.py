@@ -28,7 +28,7 @@ the row's path.
 import numba
 import numpy as np
 
-from .tree import PREDICT_BLOCK_ROWS, _pack_category_sets
+from .tree import pack_category_sets, pack_node_arrays
 
 
 def wants_contributions(output_margin, pred_contribs, approx_contribs, pred_interactions):
@@ -50,21 +50,16 @@ def wants_contributions(output_margin, pred_contribs, approx_contribs, pred_inte
 class ContributionForest:
     """The trees of a model packed for the contribution kernels: node arrays
     concatenated (tree ``t`` from ``offsets[t]``, adding to output ``t % n_outputs``),
-    with covers, node means and the category sets of ``tree._pack_category_sets``."""
+    with covers, node means and the category sets of ``tree.pack_category_sets``."""
 
     def __init__(self, trees, n_outputs):
         self.n_outputs = n_outputs
-        offsets = np.zeros(len(trees) + 1, dtype=np.int64)
-        for t, tree in enumerate(trees):
-            offsets[t + 1] = offsets[t] + tree.n_nodes
-        self.offsets = offsets
-        for name in ("feature", "threshold", "default_left", "left", "right", "value",
-                     "cover"):
-            parts = [getattr(tree, name) for tree in trees]
-            setattr(self, name, np.concatenate(parts) if parts else np.zeros(0))
+        self.offsets = offsets = pack_node_arrays(
+            self, trees, ("feature", "threshold", "default_left", "left", "right", "value",
+                          "cover"))
         self.means = (np.concatenate([node_means(tree) for tree in trees]) if trees
                       else np.zeros(0))
-        sets = _pack_category_sets(trees, offsets)
+        sets = pack_category_sets(trees, offsets)
         self.sets = sets if sets is not None else (
             np.full(len(self.feature), -1, np.int64), np.zeros(len(self.feature), np.int64),
             np.zeros(0, np.bool_))
@@ -131,7 +126,9 @@ def interactions(forest, X, start, approx=False):
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def _goes_left(x, k, threshold, default_left, set_start, set_size, members):
-    """Whether a row with value ``x`` goes left at split node ``k`` (as prediction)."""
+    """Whether a row with value ``x`` goes left at split node ``k``: the test of
+    ``tree._predict_kernel_categorical``, written here again because numba's cache does
+    not notice when a function inlined from another module changes."""
     if np.isnan(x):
         return default_left[k]
     if set_start[k] >= 0:

@@ -101,15 +101,10 @@ class PackedForest:
     """
 
     def __init__(self, trees, n_outputs=1):
-        offsets = np.zeros(len(trees) + 1, dtype=np.int64)
-        for t, tree in enumerate(trees):
-            offsets[t + 1] = offsets[t] + tree.n_nodes
-        self.offsets = offsets
+        self.offsets = offsets = pack_node_arrays(
+            self, trees, ("feature", "threshold", "default_left", "left", "right", "value"))
         self.n_outputs = n_outputs
-        for name in ("feature", "threshold", "default_left", "left", "right", "value"):
-            parts = [getattr(tree, name) for tree in trees]
-            setattr(self, name, np.concatenate(parts) if parts else np.empty(0, NODE_DTYPES[name]))
-        self.category_sets = _pack_category_sets(trees, offsets)
+        self.category_sets = pack_category_sets(trees, offsets)
         self.depths = np.array([tree.depth() for tree in trees], dtype=np.int64)
         self.node_info = _pack_node_info(self.feature, self.default_left, self.left,
                                          self.right)
@@ -141,6 +136,18 @@ class PackedForest:
             _predict_kernel_categorical(*args, self.n_outputs, margin, *self.category_sets)
 
 
+def pack_node_arrays(packed, trees, names):
+    """Set ``packed.<name>`` to the trees' node arrays ``name`` concatenated, for each of
+    ``names``; returns the offsets: tree ``t``'s nodes from ``offsets[t]``."""
+    offsets = np.zeros(len(trees) + 1, dtype=np.int64)
+    for t, tree in enumerate(trees):
+        offsets[t + 1] = offsets[t] + tree.n_nodes
+    for name in names:
+        parts = [getattr(tree, name) for tree in trees]
+        setattr(packed, name, np.concatenate(parts) if parts else np.empty(0, NODE_DTYPES[name]))
+    return offsets
+
+
 def _pack_node_info(feature, default_left, left, right):
     """Each node's split in one int64 for ``_predict_kernel_packed``: ``left << 32 |
     feature << 1 | default_left``, -1 for a leaf; None unless every split node's right
@@ -159,7 +166,7 @@ def dense_floats(X):
     return np.ascontiguousarray(X, dtype=X.dtype if X.dtype == np.float32 else np.float64)
 
 
-def _pack_category_sets(trees, offsets):
+def pack_category_sets(trees, offsets):
     """(set_start, set_size, members) over all nodes for the categorical kernel: node k's
     set is ``members[set_start[k]:set_start[k] + set_size[k]]`` as a bool table over
     category indices (``set_start[k] = -1``: numeric node); None without any set."""
@@ -249,7 +256,7 @@ def _predict_kernel_packed(X, node_info, threshold, value, offsets, depths, n_ou
 @numba.njit(nogil=True, cache=True)
 def _predict_kernel_categorical(X, feature, threshold, default_left, left, right, value,
                                 offsets, n_outputs, margin, set_start, set_size, members):
-    """``_predict_kernel`` with categorical nodes (``_pack_category_sets``): a category
+    """``_predict_kernel`` with categorical nodes (``pack_category_sets``): a category
     index in the node's set goes right, any other left, NaN (missing, unseen) by
     ``default_left``."""
     n_trees = offsets.shape[0] - 1

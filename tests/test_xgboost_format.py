@@ -3,6 +3,8 @@ xgboost's models.  Margins are compared to 1e-5 (xgboost sums float32 leaf value
 features are float32, the values xgboost sees, so every split decides the same way."""
 
 import json
+import os
+import subprocess
 import warnings
 
 import numpy as np
@@ -310,3 +312,34 @@ def test_files_that_are_no_model_or_a_newer_schema_are_refused(tmp_path, data):
     path.write_text(json.dumps(trained))
     with pytest.raises(ValueError, match=r"version \[4, 0, 0\] is not one this daskboost"):
         db.Booster.load(path)
+
+
+XGBOOST2 = os.environ.get("DASKBOOST_XGBOOST2_PYTHON")
+
+
+@pytest.mark.skipif(not XGBOOST2, reason="set DASKBOOST_XGBOOST2_PYTHON to a python with "
+                    "xgboost 2.x installed (e.g. a venv with pip install 'xgboost<3')")
+def test_xgboost_2_reads_the_export(tmp_path, data):
+    """The export read by the last xgboost 2 (run in its own interpreter)."""
+    X = data["X"]
+    np.save(tmp_path / "X.npy", X)
+    cases = {"binary": db.DaskBoostClassifier(n_estimators=8).fit(X, data["binary"]),
+             "multiclass": db.DaskBoostClassifier(n_estimators=5).fit(X, data["classes"]),
+             "poisson": db.DaskBoostRegressor(objective="count:poisson", n_estimators=8)
+             .fit(X, data["positive"])}
+    for name, model in cases.items():
+        model.save_model(tmp_path / f"{name}.json", format="xgboost")
+        np.save(tmp_path / f"{name}.npy", model.get_booster().predict_margin(X))
+    script = (
+        "import sys, numpy as np, xgboost as xgb\n"
+        "assert xgb.__version__.startswith('2.'), xgb.__version__\n"
+        "d = sys.argv[1]; X = np.load(d + '/X.npy')\n"
+        "for name in sys.argv[2:]:\n"
+        "    b = xgb.Booster(model_file=f'{d}/{name}.json')\n"
+        "    m = np.asarray(b.predict(xgb.DMatrix(X), output_margin=True)).reshape(len(X), -1).T\n"
+        "    print(name, float(np.abs(m - np.load(f'{d}/{name}.npy')).max()))\n")
+    out = subprocess.run([XGBOOST2, "-c", script, str(tmp_path), *cases], capture_output=True,
+                         text=True, check=True).stdout.split()
+    differences = dict(zip(out[::2], map(float, out[1::2])))
+    assert set(differences) == set(cases)
+    assert max(differences.values()) < TOL
