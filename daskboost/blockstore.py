@@ -16,6 +16,11 @@ directories, and a ``weakref.finalize`` does the same when a store that was neve
 is garbage collected or the interpreter exits (including after KeyboardInterrupt).
 ``remove_fit_dirs`` removes them by path, after a worker process died.  A full disk,
 quota or file-size limit raises ``CacheFullError`` and leaves no partial file behind.
+
+Integrity: each disk block's bytes (as written: compressed or raw) carry a checksum
+kept in memory (``block_checksum``), checked on every read before the bytes are used;
+a block file changed, cut short or replaced since it was written raises
+``CacheCorruptError`` naming it: such bytes are never read as codes.
 """
 
 import errno
@@ -32,6 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, replace
 
+import numba
 import numpy as np
 import pyarrow as pa
 
@@ -54,6 +60,34 @@ _BUDGET_HELP = "memory_budget must be a number of bytes, a size like '512MB', or
 
 class CacheFullError(OSError):
     """The cache directory is out of space (disk full, quota or file-size limit)."""
+
+
+class CacheCorruptError(OSError):
+    """A block file no longer holds what was written (changed, cut short, replaced)."""
+
+
+@numba.njit(nogil=True, cache=True)
+def _fletcher64(words, tail):
+    """Fletcher's checksum over 64-bit words (sums mod 2^64): ``s1`` adds the words,
+    ``s2`` adds the running ``s1``, so a changed, missing or moved word changes it;
+    ``tail`` holds the last ``len % 8`` bytes.  Two additions a word: memory speed."""
+    s1 = np.uint64(0)
+    s2 = np.uint64(0)
+    for i in range(words.shape[0]):
+        s1 += words[i]
+        s2 += s1
+    for i in range(tail.shape[0]):
+        s1 += np.uint64(tail[i])
+        s2 += s1
+    return s1, s2
+
+
+def block_checksum(data):
+    """A 128-bit checksum (two uint64) of a bytes-like object, its length included."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    n_words = raw.shape[0] // 8
+    s1, s2 = _fletcher64(raw[:n_words * 8].view(np.uint64), raw[n_words * 8:])
+    return int(s1), int(s2), raw.shape[0]
 
 
 def parse_memory_budget(value, available=None):
@@ -243,11 +277,12 @@ def _cleanup(pool, dirs):
 
 
 class _DiskBlock:
-    __slots__ = ("path", "shape", "dtype", "size", "compressed")
+    __slots__ = ("path", "shape", "dtype", "size", "compressed", "checksum")
 
-    def __init__(self, path, shape, dtype, size, compressed):
+    def __init__(self, path, shape, dtype, size, compressed, checksum):
         self.path, self.shape, self.dtype, self.size = path, shape, dtype, size
         self.compressed = compressed
+        self.checksum = checksum  # of the bytes in the file (``block_checksum``)
 
 
 class BlockStore:
@@ -329,7 +364,8 @@ class BlockStore:
         with self._lock:
             self.disk_bytes += len(data)
             self.spilled_blocks += 1
-        return _DiskBlock(path, block.shape, block.dtype, len(data), compressed)
+        return _DiskBlock(path, block.shape, block.dtype, len(data), compressed,
+                          block_checksum(data))
 
     def _discard(self, blocks):
         """Give back the memory and disk of the blocks of a failed ``put``."""
@@ -342,26 +378,24 @@ class BlockStore:
             self.spilled_blocks -= len(on_disk)
 
     def _read(self, disk):
-        """Read and decompress one disk block (runs in the prefetch pool)."""
+        """Read, check and decompress one disk block (runs in the prefetch pool)."""
         nbytes = math.prod(disk.shape) * disk.dtype.itemsize
         if not disk.compressed:
             # into arrow's memory pool, like the decompressed blocks: blocks of a few MB
             # from glibc's malloc (np.empty) fragmented its per-thread arenas and cost
             # ~300 MB of RSS on a 20M-row fit
-            buf = pa.allocate_buffer(nbytes)
+            buf = pa.allocate_buffer(nbytes + 1)  # (one byte more: a longer file shows)
             with open(disk.path, "rb") as f:
                 n_read = f.readinto(memoryview(buf))
-            out = np.frombuffer(buf, disk.dtype).reshape(disk.shape)
-        else:
-            with open(disk.path, "rb") as f:
-                buf = self._codec.decompress(f.read(), decompressed_size=nbytes)
-            n_read = buf.size
-            out = np.frombuffer(buf, disk.dtype).reshape(disk.shape)
-            if not out.flags.writeable:
-                out = out.copy()
-        if n_read != nbytes:
-            raise OSError(errno.EIO, f"cache block {disk.path!r} is truncated")
-        return out
+            _check_block(disk, memoryview(buf)[:n_read])
+            return np.frombuffer(buf, disk.dtype, count=nbytes // disk.dtype.itemsize
+                                 ).reshape(disk.shape)
+        with open(disk.path, "rb") as f:
+            data = f.read()
+        _check_block(disk, data)
+        buf = self._codec.decompress(data, decompressed_size=nbytes)
+        out = np.frombuffer(buf, disk.dtype).reshape(disk.shape)
+        return out if out.flags.writeable else out.copy()
 
     def close(self):
         """Drop the blocks and remove this fit's directories; idempotent."""
@@ -373,6 +407,16 @@ class BlockStore:
         self.memory_bytes = self.disk_bytes = 0
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._finalizer()
+
+
+def _check_block(disk, data):
+    """Raise ``CacheCorruptError`` unless ``data`` is what was written to the block."""
+    if block_checksum(data) != disk.checksum:
+        size = len(data) if not isinstance(data, memoryview) else data.nbytes
+        what = (f"has {size} bytes, {disk.size} were written" if size != disk.size
+                else "does not hold the bytes written (checksum mismatch)")
+        raise CacheCorruptError(errno.EIO, f"cache block {disk.path!r} {what}: the file was "
+                                "changed after daskboost wrote it; nothing was read from it")
 
 
 def _remove_file(path):

@@ -2,6 +2,7 @@
 
 import gc
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -493,3 +494,47 @@ def test_compression_is_kept_only_where_it_pays(tmp_path, compression):
         np.testing.assert_array_equal(stored_noise.to_numpy(), noise)
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("compression", ["zstd", None])
+@pytest.mark.parametrize("damage", ["flip a byte", "truncate", "append", "swap blocks"])
+def test_a_damaged_block_file_is_reported_never_read(tmp_path, compression, damage):
+    """Compressed (zstd on runs) and raw (noise) blocks alike: a block file changed after
+    it was written raises CacheCorruptError naming it, before its bytes are used."""
+    store = make_store(tmp_path, budget=0, compression=compression, block_rows=100)
+    try:
+        runs = np.repeat(np.arange(5, dtype=np.uint8), 100)[:, None].repeat(8, axis=1)
+        stored = store.put(runs if compression else make_codes(500, 8, np.uint8))
+        paths = [b.path for _, _, b in stored._blocks]
+        target = paths[2]
+        data = open(target, "rb").read()
+        if damage == "flip a byte":
+            data = data[:7] + bytes([data[7] ^ 0x10]) + data[8:]
+        elif damage == "truncate":
+            data = data[:-3]
+        elif damage == "append":
+            data = data + b"\0"
+        else:
+            data = open(paths[3], "rb").read()  # another block's (valid) bytes
+        open(target, "wb").write(data)
+        seen = []
+        with pytest.raises(blockstore.CacheCorruptError, match=re.escape(target)):
+            for start, _, block in stored.blocks():
+                seen.append(start)
+        assert seen == [0, 100]  # the blocks before the damaged one, nothing after
+    finally:
+        store.close()
+    assert cache_entries(tmp_path / "cache0") == []
+
+
+def test_checksum_sees_every_byte_and_its_place():
+    data = np.random.default_rng(0).integers(0, 256, 1003, dtype=np.uint8).tobytes()
+    reference = blockstore.block_checksum(data)
+    for i in (0, 7, 8, 500, 1000, 1002):  # in a word, at word edges, in the tail
+        changed = bytearray(data)
+        changed[i] ^= 1
+        assert blockstore.block_checksum(bytes(changed)) != reference
+    swapped = data[8:16] + data[:8] + data[16:]  # two words trade places
+    assert blockstore.block_checksum(swapped) != reference
+    assert blockstore.block_checksum(data[:-1]) != reference
+    assert blockstore.block_checksum(data) == reference
