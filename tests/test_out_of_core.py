@@ -205,3 +205,27 @@ def test_spilled_fit_on_a_cluster_equals_the_threaded_fit(tmp_path, small_blocks
         on_cluster = fit(make(memory_budget=0, cache_dir=str(tmp_path)))
     assert on_cluster.get_booster().to_dict() == threaded.get_booster().to_dict()
     assert leftovers(tmp_path) == []
+
+
+def test_a_block_file_damaged_during_the_fit_stops_it_clearly(tmp_path, small_blocks):
+    """A block file changed between passes (disk fault, another process): the next pass
+    that reads it raises CacheCorruptError naming it; the cache is removed."""
+    from daskboost import TrainingCallback
+
+    class Damage(TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            if epoch == 1:
+                cache = [os.path.join(root, name) for root, _, names in os.walk(tmp_path)
+                         for name in names if name.endswith(".blk")]
+                with open(sorted(cache)[0], "r+b") as f:
+                    first = f.read(1)
+                    f.seek(0)
+                    f.write(bytes([first[0] ^ 0xFF]))
+            return False
+
+    model = DaskBoostRegressor(n_estimators=4, max_depth=2, memory_budget=0,
+                               cache_dir=str(tmp_path))
+    with pytest.raises(blockstore.CacheCorruptError, match=r"cache block .*\.blk"):
+        model.fit(*(dd.from_pandas(part, npartitions=3) for part in frame()),
+                  callbacks=[Damage()])
+    assert leftovers(tmp_path) == []
