@@ -323,7 +323,49 @@ class BlockStore:
             except BaseException:
                 self._discard(blocks)
                 raise
-        stored = StoredArray(self, array.shape, array.dtype, blocks)
+        return self._stored(array.shape, array.dtype, blocks)
+
+    def put_rows(self, shape, dtype, make_rows):
+        """Store the 2-D array of ``shape`` whose rows ``start:stop`` are
+        ``make_rows(start, stop)``: made whole when the budget has room for it (one
+        block, as ``put``), else one block at a time, each kept or spilled before the
+        next is made, so that no more than one block of it is ever outside the store
+        (the bin pass: a partition's codes go straight to the store)."""
+        n_rows, width = shape
+        dtype = np.dtype(dtype)
+        if self.closed:
+            raise RuntimeError(f"block store {self.fit_id!r} is closed")
+        nbytes = n_rows * width * dtype.itemsize
+        if self._reserve(nbytes):
+            try:
+                whole = self._checked(make_rows(0, n_rows), (n_rows, width), dtype)
+            except BaseException:
+                with self._lock:
+                    self.memory_bytes -= nbytes
+                raise
+            return self._stored(shape, dtype, [(0, n_rows, whole)])
+        blocks = []
+        try:
+            for start in range(0, n_rows, self.config.block_rows):
+                stop = min(n_rows, start + self.config.block_rows)
+                part = self._checked(make_rows(start, stop), (stop - start, width), dtype)
+                data = part if self._reserve(part.nbytes) else self._spill(part)
+                blocks.append((start, stop, data))
+        except BaseException:
+            self._discard(blocks)
+            raise
+        return self._stored(shape, dtype, blocks)
+
+    @staticmethod
+    def _checked(block, shape, dtype):
+        block = np.ascontiguousarray(block)
+        if block.shape != shape or block.dtype != dtype:
+            raise ValueError(f"expected a {dtype} {shape} block; got {block.dtype} "
+                             f"{block.shape}")
+        return block
+
+    def _stored(self, shape, dtype, blocks):
+        stored = StoredArray(self, shape, dtype, blocks)
         self._arrays.add(stored)
         return stored
 

@@ -234,10 +234,14 @@ def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, store=
                        store, row_offset, margins)
 
 
-def store_codes(codes, store):
-    """Codes kept by the fit's block store (``store``: a ``blockstore.StoreRef``), in
-    this process (as they are when ``store`` is None)."""
-    return codes if store is None else store.open().put(codes)
+def binned_codes(X, mapper, store):
+    """X's codes, kept by the fit's block store (``store``: a ``blockstore.StoreRef``)
+    in this process, binned block by block straight into it when they do not fit the
+    budget (as they are when ``store`` is None)."""
+    if store is None:
+        return mapper.transform(X)
+    return store.open().put_rows((X.shape[0], len(mapper.cuts)), mapper.dtype,
+                                 lambda start, stop: mapper.transform(X[start:stop]))
 
 
 def start_state(X, labels, weights, index, mapper, base_margin, classes, previous, store,
@@ -256,7 +260,7 @@ def start_state(X, labels, weights, index, mapper, base_margin, classes, previou
     else:
         start = np.repeat(np.asarray(base_margin, dtype=np.float64)[:, None], n, axis=1)
     return PartitionState(
-        codes=store_codes(mapper.transform(X), store),
+        codes=binned_codes(X, mapper, store),
         label=np.asarray(labels, dtype=np.float32),
         weight=None if weights is None else weights.astype(np.float32),
         margin=start,
@@ -519,11 +523,11 @@ def hessian_summaries(x, w, state, size, encoders=None):
 
 def rebin_partition(x, w, state, mapper, store):
     """The state with the raw partition binned again by a new mapper (the old codes'
-    memory and disk go back to the block store)."""
-    codes = store_codes(mapper.transform(feature_block(x, mapper.encoders)), store)
+    memory and disk go back to the block store first: the new ones take their place)."""
+    X = feature_block(x, mapper.encoders)
     if hasattr(state.codes, "release"):
         state.codes.release()
-    return replace(state, codes=codes)
+    return replace(state, codes=binned_codes(X, mapper, store))
 
 
 def hessian_self_summaries(state, size):

@@ -538,3 +538,31 @@ def test_checksum_sees_every_byte_and_its_place():
     assert blockstore.block_checksum(swapped) != reference
     assert blockstore.block_checksum(data[:-1]) != reference
     assert blockstore.block_checksum(data) == reference
+
+
+@pytest.mark.parametrize("budget", ["all", 0, 250])
+def test_put_rows_makes_one_block_at_a_time_beyond_the_budget(tmp_path, budget):
+    full = make_codes(1050, 4, np.uint8)
+    store = make_store(tmp_path, full.nbytes if budget == "all" else budget, "lz4",
+                       block_rows=100)
+    asked = []
+
+    def make_rows(start, stop):
+        asked.append((start, stop))
+        return full[start:stop]
+
+    try:
+        stored = store.put_rows(full.shape, np.uint8, make_rows)
+        np.testing.assert_array_equal(stored.to_numpy(), full)
+        if budget == "all":
+            assert asked == [(0, 1050)] and stored.n_blocks == 1
+        else:  # block by block, in order: never the whole array
+            assert asked == [(s, min(s + 100, 1050)) for s in range(0, 1050, 100)]
+            assert store.memory_bytes <= budget
+        with pytest.raises(ValueError, match=r"expected a uint16 \(3, 4\) block"):
+            store.put_rows((3, 4), np.uint16, lambda a, b: full[a:b])
+        assert store.memory_bytes == sum(b.nbytes for _, _, b in stored._blocks
+                                         if isinstance(b, np.ndarray))
+    finally:
+        store.close()
+    assert cache_entries(tmp_path / "cache0") == []
