@@ -389,30 +389,37 @@ def _start_round(state, step):
     quantized gradients the result is the largest gradients instead
     (``quantize.GradientMaxima``): the next pass quantizes with the scales of all rows
     and builds the roots' histograms."""
-    n_trees = state.margin.shape[0]
+    n_trees, n_rows = state.margin.shape
     add_trees = step.leaf_values is not None and state.rounds < step.round
-    old_positions = state.positions
-    # free them before the new ones
+    # the old positions become the new ones, block by block once read (every row back
+    # at the root); the old gradients are freed before the new ones are made
+    positions = state.positions
+    if positions is None:
+        positions = np.zeros(state.margin.shape, dtype=np.int32)
     state.grad = state.hess = state.positions = state.quantized = None
-    positions = np.zeros(state.margin.shape, dtype=np.int32)  # every row at the root
     if not step.quant_bins:
         hist = np.zeros((step.n_slots, step.cell_offsets[-1], 2), dtype=np.float64)
     root = no_splits(n_trees, 1)
-    grads, hesses = [], []
+    grads = hesses = None  # (K, n_rows), filled block by block when there are several
     for start, stop, block in row_blocks(state.codes):
         rows = slice(start, stop)
         margin = state.margin[:, rows]
         if add_trees:
-            _add_round_trees(block, old_positions[:, rows], step, margin, margin)
+            _add_round_trees(block, positions[:, rows], step, margin, margin)
+        positions[:, rows] = 0
         grad, hess = _round_gradients(state, step, rows)
         if not step.quant_bins:
             accumulate_histograms(block, grad, hess, positions[:, rows], *root,
                                   step.missing_code, step.node_to_slot, positions[:, rows],
                                   hist, step.cell_offsets, step.cell_width)
-        grads.append(grad)
-        hesses.append(hess)
-    state.grad = grads[0] if len(grads) == 1 else np.concatenate(grads, axis=1)
-    state.hess = hesses[0] if len(hesses) == 1 else np.concatenate(hesses, axis=1)
+        if stop - start == n_rows:  # one block: its arrays are the partition's
+            grads, hesses = grad, hess
+            continue
+        if grads is None:
+            grads = np.empty(state.margin.shape, dtype=grad.dtype)
+            hesses = np.empty(state.margin.shape, dtype=hess.dtype)
+        grads[:, rows], hesses[:, rows] = grad, hess
+    state.grad, state.hess = grads, hesses
     state.positions, state.rounds = positions, step.round
     if step.quant_bins:
         return state, GradientMaxima(gradient_maxima(state.grad, state.hess))
