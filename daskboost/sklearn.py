@@ -640,8 +640,10 @@ def load_estimator(path):
     section = payload.get(ESTIMATOR_KEY, {})
     name = section.get("class", DaskBoostRegressor.__name__) if isinstance(section, dict) else None
     if is_xgboost_model(payload):  # xgboost's classification objectives: the classifier
-        objective = (payload.get("learner") or {}).get("objective") or {}
-        name = (DaskBoostClassifier.__name__ if is_classification(objective.get("name"))
+        learner = payload["learner"]
+        objective = learner.get("objective") if isinstance(learner, dict) else None
+        objective = objective.get("name") if isinstance(objective, dict) else None
+        name = (DaskBoostClassifier.__name__ if is_classification(objective)
                 else DaskBoostRegressor.__name__)
     classes = {cls.__name__: cls for cls in (DaskBoostRegressor, DaskBoostClassifier)}
     if not isinstance(name, str) or name not in classes:

@@ -36,8 +36,12 @@ import warnings
 
 import numpy as np
 
+from .binning import MAX_BIN_LIMIT
 from .objectives import OBJECTIVES
 from .tree import Tree
+
+# the most categories a feature's codes can hold (uint16 codes, one for missing)
+MAX_CATEGORIES = MAX_BIN_LIMIT - 1
 
 # the xgboost version whose layout the export follows (read by xgboost 2.0 and later)
 EXPORT_VERSION = [2, 1, 0]
@@ -255,9 +259,14 @@ def from_xgboost(data, source):
     leaves, several targets, objectives daskboost does not have) or a malformed file."""
     try:
         return _from_xgboost(data, source)
-    except (KeyError, TypeError, IndexError, AttributeError) as err:
-        raise ValueError(f"{source}: not a readable xgboost JSON model ({type(err).__name__}: "
-                         f"{err!s:.120})") from None
+    except ValueError as err:
+        if str(err).startswith(f"{source}:"):
+            raise
+        problem = err  # e.g. numpy refusing a NaN as a child id
+    except (KeyError, TypeError, IndexError, AttributeError, OverflowError) as err:
+        problem = err  # a field missing, of the wrong type, or a number out of range
+    raise ValueError(f"{source}: not a readable xgboost JSON model ({type(problem).__name__}: "
+                     f"{problem!s:.120})") from None
 
 
 # the xgboost versions whose JSON model schema this reads (1.0 to 3.x)
@@ -309,7 +318,11 @@ def _from_xgboost(data, source):
     for f in categorical:  # without stored categories, xgboost's codes are the dictionary
         codes = [int(c.max()) for tree in parsed for node, c in (tree.categories or {}).items()
                  if tree.feature[node] == f and len(c)]
-        categories[f] = list(range(max(codes, default=0) + 1))
+        largest = max(codes, default=0)
+        if largest >= MAX_CATEGORIES:
+            raise ValueError(f"{source}: a split on feature {f} names category {largest}; "
+                             f"daskboost holds at most {MAX_CATEGORIES} categories a feature")
+        categories[f] = list(range(largest + 1))
     stored = _stored_categories(model.get("cats"), categorical, n_features, source)
     if stored:  # xgboost 3 stored the categories: match them by value, as xgboost does
         index_maps = {}
@@ -370,6 +383,9 @@ def _stored_categories(cats, categorical, n_features, source):
             found = [v if isinstance(v, int) else float(v) for v in values]
         if not found:
             return {}  # (a feature typed 'c' without stored categories: codes, as xgboost 2)
+        if len(found) > MAX_CATEGORIES:
+            raise ValueError(f"{source}: feature {f} has {len(found)} stored categories; "
+                             f"daskboost holds at most {MAX_CATEGORIES} a feature")
         if len(set(found)) != len(found):
             raise ValueError(f"{source}: the stored categories of feature {f} repeat a value")
         stored[f] = found

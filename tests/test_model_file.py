@@ -396,12 +396,12 @@ def _run_fuzzer(command, log):
         return process.returncode, process.stderr.read()
 
 
-def test_fuzzed_model_files_never_crash_or_hang(models, tmp_path):
-    paths, _ = models
-    X_path = os.path.join(os.path.dirname(paths["regression"]), "X.npy")
-    command = [sys.executable, os.path.join(HERE, "model_fuzz.py"),
-               *[str(p) for p in paths.values()], "--data", X_path,
-               "--mutations", str(MUTATIONS_PER_MODEL), "--seed", "20261122"]
+def _fuzz(files, data, mutations, seed, tmp_path):
+    """Run the fuzzer on ``files``; returns the finished lines after the checks every
+    fuzz run must pass: the process ends normally, every mutation finishes, and every
+    refusal is a ValueError."""
+    command = [sys.executable, os.path.join(HERE, "model_fuzz.py"), *map(str, files),
+               "--data", str(data), "--mutations", str(mutations), "--seed", str(seed)]
     log = tmp_path / "fuzz.jsonl"
     status, err = _run_fuzzer(command, log)
     lines = [json.loads(line) for line in log.read_text().splitlines()]
@@ -409,11 +409,32 @@ def test_fuzzed_model_files_never_crash_or_hang(models, tmp_path):
     finished = [line for line in lines if "outcome" in line]
     last = started[max(started)] if started else None
     assert status == 0, f"the fuzzer process ended with {status} at {last}: {err[-2000:]}"
-    assert len(finished) == len(started) == MUTATIONS_PER_MODEL * len(paths)
+    assert len(finished) == len(started) == mutations * len(files)
     others = [(started[line["i"]], line["detail"]) for line in finished
               if line["outcome"] == "other"]
     assert others == []  # every refusal is a ValueError
     slowest = max(finished, key=lambda line: line["seconds"])
     assert slowest["seconds"] < 10, f"slow: {started[slowest['i']]}"
+    return finished
+
+
+def test_fuzzed_model_files_never_crash_or_hang(models, tmp_path):
+    paths, _ = models
+    X_path = os.path.join(os.path.dirname(paths["regression"]), "X.npy")
+    finished = _fuzz(paths.values(), X_path, MUTATIONS_PER_MODEL, 20261122, tmp_path)
     refused = sum(line["outcome"] == "ValueError" for line in finished)
     assert refused > len(finished) // 2  # most mutations break a model: the checks see them
+
+
+def test_fuzzed_xgboost_format_files_never_crash_or_hang(models, tmp_path):
+    """The same fuzzing on the models exported in xgboost's JSON format (issue 16):
+    import reads them through the same checks."""
+    paths, _ = models
+    exported = []
+    for kind, path in paths.items():
+        exported.append(tmp_path / f"{kind}-xgboost.json")
+        load_estimator(path).save_model(exported[-1], format="xgboost")
+    X_path = os.path.join(os.path.dirname(paths["regression"]), "X.npy")
+    finished = _fuzz(exported, X_path, MUTATIONS_PER_MODEL // 2, 20261123, tmp_path)
+    refused = sum(line["outcome"] == "ValueError" for line in finished)
+    assert refused > len(finished) // 4  # the checks see the broken ones

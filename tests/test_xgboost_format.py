@@ -343,3 +343,29 @@ def test_xgboost_2_reads_the_export(tmp_path, data):
     differences = dict(zip(out[::2], map(float, out[1::2])))
     assert set(differences) == set(cases)
     assert max(differences.values()) < TOL
+
+
+@pytest.mark.parametrize("learner", [[], {"objective": 3}, {"objective": {"name": []}}, "x"])
+def test_load_estimator_refuses_a_malformed_learner_by_name(tmp_path, learner):
+    from daskboost.sklearn import load_estimator
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"learner": learner, "version": [3, 0, 0]}))
+    with pytest.raises(ValueError, match="bad.json"):
+        load_estimator(path)
+
+
+def test_a_category_code_beyond_what_codes_hold_is_refused(tmp_path):
+    rng = np.random.default_rng(6)
+    X = np.column_stack([rng.integers(0, 4, 500), rng.standard_normal(500)]).astype(np.float32)
+    types = {"feature_types": ["c", "q"], "enable_categorical": True}
+    trained = xgb.train({"max_depth": 2, "max_cat_to_onehot": 1},
+                        xgb.DMatrix(X, X[:, 0] % 2, **types), 2)
+    model = json.loads(trained.save_raw("json"))
+    tree = next(t for t in model["learner"]["gradient_booster"]["model"]["trees"]
+                if t["categories"])
+    tree["categories"][0] = 2 ** 31 - 1
+    tree["categories"].sort()
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(model))
+    with pytest.raises(ValueError, match="names category 2147483647; daskboost holds at most"):
+        db.Booster.load(path)
