@@ -162,20 +162,12 @@ class Booster:
         start = self._start(X.shape[0], base_margin)
         forest = self._contribution_forest(iteration_range)
         explain = contributions.interactions if interactions else contributions.contributions
-        n_rows = X.shape[0]
-        # row chunks on a few threads (the kernels release the GIL); a sparse chunk is
-        # densified alone (entries not stored: NaN)
+        def explain_rows(first, stop):  # a sparse chunk is densified alone (NaN: missing)
+            block = dense_rows(X, first, stop) if is_sparse(X) else X[first:stop]
+            return explain(forest, block, start[:, first:stop], approx)
+
         step = max(1, min(CONTRIBUTION_CHUNK_ROWS, DENSE_CELLS // max(1, self.n_features)))
-        chunks = [(i, min(i + step, n_rows)) for i in range(0, n_rows, step)] or [(0, 0)]
-
-        def explain_rows(rows):
-            block = (dense_rows(X, *rows) if is_sparse(X) else X[rows[0]:rows[1]])
-            return explain(forest, block, start[:, rows[0]:rows[1]], approx)
-
-        if len(chunks) == 1:
-            return explain_rows(chunks[0])
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            return np.concatenate(list(pool.map(explain_rows, chunks)))
+        return map_row_chunks(explain_rows, X.shape[0], step)
 
     def _contribution_forest(self, iteration_range):
         start, stop = self._rounds(iteration_range)
@@ -275,6 +267,17 @@ class Booster:
         """The model in the file at ``path`` (written by ``save_model``, or an xgboost
         JSON model), checked."""
         return cls.from_dict(read_model_json(path), os.fspath(path))
+
+
+def map_row_chunks(func, n_rows, step, axis=0):
+    """``func(start, stop)`` for the chunks of ``step`` rows (one empty chunk when there
+    are no rows) on the process's threads (``func``'s kernels release the GIL), the
+    results concatenated along ``axis``."""
+    chunks = [(i, min(i + step, n_rows)) for i in range(0, n_rows, step)] or [(0, 0)]
+    if len(chunks) == 1:
+        return func(*chunks[0])
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return np.concatenate(list(pool.map(lambda chunk: func(*chunk), chunks)), axis=axis)
 
 
 def write_json_atomically(path, payload):

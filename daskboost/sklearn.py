@@ -16,14 +16,13 @@ import inspect
 import os
 import sys
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 
 from . import inspection
 from .blockstore import StoreConfig, check_cache_dirs, parse_memory_budget
-from .booster import Booster, write_json_atomically
+from .booster import Booster, map_row_chunks, write_json_atomically
 from .callbacks import CallbackList
 from .contributions import wants_contributions
 from .training import Checkpoint, train
@@ -867,10 +866,10 @@ class _PredictJob:
         """
         values = feature_block(X, self.booster.encoders)  # sparse stays sparse (CSR)
         values = values if is_sparse(values) else np.ascontiguousarray(values)
-        step = self.rows_per_chunk
-        starts = list(range(0, values.shape[0], step)) or [0]
-        chunks = [values[i:i + step] for i in starts]
-        bases = [None if base_margin is None else base_margin[:, i:i + step] for i in starts]
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            margins = list(pool.map(self.margin, chunks, bases))
-        return self.finish(self.booster, np.concatenate(margins, axis=1))
+
+        def margin_rows(start, stop):
+            return self.margin(values[start:stop],
+                               None if base_margin is None else base_margin[:, start:stop])
+
+        margins = map_row_chunks(margin_rows, values.shape[0], self.rows_per_chunk, axis=1)
+        return self.finish(self.booster, margins)
