@@ -170,3 +170,16 @@ def test_contradicting_flags_are_refused(data, flags, message):
     for predict in (model.predict, model.get_booster().predict):
         with pytest.raises(ValueError, match=message):
             predict(data["X"][:5], **flags)
+
+
+def test_an_imported_xgboost_model_explains_as_xgboost(tmp_path, data):
+    """A model trained by xgboost and loaded here: the same contributions and interaction
+    values as xgboost's own (its covers are xgboost's hessian sums)."""
+    trained = xgb.train({"objective": "multi:softprob", "num_class": 4, "max_depth": 4},
+                        xgb.DMatrix(data["X"], data["classes"]), 5)
+    path = tmp_path / "xgb.json"
+    trained.save_model(str(path))
+    booster = db.Booster.load(path)
+    for kind in KINDS[:3]:
+        np.testing.assert_allclose(booster.predict(data["X"], **kind),
+                                   trained.predict(xgb.DMatrix(data["X"]), **kind), atol=TOL)
