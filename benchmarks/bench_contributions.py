@@ -23,7 +23,6 @@ Run from the repository root::
 
 import common  # noqa: F401  (first: fixes the thread count)
 
-import argparse  # noqa: E402
 import os  # noqa: E402
 import tempfile  # noqa: E402
 
@@ -67,16 +66,8 @@ def explainers(names, X, y, directory):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=100_000, help="rows to explain")
-    parser.add_argument("--train-rows", type=int, default=100_000)
-    common.add_run_options(parser, LIBRARIES)
-    args = common.parse_run_args(parser, LIBRARIES, argv)
-    if args.rows < 1000 or args.train_rows < 1000 or args.repeats < 1:
-        parser.error("--rows and --train-rows >= 1000, --repeats >= 1")
-    machine = common.machine_info()
-    X, y, _ = common.make_binary(args.train_rows, args.seed)
-    X_test = common.make_binary(args.rows, args.seed + 1)[0].astype(np.float32)
+    args, machine, X, y, X_test = common.train_then_use_run(__doc__, LIBRARIES, 100_000,
+                                                            "explain", argv)
     warm = X_test[:1000]
     with tempfile.TemporaryDirectory(prefix="daskboost-bench-contribs-") as directory:
         explain = explainers(args.libraries, X, y, directory)

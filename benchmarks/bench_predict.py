@@ -19,8 +19,6 @@ Run from the repository root::
 
 import common  # noqa: F401  (first: fixes the thread count)
 
-import argparse  # noqa: E402
-
 import numpy as np  # noqa: E402
 
 from bench_sizes import make_fit  # noqa: E402  (the same models as the size benchmark)
@@ -29,16 +27,8 @@ LIBRARIES = ("daskboost", "xgboost", "lightgbm")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=1_000_000, help="rows to predict")
-    parser.add_argument("--train-rows", type=int, default=100_000)
-    common.add_run_options(parser, LIBRARIES)
-    args = common.parse_run_args(parser, LIBRARIES, argv)
-    if args.rows < 1000 or args.train_rows < 1000 or args.repeats < 1:
-        parser.error("--rows and --train-rows >= 1000, --repeats >= 1")
-    machine = common.machine_info()
-    X, y, _ = common.make_binary(args.train_rows, args.seed)
-    X_test, _, _ = common.make_binary(args.rows, args.seed + 1)
+    args, machine, X, y, X_test = common.train_then_use_run(__doc__, LIBRARIES, 1_000_000,
+                                                            "predict", argv)
     predictors = {name: make_fit(name, X, y)() for name in args.libraries}
     for predict in predictors.values():
         predict(X_test[:1000])

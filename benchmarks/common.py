@@ -72,6 +72,24 @@ def _logit(X):
     return _LOGIT_SCALE * z + _LOGIT_SHIFT
 
 
+def train_then_use_run(doc, libraries, rows, use, argv=None):
+    """The command line of a benchmark that fits on ``--train-rows`` rows of the binary
+    task (default 100,000) and then times a use of ``--rows`` other rows (default
+    ``rows``; ``use`` says what for, e.g. "predict"): returns (args, machine info, X,
+    y, X_test)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=rows, help=f"rows to {use}")
+    parser.add_argument("--train-rows", type=int, default=100_000)
+    add_run_options(parser, libraries)
+    args = parse_run_args(parser, libraries, argv)
+    if args.rows < 1000 or args.train_rows < 1000 or args.repeats < 1:
+        parser.error("--rows and --train-rows >= 1000, --repeats >= 1")
+    machine = machine_info()
+    X, y, _ = make_binary(args.train_rows, args.seed)
+    X_test, _, _ = make_binary(args.rows, args.seed + 1)
+    return args, machine, X, y, X_test
+
+
 def make_binary(n_rows, seed, missing_fraction=0.05):
     """``(X, y, logit)``: float32 features with NaNs at random, int8 labels, true logit.
 
