@@ -12,7 +12,7 @@ and run to completion in process by ``run_sync`` (``runtime``).
 import numpy as np
 
 from .grower import TreeGrower, stack_node_arrays
-from .partition import LevelStep, category_table, no_splits
+from .partition import LevelStep, category_table, no_splits, position_dtype
 from .quantize import GradientMaxima, scales_from_maxima, tree_key
 
 
@@ -59,7 +59,7 @@ def grow_rounds(mapper, params, objective, rounds, pending, leaf_values, trim):
                    for k in range(objective.n_outputs())]
         first = dict(new_tree=True, leaf_values=leaf_values, objective=objective,
                      subsample=params.subsample, sample_seed=params.seed, round=round_,
-                     trim_threshold=trim,
+                     trim_threshold=trim, position_dtype=position_dtype(params.max_nodes),
                      quant_bins=params.num_grad_quant_bins if params.quantized_grad else 0)
         growers, pending = yield from grow_levels(growers, pending, mapper, first)
         leaf_values = round_leaf_values(growers)

@@ -75,6 +75,17 @@ class TrainingParams:
     def lossguide(self):
         return self.grow_policy == "lossguide"
 
+    @property
+    def max_nodes(self):
+        """The most nodes a tree can have (node ids are below it): 2^(depth+1) - 1 for
+        a depth limit, 2 * max_leaves - 1 for a leaf limit, the smaller of the two."""
+        bounds = []
+        if self.max_depth:
+            bounds.append(2 ** (self.max_depth + 1) - 1)
+        if self.lossguide and self.max_leaves:
+            bounds.append(2 * self.max_leaves - 1)
+        return min(bounds)
+
 
 def integer_param(name, value, low, high=None):
     """``value`` of parameter ``name`` as an int in [low, high]; TypeError/ValueError

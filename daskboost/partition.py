@@ -193,7 +193,7 @@ class PartitionState:
     margin: np.ndarray           # (K, n_rows) float64 current prediction (margin space)
     grad: np.ndarray = None      # (K, n_rows) float32 of the current round's trees
     hess: np.ndarray = None
-    positions: np.ndarray = None  # (K, n_rows) int32 node of each row in each tree
+    positions: np.ndarray = None  # (K, n_rows) node of each row in each tree (uint8..int32)
     row_offset: int = 0          # global index of the partition's first row
     rounds: int = 0              # boosting rounds whose trees are in ``margin``
     # cross-validation (``fold_states``): the fold of each row, (n_rows,) int32; the K trees of
@@ -322,6 +322,8 @@ class LevelStep:
     # categorical splits' right sets (see histogram.build_histograms), None if no
     # categorical feature
     cat_table: np.ndarray = None
+    # the dtype of the rows' node ids (``position_dtype``), set at a round's first pass
+    position_dtype: object = np.int32
 
     def split_arrays(self):
         """The splits to apply; the client always sets them, covering every node id."""
@@ -339,6 +341,15 @@ def no_splits(n_trees, n_nodes):
     return (np.full(shape, -1, dtype=np.int32), np.zeros(shape, dtype=np.int32),
             np.zeros(shape, dtype=np.bool_), np.zeros(shape, dtype=np.int32),
             np.zeros(shape, dtype=np.int32))
+
+
+def position_dtype(max_nodes):
+    """The smallest dtype of the rows' node ids in trees of at most ``max_nodes`` nodes:
+    uint8 up to depth 7, uint16 up to depth 15, else int32.  A quarter of int32's
+    memory for the usual depths, and of the bytes each level pass reads and writes."""
+    if max_nodes <= 256:
+        return np.uint8
+    return np.uint16 if max_nodes <= 65536 else np.int32
 
 
 def category_table(splits):
@@ -394,8 +405,8 @@ def _start_round(state, step):
     # the old positions become the new ones, block by block once read (every row back
     # at the root); the old gradients are freed before the new ones are made
     positions = state.positions
-    if positions is None:
-        positions = np.zeros(state.margin.shape, dtype=np.int32)
+    if positions is None or positions.dtype != step.position_dtype:
+        positions = np.zeros(state.margin.shape, dtype=step.position_dtype)
     state.grad = state.hess = state.positions = state.quantized = None
     if not step.quant_bins:
         hist = np.zeros((step.n_slots, step.cell_offsets[-1], 2), dtype=np.float64)

@@ -42,7 +42,7 @@ from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_self_summaries,
                         hessian_summaries,
                         category_table, leaf_residual_summaries, merge_scans, no_splits,
-                        partition_step,
+                        partition_step, position_dtype,
                         rebin_partition, rebuild_partition, scan_partition)
 from .graphs import (StatesLost, add_tree_reduction, margin_input, per_partition_graph,
                      raw_inputs)
@@ -582,7 +582,7 @@ def finish_step(pending, leaf_values, objective, mapper, params, round_):
                        cell_offsets=mapper.cell_offsets, cell_width=mapper.cell_width,
                        missing_code=mapper.missing_code,
                        subsample=params.subsample, sample_seed=params.seed,
-                       round=round_)
+                       round=round_, position_dtype=position_dtype(params.max_nodes))
     width = max(1, 0 if leaf_values is None else leaf_values.shape[1])
     splits = no_splits(K, width) if pending is None else pending
     (finish.split_feature, finish.split_bin, finish.default_left, finish.left_child,

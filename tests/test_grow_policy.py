@@ -94,3 +94,27 @@ def test_bad_policy_parameters(params, match):
     X, y = data()
     with pytest.raises(ValueError, match=match):
         DaskBoostRegressor(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("params", [
+    {"max_depth": 7},                                  # 255 nodes: uint8 node ids
+    {"max_depth": 8},                                  # 511 nodes: uint16
+    {"grow_policy": "lossguide", "max_depth": 0, "max_leaves": 200},  # 399 nodes: uint16
+])
+def test_small_node_id_dtypes_give_the_int32_model(params, monkeypatch):
+    """Rows' node ids are kept in the smallest dtype the tree size allows
+    (``partition.position_dtype``); the model is the one int32 ids give."""
+    import daskboost.level_loop
+    import daskboost.training
+    from daskboost import DaskBoostRegressor
+    from daskboost.partition import position_dtype
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 6))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + rng.normal(scale=0.1, size=3000)
+    model = DaskBoostRegressor(n_estimators=3, min_child_weight=0.0, **params).fit(X, y)
+    assert model.get_booster().trees[0].n_nodes > 128  # ids that need the top bit
+    for module in (daskboost.level_loop, daskboost.training):
+        monkeypatch.setattr(module, "position_dtype", lambda max_nodes: np.int32)
+    wide = DaskBoostRegressor(n_estimators=3, min_child_weight=0.0, **params).fit(X, y)
+    assert model.get_booster().to_dict() == wide.get_booster().to_dict()
+    assert position_dtype(255) == np.uint8 and position_dtype(511) == np.uint16
