@@ -92,20 +92,17 @@ class Booster:
             return CustomObjective(num_class=self.n_outputs)
         return get_objective(self.objective, **self.objective_params)
 
-    def _rounds(self, iteration_range):
-        """(start, stop) rounds of ``iteration_range`` (None: all), checked."""
+    def _forest(self, iteration_range, packing=PackedForest):
+        """The trees of the rounds ``iteration_range`` (None: all; checked) packed by
+        ``packing(trees, n_outputs)`` (for prediction, or ``contributions``), cached."""
         start, stop = (0, self.n_rounds) if iteration_range is None else iteration_range
         if not 0 <= start <= stop <= self.n_rounds:
             raise ValueError(f"iteration_range={iteration_range!r} must satisfy "
                              f"0 <= start <= stop <= {self.n_rounds} (the number of rounds)")
-        return start, stop
-
-    def _forest(self, iteration_range):
-        start, stop = self._rounds(iteration_range)
-        key = (start, stop)
+        key = (packing, start, stop)
         if key not in self._packed:
             K = self.n_outputs
-            self._packed[key] = PackedForest(self.trees[start * K:stop * K], K)
+            self._packed[key] = packing(self.trees[start * K:stop * K], K)
         return self._packed[key]
 
     def __getstate__(self):
@@ -160,7 +157,7 @@ class Booster:
         ``base_margin`` as for ``predict_margin``."""
         X = self._features(X)
         start = self._start(X.shape[0], base_margin)
-        forest = self._contribution_forest(iteration_range)
+        forest = self._forest(iteration_range, contributions.ContributionForest)
         explain = contributions.interactions if interactions else contributions.contributions
         def explain_rows(first, stop):  # a sparse chunk is densified alone (NaN: missing)
             block = dense_rows(X, first, stop) if is_sparse(X) else X[first:stop]
@@ -168,15 +165,6 @@ class Booster:
 
         step = max(1, min(CONTRIBUTION_CHUNK_ROWS, DENSE_CELLS // max(1, self.n_features)))
         return map_row_chunks(explain_rows, X.shape[0], step)
-
-    def _contribution_forest(self, iteration_range):
-        start, stop = self._rounds(iteration_range)
-        key = ("contributions", start, stop)
-        if key not in self._packed:
-            K = self.n_outputs
-            self._packed[key] = contributions.ContributionForest(
-                self.trees[start * K:stop * K], K)
-        return self._packed[key]
 
     def output(self, margin, output_margin=False):
         """(K, n) margins -> predictions: raw margins ((n,) or (n, K)) or transformed."""
