@@ -36,7 +36,7 @@ from .thread_passes import map_ranges, thread_ranges
 from .tree import Tree
 
 # histogram cells scanned for splits below which a range of nodes stays on one thread
-SPLIT_CELLS_PER_THREAD = 8192
+SPLIT_CELLS_PER_THREAD = 65536
 
 
 def stack_node_arrays(rows, fill, dtype, n_nodes=None):

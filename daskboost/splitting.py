@@ -99,7 +99,7 @@ def _numeric_feature(hist_f, k, node_g, node_h, parent, reg_lambda, reg_alpha,
     sends missing rows right, left = bins 0..b; scan 2 (when the node has missing rows)
     sends them left, right = bins b+1..k-1 from the top. Returns (gain, bin,
     default_left, lg, lh) of its best candidate beating ``best_gain`` (gain -1 if none
-    does).  ``scratch``: a (3, >= k) float64 work array (``_scan_gains``)."""
+    does).  ``scratch``: a (3, >= 2k) float64 work array (``_scan_gains``)."""
     if reg_alpha == 0.0 and max_delta_step == 0.0 and reg_lambda >= 0.0:
         return _numeric_feature_l2(hist_f, k, node_g, node_h, parent, reg_lambda,
                                    min_child_weight, best_gain, scratch)
@@ -135,41 +135,78 @@ def _numeric_feature(hist_f, k, node_g, node_h, parent, reg_lambda, reg_alpha,
 def _numeric_feature_l2(hist_f, k, node_g, node_h, parent, reg_lambda, min_child_weight,
                         best_gain, scratch):
     """``_numeric_feature`` without L1 and ``max_delta_step`` (the default), the same
-    candidates in the same order with the same gains, bit for bit: each scan first
-    runs its prefix sums (serial), then all its gains at once (``_scan_gains``, a loop
-    without branches that the compiler vectorises), then picks the first best."""
+    candidates in the same order with the same gains, bit for bit: first the prefix
+    sums of both scans (each a serial chain of additions; the two scans' chains run
+    interleaved in one loop, so the adds of one wait less on the last), then all gains
+    at once (``_scan_gains``, a loop without branches that the compiler vectorises),
+    then the first best, scan 1's candidates before scan 2's."""
     sums_g, sums_h, gains = scratch[0], scratch[1], scratch[2]
     out_gain, out_bin, out_dl, out_lg, out_lh = -1.0, -1, False, 0.0, 0.0
+    # scan 1: sums of bins 0..b go left, at b; scan 2 (only when the node has missing
+    # rows): sums of bins k-1-j..k-1 go right, at k + j
+    scan_2 = hist_f[k, 1] > 0.0
     lg = 0.0
     lh = 0.0
-    for b in range(k):  # scan 1: sums of bins 0..b go left
+    rg = 0.0
+    rh = 0.0
+    first = 0
+    if scan_2:
+        for j in range(k - 1):
+            lg += hist_f[j, 0]
+            lh += hist_f[j, 1]
+            sums_g[j] = lg
+            sums_h[j] = lh
+            rg += hist_f[k - 1 - j, 0]
+            rh += hist_f[k - 1 - j, 1]
+            sums_g[k + j] = rg
+            sums_h[k + j] = rh
+        first = k - 1
+    for b in range(first, k):
         lg += hist_f[b, 0]
         lh += hist_f[b, 1]
         sums_g[b] = lg
         sums_h[b] = lh
-    _scan_gains(sums_g, sums_h, k, node_g, node_h, parent, reg_lambda, min_child_weight,
+    n = 2 * k - 1 if scan_2 else k
+    _scan_gains(sums_g, sums_h, n, node_g, node_h, parent, reg_lambda, min_child_weight,
                 gains)
-    for b in range(k):
-        if gains[b] > best_gain:
-            best_gain = out_gain = gains[b]
-            out_bin, out_dl, out_lg, out_lh = b, False, sums_g[b], sums_h[b]
-    if hist_f[k, 1] <= 0.0:
-        return out_gain, out_bin, out_dl, out_lg, out_lh
-    rg = 0.0
-    rh = 0.0
-    for j in range(k - 1):  # scan 2: sums of bins k-1-j..k-1 go right, j-th from the top
-        rg += hist_f[k - 1 - j, 0]
-        rh += hist_f[k - 1 - j, 1]
-        sums_g[j] = rg
-        sums_h[j] = rh
-    _scan_gains(sums_g, sums_h, k - 1, node_g, node_h, parent, reg_lambda, min_child_weight,
-                gains)
-    for j in range(k - 1):
-        if gains[j] > best_gain:
-            best_gain = out_gain = gains[j]
-            out_bin, out_dl = k - 2 - j, True
-            out_lg, out_lh = node_g - sums_g[j], node_h - sums_h[j]
+    b = _first_best(gains, 0, k, best_gain)
+    if b >= 0:
+        best_gain = out_gain = gains[b]
+        out_bin, out_dl, out_lg, out_lh = b, False, sums_g[b], sums_h[b]
+    b = _first_best(gains, k, n, best_gain)
+    if b >= 0:
+        out_gain = gains[b]
+        out_bin, out_dl = 2 * k - 2 - b, True
+        out_lg, out_lh = node_g - sums_g[b], node_h - sums_h[b]
     return out_gain, out_bin, out_dl, out_lg, out_lh
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _first_best(gains, lo, hi, best_gain):
+    """The first ``b`` in ``lo..hi-1`` with the largest ``gains[b]``, if that beats
+    ``best_gain``; else -1.  What a scan keeping the first strictly better candidate
+    finds, in two passes without a chain of dependent compares: the maximum in four
+    independent lanes (exact in any order: ``_scan_gains`` writes no NaN), then the
+    first index holding it."""
+    m0 = m1 = m2 = m3 = best_gain
+    b = lo
+    while b + 4 <= hi:
+        m0 = gains[b] if gains[b] > m0 else m0
+        m1 = gains[b + 1] if gains[b + 1] > m1 else m1
+        m2 = gains[b + 2] if gains[b + 2] > m2 else m2
+        m3 = gains[b + 3] if gains[b + 3] > m3 else m3
+        b += 4
+    for b in range(b, hi):
+        m0 = gains[b] if gains[b] > m0 else m0
+    m0 = m1 if m1 > m0 else m0
+    m2 = m3 if m3 > m2 else m2
+    m0 = m2 if m2 > m0 else m0
+    if not m0 > best_gain:
+        return -1
+    for b in range(lo, hi):
+        if gains[b] == m0:
+            return b
+    return -1
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
@@ -185,7 +222,8 @@ def _scan_gains(sums_g, sums_h, n, node_g, node_h, parent, reg_lambda, min_child
         bg = node_g - ag
         bh = node_h - ah
         gain = ag * ag / (ah + reg_lambda) + bg * bg / (bh + reg_lambda) - parent
-        valid = (ah >= min_child_weight) & (bh >= min_child_weight) & (ah > 0.0) & (bh > 0.0)
+        valid = ((ah >= min_child_weight) & (bh >= min_child_weight) & (ah > 0.0)
+                 & (bh > 0.0) & (gain == gain))  # (a NaN gain is never a candidate)
         gains[b] = gain if valid else -1.0
 
 
@@ -195,7 +233,7 @@ def _scan_scratch(cell_offsets):
     widest = 1
     for f in range(len(cell_offsets) - 1):
         widest = max(widest, cell_offsets[f + 1] - cell_offsets[f])
-    return np.empty((3, widest), dtype=np.float64)
+    return np.empty((3, 2 * widest), dtype=np.float64)  # both scans' candidates
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")

@@ -176,3 +176,64 @@ def test_leaf_weight_with_l1_and_clipping():
     assert leaf_weight(1.0, 2.0, 1.0, 1.5) == 0.0                      # |G| <= alpha
     assert leaf_weight(-6.0, 2.0, 1.0, 0.0, 0.5) == 0.5                # clipped
     assert leaf_weight(6.0, 2.0, 1.0, 0.0, 0.5) == -0.5
+
+
+def sequential_l2_scan(hist, n_bins, G, H, lam, mcw):
+    """The default (L2-only) split search written as the plain sequential scans, in the
+    same float operations: keep the first strictly better candidate, scan 1 (missing
+    right) then scan 2 (missing left, sums from the top), feature after feature."""
+    parent = G * G / (H + lam)
+    best = (0.0, -1, -1, False, 0.0, 0.0)
+
+    def gain(ag, ah):
+        bg, bh = G - ag, H - ah
+        if not (ah >= mcw and bh >= mcw and ah > 0 and bh > 0):
+            return -1.0
+        return ag * ag / (ah + lam) + bg * bg / (bh + lam) - parent
+
+    for f in range(hist.shape[0]):
+        k = n_bins[f]
+        lg = lh = 0.0
+        for b in range(k):
+            lg += hist[f, b, 0]
+            lh += hist[f, b, 1]
+            g = gain(lg, lh)
+            if g > best[0]:
+                best = (g, f, b, False, lg, lh)
+        if hist[f, k, 1] <= 0:
+            continue
+        rg = rh = 0.0
+        for j in range(k - 1):
+            rg += hist[f, k - 1 - j, 0]
+            rh += hist[f, k - 1 - j, 1]
+            g = gain(rg, rh)
+            if g > best[0]:
+                best = (g, f, k - 2 - j, True, G - rg, H - rh)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_default_scan_is_the_sequential_scan_bit_for_bit(seed):
+    # small integer sums, empty bins and repeated bins: many exactly tied candidates,
+    # so the first-best rule and the order of the scans decide
+    rng = np.random.default_rng(seed)
+    n_features, n_bins = 3, int(rng.integers(1, 40))
+    hist = np.zeros((n_features, n_bins + 1, 2))
+    hist[0, :, 0] = rng.integers(-3, 4, size=n_bins + 1)
+    hist[0, :, 1] = rng.integers(0, 3, size=n_bins + 1) * (rng.random(n_bins + 1) < 0.7)
+    if seed % 3 == 0:
+        hist[0, n_bins] = 0.0  # no missing rows: scan 2 is skipped
+    G, H = hist[0].sum(axis=0)
+    for f in range(1, n_features):  # the other features: the same rows, reordered bins
+        hist[f, :n_bins] = hist[0, rng.permutation(n_bins)]
+        hist[f, n_bins] = hist[0, n_bins]
+    sizes = np.full(n_features, n_bins, dtype=np.int32)
+    for lam, mcw in ((1.0, 1.0), (0.0, 0.0), (2.0, 0.5)):
+        got = find_node_split(hist, sizes, n_bins, G, H, np.ones(n_features, bool), lam, 0.0,
+                              0.0, mcw, 0.0)
+        want = sequential_l2_scan(hist, sizes, G, H, lam, mcw)
+        if want[1] >= 0 and want[0] <= MIN_SPLIT_GAIN:
+            want = (want[0], -1) + want[2:]
+        assert got[1] == want[1]
+        if want[1] >= 0:
+            assert got == want
