@@ -35,7 +35,9 @@ from .splitting import (find_splits, find_splits_categorical, find_splits_monoto
 from .thread_passes import map_ranges, thread_ranges
 from .tree import Tree
 
-# histogram cells scanned for splits below which a range of nodes stays on one thread
+# histogram cells scanned for splits below which a range of nodes stays on one thread:
+# ~220 us of scanning (3.4 ns a cell), a few times a hand-off's ~60 us (at 8,192 a 20k-row,
+# 28-feature fit spent 8% more CPU time for the same wall time)
 SPLIT_CELLS_PER_THREAD = 65536
 
 
