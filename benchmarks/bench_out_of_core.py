@@ -41,13 +41,18 @@ What it measures, one fit per fresh subprocess so that each peak RSS is that fit
   with the report and checked for the smallest budget against the largest: peak RSS
   < 1.5 GB for the 256MB fit, out-of-core time within 1.5x of the in-memory fit,
   identical models.
-* ``--scaling``: instead of the budgets, fit times for each row count in
-  ``--scaling-rows`` (default ``1000000,4000000,16000000``) with the same settings and
-  ``memory_budget=--scaling-budget`` (default ``auto``, the estimator's default), each
-  on its own lake (written the same chunked way, reused when present) whose files hold
-  as many rows as the main lake's (``--rows / --files``, 500k with the defaults):
-  fit seconds, seconds per million rows and the ratio to linear scaling from the
-  smallest row count (> 1: slower than linear).
+* ``--scaling``: instead of the budgets, one fit for each row count in
+  ``--scaling-rows`` (default ``5000000,20000000,40000000``) with the same settings and
+  ``memory_budget=--scaling-budget`` (default ``256MB``), each on its own lake (written
+  the same chunked way, reused when present) whose files hold as many rows as the main
+  lake's (``--rows / --files``, 500k with the defaults), and one in-memory fit
+  (``--scaling-reference-budget``, default ``100GB``; ``none`` to skip) of each lake:
+  fit seconds, seconds per million rows, the ratio to linear scaling from the smallest
+  row count (> 1: slower than linear), peak RSS, the time ratio to the in-memory fit
+  and whether the models are identical (without the storage parameters). Targets
+  (issue 17), checked and printed: peak RSS within 15% across the sizes and under the
+  budget + 700 MB, at 20M rows at most 1.3x the in-memory fit's time, identical
+  models.
 
 Run from the repository root::
 
@@ -370,10 +375,13 @@ def parse_args(argv=None):
                         help="keep the saved models here (default: a temporary directory)")
     parser.add_argument("--scaling", action="store_true",
                         help="measure fit time against rows instead of the budgets")
-    parser.add_argument("--scaling-rows", default="1000000,4000000,16000000",
+    parser.add_argument("--scaling-rows", default="5000000,20000000,40000000",
                         help="comma list of row counts for --scaling")
-    parser.add_argument("--scaling-budget", default="auto",
+    parser.add_argument("--scaling-budget", default="256MB",
                         help="memory_budget of the --scaling fits")
+    parser.add_argument("--scaling-reference-budget", default="100GB",
+                        help="memory_budget of the in-memory fit each --scaling fit is "
+                             "compared with ('none': no such fits)")
     parser.add_argument("--repeats", type=int, default=1,
                         help="fits per configuration; medians are reported")
     parser.add_argument("--seed", type=int, default=0, help="data seed")
@@ -389,6 +397,8 @@ def parse_args(argv=None):
     try:
         args.budget_bytes = {b: parse_memory_budget(b) for b in args.budgets}
         parse_memory_budget(args.scaling_budget)
+        if args.scaling_reference_budget != "none":
+            parse_memory_budget(args.scaling_reference_budget)
     except (TypeError, ValueError) as e:
         parser.error(str(e))
     if not args.budgets or not args.scaling_rows:
@@ -554,6 +564,8 @@ def run_budgets(args, tmp_root, model_dir):
 
 def run_scaling(args, tmp_root, model_dir):
     rows_per_file = args.rows / args.files
+    reference_budget = (None if args.scaling_reference_budget == "none"
+                        else args.scaling_reference_budget)
     configs, lakes = [], {}
     for rows in args.scaling_rows:
         files = min(MAX_FILES, max(1, round(rows / rows_per_file)))
@@ -562,26 +574,54 @@ def run_scaling(args, tmp_root, model_dir):
         configs.append({"key": f"{rows}rows", "rows": rows, "files": files, "lake": str(lake),
                         "budget": args.scaling_budget,
                         "title": f"{rows:,} rows ({files} files)"})
+        if reference_budget is not None:
+            configs.append({"key": f"{rows}rows-reference", "rows": rows, "files": files,
+                            "lake": str(lake), "budget": reference_budget,
+                            "title": f"{rows:,} rows, memory_budget={reference_budget}"})
     entries = _run_fits(configs, args, tmp_root, model_dir)
+    scaled = [entries[c["key"]] for c in configs if not c["key"].endswith("-reference")]
 
-    base = entries[configs[0]["key"]]
-    for entry in entries.values():
+    base = scaled[0]
+    for entry in scaled:
         fit_s = entry["fit_s_median"]
         entry["s_per_million_rows"] = fit_s / (entry["rows"] / 1e6) if fit_s is not None else None
         linear = (base["fit_s_median"] * entry["rows"] / base["rows"]
                   if base["fit_s_median"] else None)
         entry["ratio_to_linear"] = fit_s / linear if fit_s is not None and linear else None
+        reference = entries.get(entry["key"] + "-reference")
+        entry["reference"] = reference
+        if reference is None or reference["error"] is not None or entry["error"] is not None:
+            continue
+        entry["time_ratio_to_reference"] = fit_s / reference["fit_s_median"]
+        entry["model_vs_reference"], entry["model_differences"] = compare_models(
+            [run["model_path"] for run in entry["runs"]], reference["runs"][0]["model_path"],
+            drop_storage_params=True)
 
     header = ["rows", "files", "fit s", "s per M rows", "ratio to linear", "peak RSS MB",
               "peak spill MB"]
+    if reference_budget is not None:
+        header += [f"{reference_budget} fit s", "time ratio", f"{reference_budget} peak RSS MB",
+                   "model"]
     rows = []
-    for e in entries.values():
+    for e in scaled:
         if e["error"] is not None:
-            rows.append([f"{e['rows']:,}", e["files"], _error_cell(e["error"]), "", "", "", ""])
+            rows.append([f"{e['rows']:,}", e["files"], _error_cell(e["error"])]
+                        + [""] * (len(header) - 3))
             continue
-        rows.append([f"{e['rows']:,}", e["files"], _fmt(e["fit_s_median"], 2),
-                     _fmt(e["s_per_million_rows"], 2), _fmt(e["ratio_to_linear"], 2),
-                     _mb(e["peak_rss_bytes_median"]), _mb(e["peak_spill_bytes_median"])])
+        row = [f"{e['rows']:,}", e["files"], _fmt(e["fit_s_median"], 2),
+               _fmt(e["s_per_million_rows"], 2), _fmt(e["ratio_to_linear"], 2),
+               _mb(e["peak_rss_bytes_median"]), _mb(e["peak_spill_bytes_median"])]
+        if reference_budget is not None:
+            ref = e["reference"]
+            if ref["error"] is not None:
+                row += [_error_cell(ref["error"]), "", "", ""]
+            else:
+                verdict = e.get("model_vs_reference") or "n/a"
+                if e.get("model_differences"):
+                    verdict += " (" + ", ".join(e["model_differences"][:3]) + ")"
+                row += [_fmt(ref["fit_s_median"], 2), _fmt(e.get("time_ratio_to_reference"), 2),
+                        _mb(ref["peak_rss_bytes_median"]), verdict]
+        rows.append(row)
     lines = [markdown_table(header, rows), ""]
     lines.append(f"{N_FEATURES} float32 features (5% NaN), parquet lakes of ~"
                  f"{rows_per_file:,.0f} rows per file; {args.rounds} trees, depth {MAX_DEPTH}, "
@@ -590,14 +630,58 @@ def run_scaling(args, tmp_root, model_dir):
                  f"scheduler, {N_THREADS} threads.")
     lines.append(f"ratio to linear = fit s / (the {args.scaling_rows[0]:,}-row fit s x rows / "
                  f"{args.scaling_rows[0]:,}); > 1 is slower than linear. Each fit ran in a "
-                 "fresh process after an untimed warm-up; fit s includes dd.read_parquet.")
+                 "fresh process after an untimed warm-up; fit s includes dd.read_parquet; "
+                 "peak RSS = ru_maxrss of that process (imports and warm-up included).")
+    checks = _scaling_checks(args, scaled, reference_budget)
+    if checks:
+        lines.append(checks["text"])
     failed = [e["title"] for e in entries.values() if e["error"] is not None]
     if failed:
         lines.append("FAILED (see the error above / in the JSON): " + ", ".join(failed) + ".")
+    for entry in scaled:
+        entry.pop("reference", None)  # (its own entry is in the results already)
     config = {"mode": "scaling", "scaling_rows": args.scaling_rows,
-              "scaling_budget": args.scaling_budget, "rows_per_file": rows_per_file,
-              "parquet_lakes": {str(k): v for k, v in lakes.items()}}
+              "scaling_budget": args.scaling_budget,
+              "scaling_reference_budget": reference_budget, "rows_per_file": rows_per_file,
+              "parquet_lakes": {str(k): v for k, v in lakes.items()}, "target_check": checks}
     return entries, "\n".join(lines), config, bool(failed)
+
+
+# issue 17's targets for ``--scaling`` with a budget: peak RSS flat in the rows and under
+# budget + 700 MB; time at 20M rows within 1.3x of the in-memory fit; identical models
+SCALING_FLAT = 0.15
+SCALING_HEADROOM = 700e6
+SCALING_TIME_ROWS, SCALING_TIME_RATIO = 20_000_000, 1.3
+
+
+def _scaling_checks(args, scaled, reference_budget):
+    """The target check of a ``--scaling`` run (empty when a fit failed)."""
+    from daskboost.blockstore import parse_memory_budget
+    if any(e["error"] is not None for e in scaled):
+        return {}
+    peaks = [e["peak_rss_bytes_median"] for e in scaled]
+    bound = parse_memory_budget(args.scaling_budget) + SCALING_HEADROOM
+    spread = max(peaks) / min(peaks) - 1
+    checks = {"peak_spread": spread, "flat_met": spread <= SCALING_FLAT,
+              "bound_bytes": bound, "bound_met": max(peaks) < bound}
+    parts = [f"peaks within {spread:.0%} of each other (target {SCALING_FLAT:.0%}): "
+             f"{'met' if checks['flat_met'] else 'MISSED'}",
+             f"highest {max(peaks) / 1e6:,.0f} MB < budget + 700 MB = {bound / 1e6:,.0f} MB: "
+             f"{'met' if checks['bound_met'] else 'MISSED'}"]
+    if reference_budget is not None:
+        timed_entry = next((e for e in scaled if e["rows"] == SCALING_TIME_ROWS), None)
+        ratio = None if timed_entry is None else timed_entry.get("time_ratio_to_reference")
+        if ratio is not None:
+            checks["time_ratio"], checks["time_met"] = ratio, ratio <= SCALING_TIME_RATIO
+            parts.append(f"time at {SCALING_TIME_ROWS:,} rows {ratio:.2f}x the "
+                         f"{reference_budget} fit (target {SCALING_TIME_RATIO}x): "
+                         f"{'met' if checks['time_met'] else 'MISSED'}")
+        verdicts = [e.get("model_vs_reference") for e in scaled]
+        checks["models_met"] = all(v == "identical" for v in verdicts)
+        parts.append("models identical to the in-memory fits (without the storage params): "
+                     + ("met" if checks["models_met"] else "MISSED"))
+    checks["text"] = "Target check: " + "; ".join(parts) + "."
+    return checks
 
 
 def main(argv=None):

@@ -369,6 +369,19 @@ class BlockStore:
         self._arrays.add(stored)
         return stored
 
+    def reserve(self, nbytes):
+        """Take ``nbytes`` of the memory budget if it has room for them; True if taken
+        (given back when the store closes)."""
+        return self._reserve(nbytes)
+
+    def new_column(self, lead_shape, n_rows, dtype):
+        """An empty ``RowColumn`` of shape ``lead_shape + (n_rows,)``."""
+        if self.closed:
+            raise RuntimeError(f"block store {self.fit_id!r} is closed")
+        column = RowColumn(self, tuple(lead_shape), n_rows, np.dtype(dtype))
+        self._arrays.add(column)
+        return column
+
     def _reserve(self, nbytes):
         with self._lock:
             if self.memory_bytes + nbytes > self.config.memory_budget:
@@ -509,6 +522,11 @@ class StoredArray:
         if blocks:
             self._store._discard(blocks)
 
+    @property
+    def whole_in_memory(self):
+        """True when the array is one block in memory (it fit the budget)."""
+        return self.n_blocks == 1 and isinstance(self._blocks[0][2], np.ndarray)
+
     def to_numpy(self):
         """The whole array (the block itself when stored as one block)."""
         if self.n_blocks == 1:
@@ -520,3 +538,93 @@ class StoredArray:
 
     def __repr__(self):
         return f"StoredArray(shape={self.shape}, dtype={self.dtype}, n_blocks={self.n_blocks})"
+
+
+class RowColumn:
+    """A per-row array of a partition (labels, margins, gradients, node ids: shape
+    ``lead_shape + (n_rows,)``, rows on the last axis) held in row blocks of the store's
+    grid (``block_rows`` rows from row 0, the blocks of the codes it goes with), each in
+    memory while the budget lasts, else on disk (issue 17: under a budget, what grows
+    with the rows lives in the store).
+
+    ``set(i, values)`` stores block ``i`` (in place when it is in memory);
+    ``get(i)`` gives it back: the block itself when in memory (changes to it stay), a
+    fresh array read and checked from disk otherwise (``set`` it to keep changes);
+    ``prefetch(i)`` starts reading block ``i`` on the store's read-ahead threads.
+    """
+
+    def __init__(self, store, lead_shape, n_rows, dtype):
+        self._store = store
+        self.lead_shape = lead_shape
+        self.n_rows = n_rows
+        self.dtype = dtype
+        self.shape = lead_shape + (n_rows,)
+        rows = store.config.block_rows
+        self.bounds = [(start, min(n_rows, start + rows)) for start in range(0, n_rows, rows)]
+        self._blocks = [None] * len(self.bounds)
+        self._ahead = {}  # block index -> future of its read
+
+    @property
+    def n_blocks(self):
+        return len(self.bounds)
+
+    def set(self, i, values):
+        blocks = self._live()
+        start, stop = self.bounds[i]
+        shape = self.lead_shape + (stop - start,)
+        values = np.asarray(values)
+        if values.shape != shape:
+            raise ValueError(f"expected a {shape} block; got {values.shape}")
+        old = blocks[i]
+        if isinstance(old, np.ndarray):
+            if old is not values:
+                old[...] = values
+            return
+        if isinstance(old, _DiskBlock):  # rewritten where the budget has no room
+            self._store._discard([(start, stop, old)])
+        block = np.ascontiguousarray(values, dtype=self.dtype)
+        if self._store.reserve(block.nbytes):
+            blocks[i] = block.copy() if block is values else block
+        else:
+            blocks[i] = self._store._spill(block)
+
+    def get(self, i):
+        blocks = self._live()
+        block = blocks[i]
+        if block is None:
+            raise RuntimeError(f"row block {i} of a {self.shape} column was never set")
+        future = self._ahead.pop(i, None)
+        if isinstance(block, np.ndarray):
+            return block
+        return future.result() if future is not None else self._store._read(block)
+
+    def prefetch(self, i):
+        """Start reading block ``i`` if it is on disk (``get(i)`` then takes it)."""
+        blocks = self._live()
+        if i < len(blocks) and isinstance(blocks[i], _DiskBlock) and i not in self._ahead:
+            self._ahead[i] = self._store._pool.submit(self._store._read, blocks[i])
+
+    def to_numpy(self):
+        """The whole array, as a new array."""
+        out = np.empty(self.shape, self.dtype)
+        for i, (start, stop) in enumerate(self.bounds):
+            out[..., start:stop] = self.get(i)
+        return out
+
+    def release(self):
+        """Give the column's memory and disk back to the store."""
+        blocks, self._blocks = self._blocks, None
+        for future in self._ahead.values():
+            future.cancel()
+        self._ahead = {}
+        if blocks:
+            self._store._discard([(start, stop, b) for (start, stop), b
+                                  in zip(self.bounds, blocks) if b is not None])
+
+    def _live(self):
+        if self._blocks is None:
+            raise RuntimeError(f"block store {self._store.fit_id!r} is closed")
+        return self._blocks
+
+    def __repr__(self):
+        return f"RowColumn(shape={self.shape}, dtype={self.dtype}, n_blocks={self.n_blocks})"

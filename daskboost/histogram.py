@@ -90,27 +90,46 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
     hist : (n_slots, n_cells, 2) float64, or with ``quantized`` (n_slots, n_cells) int64.
     """
     new_positions = np.empty_like(positions) if out_positions is None else out_positions
-    n_cells = cell_offsets[-1]
     if cell_width is None:
         cell_width = uniform_width(cell_offsets)
-    hist = (np.zeros((n_slots, n_cells, 2), dtype=np.float64) if quantized is None
-            else np.zeros((n_slots, n_cells), dtype=np.int64))
+    hist = new_histograms(n_slots, cell_offsets, quantized is not None)
+    splits = (split_feature, split_bin, default_left, left_child, right_child)
     # block by block, into the same histogram: each cell sums its rows in row order
     # whatever the blocks, so the sums do not depend on the memory budget
     for start, stop, block in row_blocks(codes):
         rows = slice(start, stop)
-        moves = (positions[:, rows], split_feature, split_bin, default_left, left_child,
-                 right_child, missing_code, node_to_slot, new_positions[:, rows], hist,
-                 cell_offsets, cell_width)
-        if quantized is not None:
-            accumulate_packed_histograms(block, quantized[:, rows], *moves,
-                                         NO_CATEGORIES if cat_table is None else cat_table)
-        elif cat_table is None:
-            accumulate_histograms(block, grad[:, rows], hess[:, rows], *moves)
-        else:
-            accumulate_histograms_categorical(block, grad[:, rows], hess[:, rows], *moves,
-                                              cat_table)
+        g, h, packed = ((grad[:, rows], hess[:, rows], None) if quantized is None
+                        else (None, None, quantized[:, rows]))
+        add_block_histograms(hist, block, g, h, positions[:, rows], new_positions[:, rows],
+                             splits, missing_code, node_to_slot, cell_offsets, cell_width,
+                             cat_table, packed)
     return new_positions, hist
+
+
+def new_histograms(n_slots, cell_offsets, quantized=False):
+    """Zeroed histograms of ``n_slots`` nodes: (n_slots, n_cells, 2) float64 (g, h), or
+    with quantized gradients (n_slots, n_cells) int64 packed sums."""
+    n_cells = cell_offsets[-1]
+    if quantized:
+        return np.zeros((n_slots, n_cells), dtype=np.int64)
+    return np.zeros((n_slots, n_cells, 2), dtype=np.float64)
+
+
+def add_block_histograms(hist, codes, grad, hess, positions, new_positions, splits,
+                         missing_code, node_to_slot, cell_offsets, cell_width, cat_table=None,
+                         quantized=None):
+    """``build_histograms`` on one block of rows: its rows move under ``splits`` (the
+    five split arrays) from ``positions`` to ``new_positions`` (may be the same array)
+    and add into ``hist``; ``cell_width``: ``uniform_width(cell_offsets)``."""
+    moves = (positions, *splits, missing_code, node_to_slot, new_positions, hist,
+             cell_offsets, cell_width)
+    if quantized is not None:
+        accumulate_packed_histograms(codes, quantized, *moves,
+                                     NO_CATEGORIES if cat_table is None else cat_table)
+    elif cat_table is None:
+        accumulate_histograms(codes, grad, hess, *moves)
+    else:
+        accumulate_histograms_categorical(codes, grad, hess, *moves, cat_table)
 
 
 @numba.njit(nogil=True, cache=True)

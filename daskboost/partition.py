@@ -24,8 +24,10 @@ import pandas as pd
 
 from .data import (checked_categories, column_categories, feature_block, label_block,
                    margin_block, weight_block)
-from .histogram import (accumulate_histograms, add_leaf_values_kernel,
-                        add_leaf_values_kernel_categorical, build_histograms, row_blocks)
+from .blockstore import RowColumn
+from .histogram import (accumulate_histograms, add_block_histograms, add_leaf_values_kernel,
+                        add_leaf_values_kernel_categorical, build_histograms, new_histograms,
+                        row_blocks)
 from .keyed_random import GOLDEN, MIX1, uniform
 from .quantize import GradientMaxima, gradient_maxima, quantize
 from .sketch import merge, merge_blocks, summarize_block, summarize_column
@@ -228,10 +230,52 @@ def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, store=
     else the (K,) ``base_margin`` of every row; plus, when ``previous`` (a Booster whose
     training continues) is given, its trees' outputs.  ``row_offset`` is the global
     index of the partition's first row (row sampling is keyed on global indices).
+    The per-row arrays go to the block store in row blocks when they do not fit the
+    memory budget (``in_row_blocks``).
     """
+    return in_row_blocks(bin_whole_partition(x, y, w, index, mapper, base_margin, classes,
+                                             previous, store, row_offset, margins), store)
+
+
+def bin_whole_partition(x, y, w, index, mapper, base_margin, classes, previous, store=None,
+                        row_offset=0, margins=None):
+    """``bin_partition`` keeping the per-row arrays whole (eval sets: their passes read
+    labels and margins whole)."""
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
     return start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
                        store, row_offset, margins)
+
+
+# bytes a row of a training state holds besides its codes, per tree of a round (margin
+# float64, gradient and hessian float32, node id up to 4 bytes) and per row (label,
+# weight)
+ROW_BYTES_PER_TREE = 8 + 4 + 4 + 4
+ROW_BYTES = 4 + 4
+
+
+def in_row_blocks(state, store):
+    """The state with its per-row arrays (label, weight, margins; the gradients and
+    node ids a round adds follow) as ``blockstore.RowColumn``s in the store's row
+    blocks, when its codes did not fit in memory whole or its per-row arrays do not fit
+    what is left of the memory budget; else the state as it is, whole arrays whose
+    bytes are taken from the budget (issue 17)."""
+    if store is None:
+        return state
+    store = store.open()
+    n_trees, n_rows = state.margin.shape
+    nbytes = n_rows * (ROW_BYTES + n_trees * ROW_BYTES_PER_TREE)
+    if getattr(state.codes, "whole_in_memory", True) and store.reserve(nbytes):
+        return state
+    return replace(state, label=_as_column(store, state.label),
+                   weight=None if state.weight is None else _as_column(store, state.weight),
+                   margin=_as_column(store, state.margin))
+
+
+def _as_column(store, array):
+    """``array`` (rows on its last axis) as a ``RowColumn`` of ``store``."""
+    column = store.new_column(array.shape[:-1], array.shape[-1], array.dtype)
+    _set_whole(column, array)
+    return column
 
 
 def binned_codes(X, mapper, store):
@@ -280,6 +324,15 @@ def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, st
                         store, row_offset, margins)
     PackedForest(new_trees, len(base_margin)).add_block_margin(X, state.margin)
     return replace(state, rounds=rounds)
+
+
+def rebuild_training_partition(x, y, w, index, mapper, base_margin, classes, previous,
+                               store, row_offset, margins, new_trees, rounds):
+    """``rebuild_partition`` for a training partition: its per-row arrays in row blocks
+    as ``bin_partition`` has them."""
+    return in_row_blocks(rebuild_partition(x, y, w, index, mapper, base_margin, classes,
+                                           previous, store, row_offset, margins, new_trees,
+                                           rounds), store)
 
 
 @dataclass
@@ -381,6 +434,8 @@ def partition_step(state, step):
     """
     if step.new_tree:
         return _start_round(state, step)
+    if isinstance(state.margin, RowColumn):
+        return state, _level_in_row_blocks(state, step)
     if step.quant_scales is not None and state.quantized is None:  # the round's 2nd pass
         state.quantized = quantize(state.grad, state.hess, step.quant_scales,
                                    step.quant_keys, state.row_offset)
@@ -392,6 +447,78 @@ def partition_step(state, step):
     return state, hist
 
 
+def _level_in_row_blocks(state, step):
+    """``partition_step``'s level pass on a state held in row blocks: block by block,
+    the block's node ids move and are stored back; with quantized gradients the
+    round's second pass quantizes each block (stored for the passes after it), which
+    then read only those."""
+    quantizing = step.quant_scales is not None and state.quantized is None
+    if quantizing:
+        state.quantized = _new_column(state, np.int64)
+    quantized = step.quant_scales is not None
+    # what the pass reads besides the codes (read ahead, block by block)
+    columns = ((state.positions, state.quantized) if quantized and not quantizing
+               else (state.positions, state.grad, state.hess))
+    hist = new_histograms(step.n_slots, step.cell_offsets, quantized)
+    for i, rows, codes in _state_blocks(state, columns):
+        positions = state.positions.get(i)
+        grad = hess = packed = None
+        if quantizing:
+            packed = quantize(state.grad.get(i), state.hess.get(i), step.quant_scales,
+                              step.quant_keys, state.row_offset + rows.start)
+            state.quantized.set(i, packed)
+        elif quantized:
+            packed = state.quantized.get(i)
+        else:
+            grad, hess = state.grad.get(i), state.hess.get(i)
+        add_block_histograms(hist, codes, grad, hess, positions, positions,
+                             step.split_arrays(), step.missing_code, step.node_to_slot,
+                             step.cell_offsets, step.cell_width, step.cat_table, packed)
+        state.positions.set(i, positions)
+    return hist
+
+
+def _state_blocks(state, read_ahead=()):
+    """``(i, rows, codes)`` of each row block of a state: the blocks of its codes, or
+    for a state held in row blocks (``in_row_blocks``) the blocks of its columns, whose
+    codes are the same blocks or slices of codes held whole.  Block ``i + 1`` of the
+    ``read_ahead`` columns is read while block ``i`` is worked on."""
+    if not isinstance(state.margin, RowColumn):
+        for i, (start, stop, codes) in enumerate(row_blocks(state.codes)):
+            yield i, slice(start, stop), codes
+        return
+    bounds = state.margin.bounds
+    columns = [c for c in read_ahead if isinstance(c, RowColumn)]
+    for column in columns:
+        column.prefetch(0)
+    if getattr(state.codes, "n_blocks", 1) == len(bounds):  # blocks of the same grid
+        blocks = (codes for _, _, codes in row_blocks(state.codes))
+    else:  # codes held whole
+        whole = next(row_blocks(state.codes))[2]
+        blocks = (whole[start:stop] for start, stop in bounds)
+    for i, ((start, stop), codes) in enumerate(zip(bounds, blocks)):
+        for column in columns:
+            column.prefetch(i + 1)
+        yield i, slice(start, stop), codes
+
+
+def _new_column(state, dtype):
+    """An empty (K, n_rows) column of ``dtype`` in the store of a state held in row
+    blocks."""
+    return state.margin._store.new_column(state.margin.shape[:-1], state.margin.n_rows,
+                                          dtype)
+
+
+def _block_of(array, i, rows):
+    """Block ``i`` (rows ``rows``) of a per-row array: a ``RowColumn``'s block, a view
+    of a whole array, or None."""
+    if array is None:
+        return None
+    if isinstance(array, RowColumn):
+        return array.get(i)
+    return array[..., rows]
+
+
 def _start_round(state, step):
     """A round's first pass, in one read of the codes, block by block: add the previous
     round's trees to the margins (unless this state has them already: a round grown
@@ -399,41 +526,65 @@ def _start_round(state, step):
     (Elementwise, so block by block gives the same values as whole arrays.)  With
     quantized gradients the result is the largest gradients instead
     (``quantize.GradientMaxima``): the next pass quantizes with the scales of all rows
-    and builds the roots' histograms."""
+    and builds the roots' histograms.  A state held in row blocks stores each block's
+    margins, gradients and node ids back as it goes."""
     n_trees, n_rows = state.margin.shape
+    in_blocks = isinstance(state.margin, RowColumn)
     add_trees = step.leaf_values is not None and state.rounds < step.round
     # the old positions become the new ones, block by block once read (every row back
-    # at the root); the old gradients are freed before the new ones are made
-    positions = state.positions
+    # at the root); the old gradients are freed before the new ones are made (held in
+    # row blocks, their columns are reused)
+    old_positions = positions = state.positions
     if positions is None or positions.dtype != step.position_dtype:
-        positions = np.zeros(state.margin.shape, dtype=step.position_dtype)
+        positions = (_new_column(state, step.position_dtype) if in_blocks
+                     else np.zeros(state.margin.shape, dtype=step.position_dtype))
+    grads, hesses = (state.grad, state.hess) if in_blocks else (None, None)
+    if isinstance(state.quantized, RowColumn):
+        state.quantized.release()
     state.grad = state.hess = state.positions = state.quantized = None
     if not step.quant_bins:
-        hist = np.zeros((step.n_slots, step.cell_offsets[-1], 2), dtype=np.float64)
+        hist = new_histograms(step.n_slots, step.cell_offsets)
+    maxima = None
     root = no_splits(n_trees, 1)
-    grads = hesses = None  # (K, n_rows), filled block by block when there are several
-    for start, stop, block in row_blocks(state.codes):
-        rows = slice(start, stop)
-        margin = state.margin[:, rows]
+    read_ahead = (state.margin, state.label, state.weight, old_positions if add_trees else None)
+    for i, rows, block in _state_blocks(state, read_ahead):
+        margin = _block_of(state.margin, i, rows)
         if add_trees:
-            _add_round_trees(block, positions[:, rows], step, margin, margin)
-        positions[:, rows] = 0
-        grad, hess = _round_gradients(state, step, rows)
+            _add_round_trees(block, _block_of(old_positions, i, rows), step, margin, margin)
+            if in_blocks:
+                state.margin.set(i, margin)
+        if in_blocks:
+            block_positions = np.zeros((n_trees, rows.stop - rows.start), step.position_dtype)
+        else:
+            block_positions = positions[:, rows]
+            block_positions[...] = 0
+        grad, hess = _round_gradients(state, step, i, rows, margin)
         if not step.quant_bins:
-            accumulate_histograms(block, grad, hess, positions[:, rows], *root,
-                                  step.missing_code, step.node_to_slot, positions[:, rows],
+            accumulate_histograms(block, grad, hess, block_positions, *root,
+                                  step.missing_code, step.node_to_slot, block_positions,
                                   hist, step.cell_offsets, step.cell_width)
-        if stop - start == n_rows:  # one block: its arrays are the partition's
+        elif in_blocks:  # the largest gradients, block by block (a maximum: any order)
+            block_maxima = gradient_maxima(grad, hess)
+            maxima = block_maxima if maxima is None else np.maximum(maxima, block_maxima)
+        if in_blocks:
+            positions.set(i, block_positions)
+            if grads is None or grads.dtype != grad.dtype:
+                grads, hesses = _new_column(state, grad.dtype), _new_column(state, hess.dtype)
+            grads.set(i, grad)
+            hesses.set(i, hess)
+        elif rows.stop - rows.start == n_rows:  # one block: its arrays are the partition's
             grads, hesses = grad, hess
-            continue
-        if grads is None:
-            grads = np.empty(state.margin.shape, dtype=grad.dtype)
-            hesses = np.empty(state.margin.shape, dtype=hess.dtype)
-        grads[:, rows], hesses[:, rows] = grad, hess
+        else:
+            if grads is None:
+                grads = np.empty(state.margin.shape, dtype=grad.dtype)
+                hesses = np.empty(state.margin.shape, dtype=hess.dtype)
+            grads[:, rows], hesses[:, rows] = grad, hess
     state.grad, state.hess = grads, hesses
     state.positions, state.rounds = positions, step.round
     if step.quant_bins:
-        return state, GradientMaxima(gradient_maxima(state.grad, state.hess))
+        if maxima is None:
+            maxima = gradient_maxima(state.grad, state.hess)
+        return state, GradientMaxima(maxima)
     return state, hist
 
 
@@ -461,14 +612,15 @@ def margins_with_round(state, step):
     return out
 
 
-def _round_gradients(state, step, rows):
-    """The new round's (g, h) of ``rows``, with row subsampling and trimming applied."""
-    weight = None if state.weight is None else state.weight[rows]
+def _round_gradients(state, step, i, rows, margin):
+    """The new round's (g, h) of row block ``i`` (``rows``; ``margin``: its margins),
+    with row subsampling and trimming applied."""
+    weight = _block_of(state.weight, i, rows)
+    label = _block_of(state.label, i, rows)
     if state.folds is None:
-        grad, hess = step.objective.gradients(state.margin[:, rows], state.label[rows], weight)
+        grad, hess = step.objective.gradients(margin, label, weight)
     else:  # cross-validation: zero where a fold holds the row out (``fold_states``)
-        grad, hess = step.objective.fold_gradients(state.margin[:, rows], state.label[rows],
-                                                   weight, state.folds[rows])
+        grad, hess = step.objective.fold_gradients(margin, label, weight, state.folds[rows])
     if step.subsample < 1.0:
         keep = sampled_rows(step.sample_seed, step.round, state.row_offset + rows.start,
                             rows.stop - rows.start, step.subsample)
@@ -485,25 +637,41 @@ def leaf_residual_summaries(state, arg):
     For objectives whose leaves are re-estimated as a quantile of their rows' residuals
     (Friedman's LAD, quantile regression).  ``arg`` = (pending splits (1, n_nodes) or
     None, missing_code, sketch size).  Returns the new state and {leaf: summary}.
+    (A state held in row blocks is read whole here, one partition at a time.)
     """
     splits, missing_code, size = arg
     positions = leaf_positions(state, splits, missing_code)
-    residuals = state.label.astype(np.float64) - state.margin[0]
-    summaries = residual_summaries(positions[0], residuals, state.weight, size)
+    residuals = whole(state.label).astype(np.float64) - whole(state.margin)[0]
+    weight = whole(state.weight)
+    summaries = residual_summaries(positions[0], residuals, weight, size)
+    if isinstance(state.positions, RowColumn):
+        _set_whole(state.positions, positions)
+        return state, summaries
     return replace(state, positions=positions), summaries
 
 
 def leaf_positions(state, splits, missing_code):
     """The rows' nodes in every tree once the pending ``splits`` (or None) are applied."""
     if splits is None:
-        return state.positions
+        return whole(state.positions)
     no_slots = np.full(splits[0].shape, -1, dtype=np.int32)
     empty = np.zeros((1, 0), dtype=np.float32)
-    positions, _ = build_histograms(state.codes, empty, empty, state.positions, *splits[:5],
-                                    missing_code, no_slots, 0,
+    positions, _ = build_histograms(state.codes, empty, empty, whole(state.positions),
+                                    *splits[:5], missing_code, no_slots, 0,
                                     np.zeros(state.codes.shape[1] + 1, np.int64),
                                     cat_table=category_table(splits))
     return positions
+
+
+def whole(array):
+    """A per-row array whole: a ``RowColumn`` read into one array, else as it is."""
+    return array.to_numpy() if isinstance(array, RowColumn) else array
+
+
+def _set_whole(column, array):
+    """Store a whole array into a ``RowColumn``, block by block."""
+    for i, (start, stop) in enumerate(column.bounds):
+        column.set(i, array[..., start:stop])
 
 
 def residual_summaries(leaves, residuals, weight, size):
@@ -536,7 +704,7 @@ def hessian_summaries(x, w, state, size, encoders=None):
     (summed over the round's outputs): the paper's split proposal for
     ``tree_method="approx"`` (§3.3, eq. 8-9)."""
     X = feature_block(x, encoders)
-    return summarize_features(X, state.hess.sum(axis=0, dtype=np.float64), size)
+    return summarize_features(X, whole(state.hess).sum(axis=0, dtype=np.float64), size)
 
 
 def rebin_partition(x, w, state, mapper, store):
@@ -550,5 +718,5 @@ def rebin_partition(x, w, state, mapper, store):
 
 def hessian_self_summaries(state, size):
     """Per output, a summary of the rows' hessians weighted by themselves (trimming)."""
-    hess = state.hess.astype(np.float64)
+    hess = whole(state.hess).astype(np.float64)
     return state, [summarize_column(h, h, size) for h in hess]

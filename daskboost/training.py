@@ -39,7 +39,8 @@ from .objectives import CustomObjective, LabelStats, get_objective
 from .params import MAX_EXACT_VALUES, resolve_constraints
 from .quantize import check_rows
 from .histogram import add_histograms, add_histograms_into
-from .partition import (LeafSummaryMerger, LevelStep, bin_partition, hessian_self_summaries,
+from .partition import (LeafSummaryMerger, LevelStep, bin_partition, bin_whole_partition,
+                        hessian_self_summaries, rebuild_training_partition,
                         hessian_summaries,
                         category_table, leaf_residual_summaries, merge_scans, no_splits,
                         partition_step, position_dtype,
@@ -404,7 +405,7 @@ class _Boosting:
     # how a training partition's state is built from the raw data, and rebuilt after a
     # lost worker (cross-validation grows its folds with states of its own: ``fold_states``)
     bin_state = staticmethod(bin_partition)
-    rebuild_state = staticmethod(rebuild_partition)
+    rebuild_state = staticmethod(rebuild_training_partition)
 
     def __init__(self, runtime, params, data, evals, objective, mapper, metrics, start,
                  offsets, every_round=False):
@@ -422,7 +423,7 @@ class _Boosting:
                                             self._bin_args(), self._last_args(data, offsets))
         self.eval_sets = [
             EvalSet(f"validation_{i}", runtime.create_states(
-                f"validation_{i}", e, bin_partition, self._bin_args(),
+                f"validation_{i}", e, bin_whole_partition, self._bin_args(),
                 self._last_args(e, np.zeros(e.n_partitions, np.int64))), metrics)
             for i, e in enumerate(evals)]
 

@@ -52,6 +52,13 @@ MODELS = [
     lambda **kw: DaskBoostClassifier(n_estimators=4, max_depth=3, subsample=0.8, **kw),
     lambda **kw: DaskBoostRegressor(n_estimators=4, max_depth=3, tree_method="approx",
                                     objective="reg:absoluteerror", **kw),
+    # every pass kind on a state held in row blocks (issue 17)
+    lambda **kw: DaskBoostRegressor(n_estimators=4, grow_policy="lossguide", max_leaves=6,
+                                    max_depth=0, quantized_grad=True, **kw),
+    lambda **kw: DaskBoostClassifier(n_estimators=3, max_depth=3, quantized_grad=True,
+                                     colsample_bynode=0.8, **kw),
+    lambda **kw: DaskBoostRegressor(n_estimators=3, max_depth=3, trim_fraction=0.1,
+                                    objective="reg:pseudohubererror", **kw),
 ]
 
 
@@ -66,18 +73,28 @@ def test_spilled_blocks_give_the_same_model(tmp_path, small_blocks, make, budget
 
 
 def test_blocks_really_go_to_disk(tmp_path, small_blocks, monkeypatch):
-    """Spy on the store: with budget 0 every block is written, and read back per level."""
+    """Spy on the store: with budget 0 every block of the codes and of the per-row state
+    is written; the codes once, the node ids at every pass; all read back per pass."""
     writes, reads = [], []
     spill, read = blockstore.BlockStore._spill, blockstore.BlockStore._read
     monkeypatch.setattr(blockstore.BlockStore, "_spill",
-                        lambda self, block: writes.append(block.shape) or spill(self, block))
+                        lambda self, block: writes.append(block) or spill(self, block))
     monkeypatch.setattr(blockstore.BlockStore, "_read",
                         lambda self, disk: reads.append(disk.path) or read(self, disk))
     fit(DaskBoostRegressor(n_estimators=2, max_depth=2, memory_budget="0MB",
                            cache_dir=str(tmp_path)), eval_set=False)
     n_blocks = sum(-(-rows // 128) for rows in (1334, 1333, 1333))
-    assert len(writes) == n_blocks
-    assert len(reads) >= 2 * 2 * n_blocks  # every block, in each of the 2 passes of 2 rounds
+    passes = 2 * 2  # 2 rounds of 2 passes (the root's, then its children's)
+    codes = [b for b in writes if b.ndim == 2 and b.shape[1] == 5]
+    labels = [b for b in writes if b.ndim == 1]
+    node_ids = [b for b in writes if b.dtype == np.uint8 and b.ndim == 2 and b.shape[0] == 1]
+    margins = [b for b in writes if b.dtype == np.float64 and b.ndim == 2]
+    gradients = [b for b in writes if b.dtype == np.float32 and b.ndim == 2]
+    assert len(codes) == len(labels) == n_blocks
+    assert len(node_ids) == passes * n_blocks
+    assert len(margins) == 2 * n_blocks  # at binning; the first round's trees added
+    assert len(gradients) == 2 * 2 * n_blocks  # g and h, each round
+    assert len(reads) >= passes * 2 * n_blocks  # codes and node ids at least, every pass
     assert leftovers(tmp_path) == []
 
 
