@@ -17,6 +17,7 @@ import pytest
 from daskboost import blockstore
 from daskboost.blockstore import (
     BlockStore,
+    CacheCorruptError,
     CacheFullError,
     StoreConfig,
     check_cache_dirs,
@@ -566,3 +567,56 @@ def test_put_rows_makes_one_block_at_a_time_beyond_the_budget(tmp_path, budget):
     finally:
         store.close()
     assert cache_entries(tmp_path / "cache0") == []
+
+
+# ---- RowColumn: a partition's per-row state in row blocks (issue 17) ----------------------
+
+@pytest.mark.parametrize("budget", [0, 4 * 250, 10**9])  # on disk; half in memory; in memory
+def test_row_column_round_trip_and_rewrites(tmp_path, budget):
+    store = make_store(tmp_path, budget, block_rows=100)
+    values = np.arange(2 * 450, dtype=np.float32).reshape(2, 450)
+    column = store.new_column((2,), 450, np.float32)
+    assert column.bounds == [(0, 100), (100, 200), (200, 300), (300, 400), (400, 450)]
+    for i, (start, stop) in enumerate(column.bounds):
+        column.set(i, values[:, start:stop])
+    np.testing.assert_array_equal(column.to_numpy(), values)
+    files = block_files(tmp_path)
+    # written again: a block on disk goes over its own file, one in memory in place
+    for i, (start, stop) in enumerate(column.bounds):
+        column.prefetch(i)
+        block = column.get(i)
+        block += 1.0
+        column.set(i, block)
+    np.testing.assert_array_equal(column.to_numpy(), values + 1.0)
+    assert block_files(tmp_path) == files
+    assert store.disk_bytes == sum(os.path.getsize(f) for f in files)
+    assert (len(files) > 0) == (budget < values.nbytes)
+    column.release()
+    assert store.memory_bytes == 0 and store.disk_bytes == 0
+    assert block_files(tmp_path) == []
+    with pytest.raises(RuntimeError, match="closed"):
+        column.get(0)
+    store.close()
+
+
+def test_row_column_refuses_wrong_shapes_and_unset_blocks(tmp_path):
+    store = make_store(tmp_path, 0, block_rows=100)
+    column = store.new_column((), 150, np.uint8)
+    with pytest.raises(ValueError, match=r"expected a \(100,\) block; got \(50,\)"):
+        column.set(0, np.zeros(50, np.uint8))
+    with pytest.raises(RuntimeError, match="block 1 .* never set"):
+        column.get(1)
+    store.close()
+
+
+def test_a_damaged_row_column_block_is_never_read(tmp_path):
+    store = make_store(tmp_path, 0, block_rows=100)
+    column = store.new_column((1,), 100, np.float64)
+    column.set(0, np.ones((1, 100)))
+    (path,) = block_files(tmp_path)
+    with open(path, "r+b") as f:
+        f.write(b"\x00" * 8)
+    with pytest.raises(CacheCorruptError, match="checksum mismatch"):
+        column.get(0)
+    store.close()
+    assert block_files(tmp_path) == []

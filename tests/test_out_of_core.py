@@ -78,7 +78,7 @@ def test_blocks_really_go_to_disk(tmp_path, small_blocks, monkeypatch):
     writes, reads = [], []
     spill, read = blockstore.BlockStore._spill, blockstore.BlockStore._read
     monkeypatch.setattr(blockstore.BlockStore, "_spill",
-                        lambda self, block: writes.append(block) or spill(self, block))
+                        lambda self, block, **kw: writes.append(block) or spill(self, block, **kw))
     monkeypatch.setattr(blockstore.BlockStore, "_read",
                         lambda self, disk: reads.append(disk.path) or read(self, disk))
     fit(DaskBoostRegressor(n_estimators=2, max_depth=2, memory_budget="0MB",
@@ -102,8 +102,8 @@ def test_several_cache_dirs_share_the_blocks(tmp_path, small_blocks, monkeypatch
     seen = set()
     spill = blockstore.BlockStore._spill
 
-    def spy(self, block):
-        out = spill(self, block)
+    def spy(self, block, **kw):
+        out = spill(self, block, **kw)
         seen.add(os.path.dirname(os.path.dirname(out.path)))
         return out
 
