@@ -590,6 +590,9 @@ class RowColumn:
         values = np.asarray(values)
         if values.shape != shape:
             raise ValueError(f"expected a {shape} block; got {values.shape}")
+        stale = self._ahead.pop(i, None)  # a read of what this replaces
+        if stale is not None and not stale.cancel():
+            wait_futures([stale])
         old = blocks[i]
         if isinstance(old, np.ndarray):
             if old is not values:
