@@ -224,7 +224,8 @@ def encode_labels(labels, classes):
 
 def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, store=None,
                   row_offset=0, margins=None):
-    """Second pass: bin one partition and set up its training state.
+    """Second pass: bin one partition (of the training data or of an eval set) and set
+    up its state.
 
     The starting margins: ``margins`` (the user's per-row base_margin block) if given,
     else the (K,) ``base_margin`` of every row; plus, when ``previous`` (a Booster whose
@@ -233,17 +234,9 @@ def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, store=
     The per-row arrays go to the block store in row blocks when they do not fit the
     memory budget (``in_row_blocks``).
     """
-    return in_row_blocks(bin_whole_partition(x, y, w, index, mapper, base_margin, classes,
-                                             previous, store, row_offset, margins), store)
-
-
-def bin_whole_partition(x, y, w, index, mapper, base_margin, classes, previous, store=None,
-                        row_offset=0, margins=None):
-    """``bin_partition`` keeping the per-row arrays whole (eval sets: their passes read
-    labels and margins whole)."""
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
-    return start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
-                       store, row_offset, margins)
+    return in_row_blocks(start_state(X, labels, weights, index, mapper, base_margin, classes,
+                                     previous, store, row_offset, margins), store)
 
 
 # bytes a row of a training state holds besides its codes, per tree of a round (margin
@@ -274,7 +267,7 @@ def in_row_blocks(state, store):
 def _as_column(store, array):
     """``array`` (rows on its last axis) as a ``RowColumn`` of ``store``."""
     column = store.new_column(array.shape[:-1], array.shape[-1], array.dtype)
-    _set_whole(column, array)
+    store_whole(column, array)
     return column
 
 
@@ -326,10 +319,10 @@ def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, st
     return replace(state, rounds=rounds)
 
 
-def rebuild_training_partition(x, y, w, index, mapper, base_margin, classes, previous,
-                               store, row_offset, margins, new_trees, rounds):
-    """``rebuild_partition`` for a training partition: its per-row arrays in row blocks
-    as ``bin_partition`` has them."""
+def rebuild_fit_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
+                          row_offset, margins, new_trees, rounds):
+    """``rebuild_partition`` for a fit's partition (training data or an eval set): its
+    per-row arrays in row blocks as ``bin_partition`` has them."""
     return in_row_blocks(rebuild_partition(x, y, w, index, mapper, base_margin, classes,
                                            previous, store, row_offset, margins, new_trees,
                                            rounds), store)
@@ -645,7 +638,7 @@ def leaf_residual_summaries(state, arg):
     weight = whole(state.weight)
     summaries = residual_summaries(positions[0], residuals, weight, size)
     if isinstance(state.positions, RowColumn):
-        _set_whole(state.positions, positions)
+        store_whole(state.positions, positions)
         return state, summaries
     return replace(state, positions=positions), summaries
 
@@ -668,8 +661,11 @@ def whole(array):
     return array.to_numpy() if isinstance(array, RowColumn) else array
 
 
-def _set_whole(column, array):
-    """Store a whole array into a ``RowColumn``, block by block."""
+def store_whole(column, array):
+    """Store a whole array into a ``RowColumn``, block by block (an array: nothing to
+    do, it is the state's)."""
+    if not isinstance(column, RowColumn):
+        return
     for i, (start, stop) in enumerate(column.bounds):
         column.set(i, array[..., start:stop])
 

@@ -39,12 +39,11 @@ from .objectives import CustomObjective, LabelStats, get_objective
 from .params import MAX_EXACT_VALUES, resolve_constraints
 from .quantize import check_rows
 from .histogram import add_histograms, add_histograms_into
-from .partition import (LeafSummaryMerger, LevelStep, bin_partition, bin_whole_partition,
-                        hessian_self_summaries, rebuild_training_partition,
-                        hessian_summaries,
-                        category_table, leaf_residual_summaries, merge_scans, no_splits,
-                        partition_step, position_dtype,
-                        rebin_partition, rebuild_partition, scan_partition)
+from .partition import (LeafSummaryMerger, LevelStep, bin_partition, category_table,
+                        hessian_self_summaries, hessian_summaries, leaf_residual_summaries,
+                        merge_scans, no_splits, partition_step, position_dtype,
+                        rebin_partition, rebuild_fit_partition, scan_partition, store_whole,
+                        whole)
 from .graphs import (StatesLost, add_tree_reduction, margin_input, per_partition_graph,
                      raw_inputs)
 from .runtime import make_runtime
@@ -177,12 +176,14 @@ class EvalStep:
 def eval_step(state, step):
     """Add round ``step.round``'s trees to one eval partition's margins (unless they are
     in already: a round grown again after a lost worker); metric partial sums."""
+    margin = whole(state.margin)  # (held in row blocks: one partition at a time)
     if state.rounds == step.round:
-        add_binned_tree_outputs(state.codes, *step.trees, step.missing_code, state.margin,
+        add_binned_tree_outputs(state.codes, *step.trees, step.missing_code, margin,
                                 in_place=True, cat_table=step.cat_table)
+        store_whole(state.margin, margin)
         state.rounds = step.round + 1
-    partials = tuple(m.partial(state.label, state.margin, state.weight, step.objective)
-                     for m in step.metrics)
+    label, weight = whole(state.label), whole(state.weight)
+    partials = tuple(m.partial(label, margin, weight, step.objective) for m in step.metrics)
     return state, partials
 
 
@@ -405,7 +406,7 @@ class _Boosting:
     # how a training partition's state is built from the raw data, and rebuilt after a
     # lost worker (cross-validation grows its folds with states of its own: ``fold_states``)
     bin_state = staticmethod(bin_partition)
-    rebuild_state = staticmethod(rebuild_training_partition)
+    rebuild_state = staticmethod(rebuild_fit_partition)
 
     def __init__(self, runtime, params, data, evals, objective, mapper, metrics, start,
                  offsets, every_round=False):
@@ -423,7 +424,7 @@ class _Boosting:
                                             self._bin_args(), self._last_args(data, offsets))
         self.eval_sets = [
             EvalSet(f"validation_{i}", runtime.create_states(
-                f"validation_{i}", e, bin_whole_partition, self._bin_args(),
+                f"validation_{i}", e, bin_partition, self._bin_args(),
                 self._last_args(e, np.zeros(e.n_partitions, np.int64))), metrics)
             for i, e in enumerate(evals)]
 
@@ -482,7 +483,7 @@ class _Boosting:
             return (self.rebuild_state, self._bin_args(),
                     self._last_args(self.data, self.offsets, (new_trees, round_)))
         data = self.evals[[e.states for e in self.eval_sets].index(states)]
-        return (rebuild_partition, self._bin_args(),
+        return (rebuild_fit_partition, self._bin_args(),
                 self._last_args(data, np.zeros(len(states), np.int64), (new_trees, round_)))
 
     def _grow_rounds(self, first, count):
