@@ -391,7 +391,9 @@ class BlockStore:
 
     def _spill(self, block, compress=True, path=None):
         """Write ``block`` to a new block file (or over ``path``, a block file of this
-        store given back already), compressed if ``compress`` and it saves enough."""
+        store given back already), compressed if ``compress`` and it saves enough.
+        Refused once the store is closed: a task still running after its fit failed
+        must not make the fit's directory again."""
         if path is None:
             with self._lock:
                 index = self._n_spills
@@ -405,9 +407,12 @@ class BlockStore:
         if not compressed:  # compression that saves little costs a decompression per read
             data = raw
         try:
-            if directory not in self._made_dirs:
-                os.makedirs(directory, exist_ok=True)
-                self._made_dirs.add(directory)
+            with self._lock:  # (``close`` says closed under the lock, then removes)
+                if self.closed:
+                    raise RuntimeError(f"block store {self.fit_id!r} is closed")
+                if directory not in self._made_dirs:
+                    os.makedirs(directory, exist_ok=True)
+                    self._made_dirs.add(directory)
             # a block written again over its file (as long): in place, without cutting
             # the file first (truncating frees its cached pages for the kernel to
             # allocate again: a 20M-row fit wrote 10.3 GB to the device, 3.1 GB in place)
@@ -469,9 +474,10 @@ class BlockStore:
 
     def close(self):
         """Drop the blocks and remove this fit's directories; idempotent."""
-        if self.closed:
-            return
-        self.closed = True
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
         for stored in list(self._arrays):
             stored._blocks = None
         self.memory_bytes = self.disk_bytes = 0
@@ -536,6 +542,11 @@ class StoredArray:
         blocks, self._blocks = self._blocks, None
         if blocks:
             self._store._discard(blocks)
+
+    @property
+    def store(self):
+        """The ``BlockStore`` holding the array."""
+        return self._store
 
     @property
     def whole_in_memory(self):

@@ -24,7 +24,7 @@ import pandas as pd
 
 from .data import (checked_categories, column_categories, feature_block, label_block,
                    margin_block, weight_block)
-from .blockstore import RowColumn
+from .blockstore import RowColumn, StoredArray
 from .histogram import (accumulate_histograms, add_block_histograms, add_leaf_values_kernel,
                         add_leaf_values_kernel_categorical, build_histograms, new_histograms,
                         row_blocks)
@@ -251,13 +251,15 @@ def in_row_blocks(state, store):
     node ids a round adds follow) as ``blockstore.RowColumn``s in the store's row
     blocks, when its codes did not fit in memory whole or its per-row arrays do not fit
     what is left of the memory budget; else the state as it is, whole arrays whose
-    bytes are taken from the budget (issue 17)."""
-    if store is None:
+    bytes are taken from the budget (issue 17).  The columns go to the store holding
+    the codes (not one opened again: a fit that failed and closed its store meanwhile
+    must not get a new one from a task still running)."""
+    if store is None or not isinstance(state.codes, StoredArray):
         return state
-    store = store.open()
+    store = state.codes.store
     n_trees, n_rows = state.margin.shape
     nbytes = n_rows * (ROW_BYTES + n_trees * ROW_BYTES_PER_TREE)
-    if getattr(state.codes, "whole_in_memory", True) and store.reserve(nbytes):
+    if state.codes.whole_in_memory and store.reserve(nbytes):
         return state
     return replace(state, label=_as_column(store, state.label),
                    weight=None if state.weight is None else _as_column(store, state.weight),
