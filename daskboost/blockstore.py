@@ -594,6 +594,10 @@ class RowColumn:
     def n_blocks(self):
         return len(self.bounds)
 
+    def new_like(self, dtype):
+        """An empty column of ``dtype`` with this one's shape, in the same store."""
+        return self._store.new_column(self.lead_shape, self.n_rows, dtype)
+
     def set(self, i, values):
         blocks = self._live()
         start, stop = self.bounds[i]

@@ -500,8 +500,7 @@ def _state_blocks(state, read_ahead=()):
 def _new_column(state, dtype):
     """An empty (K, n_rows) column of ``dtype`` in the store of a state held in row
     blocks."""
-    return state.margin._store.new_column(state.margin.shape[:-1], state.margin.n_rows,
-                                          dtype)
+    return state.margin.new_like(dtype)
 
 
 def _block_of(array, i, rows):
