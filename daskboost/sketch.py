@@ -64,8 +64,9 @@ uses it at ``d = j * W / max_bin``.
 
 The numeric kernels are ``numba.njit(cache=True, nogil=True)`` functions over
 plain arrays, so several partitions can be summarised in parallel threads.
-Results are deterministic: the weights of equal values are added in row order
-(independent of how the sort arranged ties) and ``-0.0`` is stored as ``0.0``.
+Columns are sorted by ``sorting``'s radix sort (~4x numpy's sort).  Results are
+deterministic: the weights of equal values are added in row order (the argsort is
+stable) and ``-0.0`` is stored as ``0.0``.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+
+from .sorting import argsort_floats, sort_floats
 
 __all__ = [
     "FeatureSummary",
@@ -189,12 +192,12 @@ def _exact_from_sorted(sorted_values):
 
 @numba.njit(cache=True, nogil=True)
 def _exact_from_order(column, weights, order):
-    """Exact weighted summary of ``column`` given an ascending argsort.
+    """Exact weighted summary of ``column`` given its stable ascending argsort.
 
     Rows with NaN value (sorted last) are excluded, and so are values whose
     total weight is zero.  Within a run of equal values the weights are
-    summed in increasing row order, so the floating point result does not
-    depend on how an unstable sort arranged ties.
+    summed in increasing row order (the sort is stable), so the floating
+    point result does not depend on the partitioning of the rows.
     """
     n = order.shape[0]
     values, rmin, rmax, wmin = _empty_entries(n)
@@ -208,13 +211,9 @@ def _exact_from_order(column, weights, order):
         j = i + 1
         while j < n and column[order[j]] == x:
             j += 1
-        if j - i == 1:
-            w = weights[order[i]]
-        else:
-            rows = np.sort(order[i:j])
-            w = 0.0
-            for r in rows:
-                w += weights[r]
+        w = 0.0
+        for r in range(i, j):
+            w += weights[order[r]]
         if w > 0.0:
             values[k] = np.float64(x) + 0.0
             rmin[k] = cum
@@ -459,8 +458,8 @@ def summarize_column(
 def _summarize_checked(v: np.ndarray, w: np.ndarray | None, size: int) -> FeatureSummary:
     """``summarize_column`` of a checked contiguous float column and weights."""
     if w is None:
-        return _summary_from_sorted(np.sort(v), size)
-    return _summary_from_order(v, w, np.argsort(v), size)
+        return _summary_from_sorted(sort_floats(v), size)
+    return _summary_from_order(v, w, argsort_floats(v), size)
 
 
 def summarize_block(
@@ -501,11 +500,11 @@ def summarize_block(
     # rows in two partitions: 2.15 GB peak against 1.14 GB for the data).
     if w is None:
         # Only the values are needed: a plain sort is much faster than argsort.
-        return [_summary_from_sorted(np.sort(X[:, f]), size) for f in range(X.shape[1])]
+        return [_summary_from_sorted(sort_floats(X[:, f]), size) for f in range(X.shape[1])]
     summaries = []
     for f in range(X.shape[1]):
         column = np.ascontiguousarray(X[:, f])
-        summaries.append(_summary_from_order(column, w, np.argsort(column), size))
+        summaries.append(_summary_from_order(column, w, argsort_floats(column), size))
     return summaries
 
 
