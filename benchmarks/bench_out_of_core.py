@@ -53,11 +53,17 @@ What it measures, one fit per fresh subprocess so that each peak RSS is that fit
   (issue 17), checked and printed: peak RSS within 15% across the sizes and under the
   budget + 700 MB, at 20M rows at most 1.3x the in-memory fit's time, identical
   models.
+* ``--cluster-workers N``: every fit (warm-ups included) on a ``distributed``
+  LocalCluster of N one-thread worker processes started by the child; each worker
+  holds its own block store within ``memory_budget``. The child also samples each
+  process under it; ``--scaling`` then judges the largest worker's peak RSS (the
+  per-worker bound of issue 17).
 
 Run from the repository root::
 
     python benchmarks/bench_out_of_core.py
     python benchmarks/bench_out_of_core.py --scaling
+    python benchmarks/bench_out_of_core.py --scaling --cluster-workers 2
     python benchmarks/bench_out_of_core.py --rows 200000 --files 4 --rounds 3 \\
         --budgets 1MB,1GB
     python benchmarks/bench_out_of_core.py --output benchmarks/results/out_of_core
@@ -189,15 +195,18 @@ class _Sampler(threading.Thread):
         self.process = psutil.Process()
         self.spill_dir, self.spill_prefix = spill_dir, spill_prefix
         self.max_rss = self.max_spill = self.samples = 0
+        self.child_peaks = {}  # pid -> the largest RSS sampled (cluster workers)
         self._stop_event = threading.Event()
 
     def _rss(self):
         rss = self.process.memory_info().rss
         for child in self.process.children(recursive=True):
             try:
-                rss += child.memory_info().rss
+                child_rss = child.memory_info().rss
             except Exception:  # exited in between
-                pass
+                continue
+            rss += child_rss
+            self.child_peaks[child.pid] = max(self.child_peaks.get(child.pid, 0), child_rss)
         return rss
 
     def sample(self):
@@ -237,6 +246,14 @@ def child_main(spec):
         return DaskBoostClassifier(**{**params, **overrides}).fit(ddf[FEATURE_NAMES],
                                                                   ddf[LABEL_NAME])
 
+    client = None
+    if spec.get("cluster_workers"):
+        # each worker a process of its own (one thread), its own block store and
+        # memory_budget: the per-worker bound of issue 17
+        from distributed import Client, LocalCluster
+        client = Client(LocalCluster(n_workers=spec["cluster_workers"], threads_per_worker=1,
+                                     processes=True, dashboard_address=None,
+                                     memory_limit=0))
     start = time.perf_counter()
     fit(spec["warmup_lake"], n_estimators=WARMUP_ROUNDS)
     fit(spec["warmup_lake"], n_estimators=WARMUP_ROUNDS, memory_budget=WARMUP_SPILL_BUDGET)
@@ -254,10 +271,18 @@ def child_main(spec):
         sampler.stop()
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
     model.save_model(spec["model_path"])
+    peak_worker_rss = None
+    if client is not None:
+        # the largest process under this one: a worker (its nanny holds ~100 MB)
+        peak_worker_rss = max(sampler.child_peaks.values())
+        cluster = client.cluster
+        client.close()
+        cluster.close()
     result = {"fit_s": fit_s, "fit_cpu_s": fit_cpu_s, "warmup_s": warmup_s,
               "peak_rss_bytes": peak_rss, "sampled_peak_rss_bytes": sampler.max_rss,
               "rss_before_fit_bytes": rss_before, "peak_rss_before_fit_bytes": rusage_before,
               "peak_spill_bytes": sampler.max_spill, "rss_samples": sampler.samples,
+              "peak_worker_rss_bytes": peak_worker_rss,
               "model_path": spec["model_path"], "n_trees": spec["rounds"]}
     print(RESULT_PREFIX + json.dumps(result), flush=True)
     return 0
@@ -382,6 +407,10 @@ def parse_args(argv=None):
     parser.add_argument("--scaling-reference-budget", default="100GB",
                         help="memory_budget of the in-memory fit each --scaling fit is "
                              "compared with ('none': no such fits)")
+    parser.add_argument("--cluster-workers", type=int, default=0,
+                        help="fit on a distributed LocalCluster of this many one-thread "
+                             "worker processes (0: the threaded scheduler); with "
+                             "--scaling the peak is the largest worker's")
     parser.add_argument("--repeats", type=int, default=1,
                         help="fits per configuration; medians are reported")
     parser.add_argument("--seed", type=int, default=0, help="data seed")
@@ -404,7 +433,7 @@ def parse_args(argv=None):
     if not args.budgets or not args.scaling_rows:
         parser.error("--budgets and --scaling-rows need at least one value")
     if (args.rows < args.files or args.files < 1 or args.files > MAX_FILES or args.rounds < 1
-            or args.repeats < 1 or min(args.scaling_rows) < 1):
+            or args.repeats < 1 or min(args.scaling_rows) < 1 or args.cluster_workers < 0):
         parser.error(f"need 1 <= --files <= {MAX_FILES}, --rows >= --files, --rounds >= 1, "
                      "--repeats >= 1, --scaling-rows >= 1")
     return args
@@ -433,8 +462,9 @@ def _summarise(entry):
     runs = entry["runs"]
     ok = entry["error"] is None and bool(runs)
     for key in ("fit_s", "fit_cpu_s", "peak_rss_bytes", "sampled_peak_rss_bytes",
-                "rss_before_fit_bytes", "peak_spill_bytes"):
-        entry[key + "_median"] = median([run[key] for run in runs]) if ok else None
+                "rss_before_fit_bytes", "peak_spill_bytes", "peak_worker_rss_bytes"):
+        values = [run.get(key) for run in runs]
+        entry[key + "_median"] = (median(values) if ok and None not in values else None)
     return ok
 
 
@@ -448,7 +478,7 @@ def _run_fits(configs, args, tmp_root, model_dir):
                 continue
             spec = {"lake": entry["lake"], "warmup_lake": args.warmup_lake,
                     "budget": entry["budget"], "rounds": args.rounds,
-                    "cache_dir": args.cache_dir,
+                    "cache_dir": args.cache_dir, "cluster_workers": args.cluster_workers,
                     "model_path": str(Path(model_dir) / f"model-{_label(key)}-r{repeat}.json")}
             print(f"# fitting {entry['title']} (repeat {repeat + 1}/{args.repeats}) ...",
                   flush=True)
@@ -462,7 +492,9 @@ def _run_fits(configs, args, tmp_root, model_dir):
                   f"RSS {result['peak_rss_bytes'] / 1e6:,.0f} MB (sampled "
                   f"{result['sampled_peak_rss_bytes'] / 1e6:,.0f} MB, "
                   f"{result['rss_before_fit_bytes'] / 1e6:,.0f} MB before the fit), peak "
-                  f"spill {result['peak_spill_bytes'] / 1e6:,.1f} MB", flush=True)
+                  f"spill {result['peak_spill_bytes'] / 1e6:,.1f} MB"
+                  + (f", peak worker RSS {result['peak_worker_rss_bytes'] / 1e6:,.0f} MB"
+                     if result.get("peak_worker_rss_bytes") else ""), flush=True)
     for entry in entries.values():
         _summarise(entry)
     return entries
@@ -597,8 +629,9 @@ def run_scaling(args, tmp_root, model_dir):
             [run["model_path"] for run in entry["runs"]], reference["runs"][0]["model_path"],
             drop_storage_params=True)
 
-    header = ["rows", "files", "fit s", "s per M rows", "ratio to linear", "peak RSS MB",
-              "peak spill MB"]
+    peak_key = _peak_key(args)
+    header = ["rows", "files", "fit s", "s per M rows", "ratio to linear",
+              "peak worker RSS MB" if args.cluster_workers else "peak RSS MB", "peak spill MB"]
     if reference_budget is not None:
         header += [f"{reference_budget} fit s", "time ratio", f"{reference_budget} peak RSS MB",
                    "model"]
@@ -610,7 +643,7 @@ def run_scaling(args, tmp_root, model_dir):
             continue
         row = [f"{e['rows']:,}", e["files"], _fmt(e["fit_s_median"], 2),
                _fmt(e["s_per_million_rows"], 2), _fmt(e["ratio_to_linear"], 2),
-               _mb(e["peak_rss_bytes_median"]), _mb(e["peak_spill_bytes_median"])]
+               _mb(e[peak_key]), _mb(e["peak_spill_bytes_median"])]
         if reference_budget is not None:
             ref = e["reference"]
             if ref["error"] is not None:
@@ -620,14 +653,17 @@ def run_scaling(args, tmp_root, model_dir):
                 if e.get("model_differences"):
                     verdict += " (" + ", ".join(e["model_differences"][:3]) + ")"
                 row += [_fmt(ref["fit_s_median"], 2), _fmt(e.get("time_ratio_to_reference"), 2),
-                        _mb(ref["peak_rss_bytes_median"]), verdict]
+                        _mb(ref[peak_key]), verdict]
         rows.append(row)
     lines = [markdown_table(header, rows), ""]
     lines.append(f"{N_FEATURES} float32 features (5% NaN), parquet lakes of ~"
                  f"{rows_per_file:,.0f} rows per file; {args.rounds} trees, depth {MAX_DEPTH}, "
                  f"learning_rate {LEARNING_RATE}, max_bin {MAX_BIN}, memory_budget="
-                 f"{args.scaling_budget}; median of {args.repeats} run(s); dask threaded "
-                 f"scheduler, {N_THREADS} threads.")
+                 f"{args.scaling_budget}; median of {args.repeats} run(s); "
+                 + (f"a distributed LocalCluster of {args.cluster_workers} one-thread worker "
+                    "processes, each with that budget (peak worker RSS: the largest worker "
+                    "process, sampled every 0.1 s)." if args.cluster_workers else
+                    f"dask threaded scheduler, {N_THREADS} threads."))
     lines.append(f"ratio to linear = fit s / (the {args.scaling_rows[0]:,}-row fit s x rows / "
                  f"{args.scaling_rows[0]:,}); > 1 is slower than linear. Each fit ran in a "
                  "fresh process after an untimed warm-up; fit s includes dd.read_parquet; "
@@ -641,6 +677,7 @@ def run_scaling(args, tmp_root, model_dir):
     for entry in scaled:
         entry.pop("reference", None)  # (its own entry is in the results already)
     config = {"mode": "scaling", "scaling_rows": args.scaling_rows,
+              "cluster_workers": args.cluster_workers,
               "scaling_budget": args.scaling_budget,
               "scaling_reference_budget": reference_budget, "rows_per_file": rows_per_file,
               "parquet_lakes": {str(k): v for k, v in lakes.items()}, "target_check": checks}
@@ -654,12 +691,17 @@ SCALING_HEADROOM = 700e6
 SCALING_TIME_ROWS, SCALING_TIME_RATIO = 20_000_000, 1.3
 
 
+def _peak_key(args):
+    """The peak a ``--scaling`` run is judged by: the process's, or the largest worker's."""
+    return "peak_worker_rss_bytes_median" if args.cluster_workers else "peak_rss_bytes_median"
+
+
 def _scaling_checks(args, scaled, reference_budget):
     """The target check of a ``--scaling`` run (empty when a fit failed)."""
     from daskboost.blockstore import parse_memory_budget
     if any(e["error"] is not None for e in scaled):
         return {}
-    peaks = [e["peak_rss_bytes_median"] for e in scaled]
+    peaks = [e[_peak_key(args)] for e in scaled]
     bound = parse_memory_budget(args.scaling_budget) + SCALING_HEADROOM
     spread = max(peaks) / min(peaks) - 1
     checks = {"peak_spread": spread, "flat_met": spread <= SCALING_FLAT,
