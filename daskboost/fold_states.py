@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .blockstore import RowColumn
 from .objectives import gradient_dtype
-from .partition import (PartitionState, leaf_positions, margins_with_round, merge_scans,
-                        read_partition, rebuild_partition, residual_summaries, scan_labels,
-                        start_state)
+from .partition import (PartitionState, in_row_blocks, leaf_positions, margins_with_round,
+                        merge_scans, read_partition, rebuild_partition, residual_summaries,
+                        scan_labels, start_state, store_whole, whole)
 from .reduction import reduce_all
 from .training import _PartialsCombiner
 
@@ -58,14 +59,12 @@ class FoldObjective:
 
 @dataclass
 class FoldState(PartitionState):
-    """A partition state of a cross-validation: ``by_fold``, its rows sorted by fold
-    (stable) and ``fold_bounds``, where each fold's rows start and end in that order
-    (``fold_partials``); until the pass after binning takes them
-    (``take_label_scans``), each fold's label statistics of the partition's rows that
-    the fold trains on (``partition.scan_labels``)."""
+    """A partition state of a cross-validation: until the pass after binning takes
+    them (``take_label_scans``), each fold's label statistics of the partition's rows
+    that the fold trains on (``partition.scan_labels``).  Under a memory budget its
+    per-row arrays, the folds included, go to row blocks as a fit's do
+    (``partition.in_row_blocks``)."""
 
-    by_fold: np.ndarray = None
-    fold_bounds: np.ndarray = None
     label_scans: list = None
 
 
@@ -77,8 +76,8 @@ def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, s
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
     state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
                         store, row_offset, margins)
-    return _with_folds(state, layout, index, classes is not None, labels, weights,
-                       sketch_size)
+    return in_row_blocks(_with_folds(state, layout, index, classes is not None, labels,
+                                     weights, sketch_size), store)
 
 
 def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
@@ -87,7 +86,7 @@ def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previou
     worker, rebuilt with the folds' trees so far)."""
     state = rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
                               row_offset, margins, new_trees, rounds)
-    return _with_folds(state, layout, index, classes is not None)
+    return in_row_blocks(_with_folds(state, layout, index, classes is not None), store)
 
 
 def _with_folds(state, layout, index, classifier, labels=None, weights=None,
@@ -108,10 +107,7 @@ def _with_folds(state, layout, index, classifier, labels=None, weights=None,
                                      index, sketch_size, classifier))
     fields = {field.name: getattr(state, field.name)
               for field in dataclasses.fields(PartitionState)}
-    by_fold = np.argsort(folds, kind="stable")
-    bounds = np.searchsorted(folds[by_fold], np.arange(layout.nfold + 1))
-    return FoldState(**{**fields, "folds": folds}, by_fold=by_fold, fold_bounds=bounds,
-                     label_scans=scans)
+    return FoldState(**{**fields, "folds": folds}, label_scans=scans)
 
 
 def fold_leaf_residual_summaries(state, arg):
@@ -120,15 +116,20 @@ def fold_leaf_residual_summaries(state, arg):
     residuals of the leaf's rows that the fold trains on}."""
     splits, missing_code, size = arg
     positions = leaf_positions(state, splits, missing_code)
+    folds, label, margin, weight = (whole(a) for a in (state.folds, state.label,
+                                                       state.margin, state.weight))
     summaries = {}
     for f in range(positions.shape[0]):
-        trains = np.flatnonzero(state.folds != f)
-        residuals = state.label[trains].astype(np.float64) - state.margin[f, trains]
-        weight = None if state.weight is None else state.weight[trains]
-        for leaf, summary in residual_summaries(positions[f, trains], residuals, weight,
-                                                size).items():
+        trains = np.flatnonzero(folds != f)
+        residuals = label[trains].astype(np.float64) - margin[f, trains]
+        for leaf, summary in residual_summaries(
+                positions[f, trains], residuals, None if weight is None else weight[trains],
+                size).items():
             summaries[(f, leaf)] = summary
-    state.positions = positions
+    if isinstance(state.positions, RowColumn):
+        store_whole(state.positions, positions)
+    else:
+        state.positions = positions
     return state, summaries
 
 
@@ -150,7 +151,11 @@ class FoldScanMerger:
 
 def set_start_margins(state, base_margin):
     """Every row starts at its folds' constants, (nfold * K,) ``base_margin``."""
-    state.margin[:] = base_margin[:, None]
+    if isinstance(state.margin, RowColumn):
+        for i, (start, stop) in enumerate(state.margin.bounds):
+            state.margin.set(i, np.repeat(base_margin[:, None], stop - start, axis=1))
+    else:
+        state.margin[:] = base_margin[:, None]
     return state, None
 
 
@@ -175,12 +180,16 @@ def fold_partials(state, step):
     metric.  The state is left as it is (the next round's first pass adds the trees).
 
     Each model is evaluated on each fold's rows, contiguous once the rows are sorted
-    by fold (``by_fold``); a model's training partials are the sum of those of the
-    folds it trains on (metric partials add up), so no row is copied per model."""
-    margin = margins_with_round(state, step.finish)[:, state.by_fold]
-    label = state.label[state.by_fold]
-    weight = None if state.weight is None else state.weight[state.by_fold]
-    pieces = [slice(a, b) for a, b in zip(state.fold_bounds[:-1], state.fold_bounds[1:])]
+    by fold (stable); a model's training partials are the sum of those of the folds it
+    trains on (metric partials add up), so no row is copied per model.  (A state held
+    in row blocks is read whole here, one partition at a time.)"""
+    folds = whole(state.folds)
+    by_fold = np.argsort(folds, kind="stable")
+    bounds = np.searchsorted(folds[by_fold], np.arange(step.nfold + 1))
+    margin = margins_with_round(state, step.finish)[:, by_fold]
+    label = whole(state.label)[by_fold]
+    weight = None if state.weight is None else whole(state.weight)[by_fold]
+    pieces = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
     K = step.objective.n_outputs()
     partials = []
     for f in range(step.nfold):

@@ -259,11 +259,16 @@ def in_row_blocks(state, store):
     store = state.codes.store
     n_trees, n_rows = state.margin.shape
     nbytes = n_rows * (ROW_BYTES + n_trees * ROW_BYTES_PER_TREE)
+    if state.folds is not None:  # cross-validation: each row's fold
+        nbytes += state.folds.nbytes
     if state.codes.whole_in_memory and store.reserve(nbytes):
         return state
-    return replace(state, label=_as_column(store, state.label),
-                   weight=None if state.weight is None else _as_column(store, state.weight),
-                   margin=_as_column(store, state.margin))
+
+    def column(array):
+        return None if array is None else _as_column(store, array)
+
+    return replace(state, label=column(state.label), weight=column(state.weight),
+                   margin=column(state.margin), folds=column(state.folds))
 
 
 def _as_column(store, array):
@@ -540,7 +545,8 @@ def _start_round(state, step):
         hist = new_histograms(step.n_slots, step.cell_offsets)
     maxima = None
     root = no_splits(n_trees, 1)
-    read_ahead = (state.margin, state.label, state.weight, old_positions if add_trees else None)
+    read_ahead = (state.margin, state.label, state.weight, state.folds,
+                  old_positions if add_trees else None)
     for i, rows, block in _state_blocks(state, read_ahead):
         margin = _block_of(state.margin, i, rows)
         if add_trees:
@@ -597,12 +603,13 @@ def _add_round_trees(block, positions, step, margin, out):
 def margins_with_round(state, step):
     """The state's margins with the round's finished trees added, as a new array (the
     state is left as it is: the next round's first pass adds them): ``step`` carries
-    the round's last splits and leaf values, as the next round's first pass does."""
-    out = np.empty_like(state.margin)
+    the round's last splits and leaf values, as the next round's first pass does.
+    (A state held in row blocks: one partition's margins whole at a time.)"""
+    margin, positions = whole(state.margin), whole(state.positions)
+    out = np.empty_like(margin)
     for start, stop, block in row_blocks(state.codes):
         rows = slice(start, stop)
-        _add_round_trees(block, state.positions[:, rows], step, state.margin[:, rows],
-                         out[:, rows])
+        _add_round_trees(block, positions[:, rows], step, margin[:, rows], out[:, rows])
     return out
 
 
@@ -614,7 +621,8 @@ def _round_gradients(state, step, i, rows, margin):
     if state.folds is None:
         grad, hess = step.objective.gradients(margin, label, weight)
     else:  # cross-validation: zero where a fold holds the row out (``fold_states``)
-        grad, hess = step.objective.fold_gradients(margin, label, weight, state.folds[rows])
+        grad, hess = step.objective.fold_gradients(margin, label, weight,
+                                                   _block_of(state.folds, i, rows))
     if step.subsample < 1.0:
         keep = sampled_rows(step.sample_seed, step.round, state.row_offset + rows.start,
                             rows.stop - rows.start, step.subsample)

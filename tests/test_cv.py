@@ -221,18 +221,52 @@ def test_an_xgboost_callback_subclass_works_in_cv():
     assert [s[2] for s in seen] == frame["test-rmse-mean"].tolist()
 
 
-def test_out_of_core_streams_give_the_same_frame(tmp_path, monkeypatch):
+OUT_OF_CORE_CASES = {
+    "regression": (FAST, False, False),
+    "multiclass weighted stratified": ({**FAST, "objective": "multi:softprob",
+                                        "subsample": 0.8}, True, True),
+    "adaptive leaves weighted": ({**FAST, "objective": "reg:absoluteerror"}, True, False),
+    "quantized lossguide": ({"max_depth": 0, "grow_policy": "lossguide", "max_leaves": 6,
+                             "quantized_grad": True}, False, False),
+}
+
+
+@pytest.mark.parametrize("case", list(OUT_OF_CORE_CASES))
+def test_out_of_core_folds_in_row_blocks_give_the_same_frame_and_models(tmp_path, monkeypatch,
+                                                                        case):
+    # budget 0 and blocks of 128 rows: every partition's codes and per-row arrays (the
+    # folds' margins, gradients, node ids and each row's fold) live in row blocks on disk
     import functools
 
     import daskboost.blockstore as blockstore
     import daskboost.sklearn
-    small = functools.partial(blockstore.StoreConfig, block_rows=128)
-    X, y, _ = discrete(n=900)
-    in_memory = cv(FAST, X, y, nfold=3, num_boost_round=3)
-    monkeypatch.setattr(daskboost.sklearn, "StoreConfig", small)
-    spilled = cv({**FAST, "memory_budget": 0, "cache_dir": str(tmp_path)}, X, y, nfold=3,
-                 num_boost_round=3)
+    from daskboost.blockstore import RowColumn
+    params, weighted, classify = OUT_OF_CORE_CASES[case]
+    X, y, rng = discrete(n=900)
+    if classify:
+        y = (np.nan_to_num(X[:, 0]) + rng.integers(0, 2, len(X))).astype(int) % 3
+    weight = rng.uniform(0.5, 2.0, len(X)) if weighted else None
+    kwargs = dict(nfold=3, num_boost_round=3, sample_weight=weight, stratified=classify)
+    keep = KeepModels()
+    in_memory = cv(params, X, y, callbacks=[keep], **kwargs)
+    monkeypatch.setattr(daskboost.sklearn, "StoreConfig",
+                        functools.partial(blockstore.StoreConfig, block_rows=128))
+    blocked = []
+    original = cross_validation.bin_fold_partition
+
+    def spy(*args, **kw):
+        state = original(*args, **kw)
+        blocked.append(all(isinstance(a, RowColumn) for a in (state.margin, state.folds)))
+        return state
+
+    monkeypatch.setattr(cross_validation._FoldBoosting, "bin_state", staticmethod(spy))
+    keep_spilled = KeepModels()
+    spilled = cv({**params, "memory_budget": 0, "cache_dir": str(tmp_path)}, X, y,
+                 callbacks=[keep_spilled], **kwargs)
+    assert blocked and all(blocked)
     pd.testing.assert_frame_equal(spilled, in_memory, rtol=0, atol=0)
+    for ours, theirs in zip(keep_spilled.models, keep.models):
+        assert ours.to_dict()["trees"] == theirs.to_dict()["trees"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("daskboost-cache-")]
 
 
