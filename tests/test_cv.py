@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import daskboost
 import daskboost.cross_validation as cross_validation
 from daskboost import (DaskBoostClassifier, DaskBoostRegressor, TrainingCallback, cv,
                        cv_folds)
