@@ -23,7 +23,7 @@ from .blockstore import RowColumn
 from .objectives import gradient_dtype
 from .partition import (PartitionState, in_row_blocks, leaf_positions, margins_with_round,
                         merge_scans, read_partition, rebuild_partition, residual_summaries,
-                        scan_labels, start_state, store_whole, whole)
+                        scan_labels, start_state, whole, with_positions)
 from .reduction import reduce_all
 from .training import _PartialsCombiner
 
@@ -126,11 +126,7 @@ def fold_leaf_residual_summaries(state, arg):
                 positions[f, trains], residuals, None if weight is None else weight[trains],
                 size).items():
             summaries[(f, leaf)] = summary
-    if isinstance(state.positions, RowColumn):
-        store_whole(state.positions, positions)
-    else:
-        state.positions = positions
-    return state, summaries
+    return with_positions(state, positions), summaries
 
 
 def take_label_scans(state, _):

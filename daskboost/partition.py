@@ -646,10 +646,16 @@ def leaf_residual_summaries(state, arg):
     residuals = whole(state.label).astype(np.float64) - whole(state.margin)[0]
     weight = whole(state.weight)
     summaries = residual_summaries(positions[0], residuals, weight, size)
+    return with_positions(state, positions), summaries
+
+
+def with_positions(state, positions):
+    """The state with the rows' node ids ``positions`` (whole): stored into its row
+    blocks when it is held so, else in place of its array."""
     if isinstance(state.positions, RowColumn):
         store_whole(state.positions, positions)
-        return state, summaries
-    return replace(state, positions=positions), summaries
+        return state
+    return replace(state, positions=positions)
 
 
 def leaf_positions(state, splits, missing_code):
