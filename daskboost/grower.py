@@ -29,6 +29,8 @@ Node ids grow in creation order, so a child's id is always larger than its paren
 import numpy as np
 
 from .constraints import NodeConstraints
+from .node_columns import (BIN, DEFAULT_LEFT, DEPTH, FEATURE, GAIN, LEFT, RIGHT, G, H,
+                           NodeColumns, decide_splits, split_arrays)
 from .quantize import unpack_histograms
 from .splitting import (find_splits, find_splits_categorical, find_splits_monotone,
                         leaf_values_of)
@@ -39,6 +41,8 @@ from .tree import Tree
 # ~220 us of scanning (3.4 ns a cell), a few times a hand-off's ~60 us (at 8,192 a 20k-row,
 # 28-feature fit spent 8% more CPU time for the same wall time)
 SPLIT_CELLS_PER_THREAD = 65536
+
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 def stack_node_arrays(rows, fill, dtype, n_nodes=None):
@@ -64,6 +68,9 @@ class TreeGrower:
     """The state of one tree being grown (its nodes, their sums and the histograms kept
     for deriving siblings).
 
+    Nodes are rows of arrays indexed by node id (``node_columns``): a pass's decisions
+    over its nodes are one compiled call.
+
     Parameters
     ----------
     mapper : binning.BinMapper of the training data.
@@ -83,38 +90,57 @@ class TreeGrower:
         self._tree_features = self._sample(np.ones(n_features, dtype=np.bool_),
                                            params.colsample_bytree)
         self._level_features = {}
+        self._samples_by_node = rng is not None and min(params.colsample_bylevel,
+                                                        params.colsample_bynode) < 1.0
         self._constraints = NodeConstraints.of(params, n_features)  # None: unconstrained
         # fewest nodes worth a thread of their own in the split search: a hand-off costs
         # about as much as scanning ``SPLIT_CELLS_PER_THREAD`` histogram cells
         self._nodes_per_thread = max(1, SPLIT_CELLS_PER_THREAD // int(mapper.cell_offsets[-1]))
         self._refit = {}             # leaf -> output set by a leaf refit (quantile losses)
-        self._candidates = {}        # node -> (gain, feature, bin, default_left, left sums,
-        #                                    categorical right set or None)
-        self.categories = {}         # categorical split node -> sorted codes going right
         self.n_leaves = 1
-        self.depth = [0]
-        self.sums = [None]           # (G, H) of each node
-        self.feature = [-1]
-        self.bin = [-1]
-        self.default_left = [False]
-        self.left = [-1]
-        self.right = [-1]
-        self.gain = [0.0]
+        self.n_nodes = 1
+        self._n_candidates = 0
+        self._nodes = NodeColumns(min(params.max_nodes, 64), params.max_nodes,
+                                  mapper.n_codes if mapper.has_categorical else 0)
+        self._masks = None           # (nodes, features) all the tree's features, reused
+        self._root_summed = False    # the root's sums come from its first histogram
         self._hists = {}             # node -> histogram, for nodes of the current level
         self._scale = None           # quantization steps of the histograms (``receive``)
-        self._to_build = [0]         # nodes whose histograms the next pass builds
-        self._to_derive = []         # (node, parent, built sibling)
+        # the nodes whose histograms the next pass builds, and those it derives by
+        # subtraction with their parents: derived node j's built sibling is built node j
+        self._to_build = np.zeros(1, dtype=np.int64)
+        self._to_derive = (_EMPTY, _EMPTY)
         self.finished = False
 
+    # the tree so far: views of the node columns
+    depth = property(lambda self: self._nodes.ints[:self.n_nodes, DEPTH])
+    feature = property(lambda self: self._nodes.ints[:self.n_nodes, FEATURE])
+    bin = property(lambda self: self._nodes.ints[:self.n_nodes, BIN])
+    default_left = property(lambda self: self._nodes.ints[:self.n_nodes, DEFAULT_LEFT] != 0)
+    left = property(lambda self: self._nodes.ints[:self.n_nodes, LEFT])
+    right = property(lambda self: self._nodes.ints[:self.n_nodes, RIGHT])
+    gain = property(lambda self: self._nodes.floats[:self.n_nodes, GAIN])
+
     @property
-    def n_nodes(self):
-        return len(self.depth)
+    def sums(self):
+        """(n_nodes, 2) gradient sums (G, H) of the nodes."""
+        return np.ascontiguousarray(self._nodes.floats[:self.n_nodes, G:H + 1])
+
+    @property
+    def categories(self):
+        """{categorical split node: the sorted codes going right}."""
+        if not self.mapper.has_categorical:
+            return {}
+        feature = self.feature
+        nodes = np.flatnonzero(feature >= 0)
+        nodes = nodes[self.mapper.is_categorical[feature[nodes]]]
+        return {int(n): np.flatnonzero(self._nodes.right_sets[n]).astype(np.int32)
+                for n in nodes}
 
     def build_request(self):
         """``(node_to_slot, n_slots)`` for the next pass."""
         node_to_slot = np.full(self.n_nodes, -1, dtype=np.int32)
-        for slot, node in enumerate(self._to_build):
-            node_to_slot[node] = slot
+        node_to_slot[self._to_build] = np.arange(len(self._to_build), dtype=np.int32)
         return node_to_slot, len(self._to_build)
 
     def receive(self, hist, scale=None):
@@ -123,73 +149,58 @@ class TreeGrower:
         gradients (``quantize``): they are subtracted as integers and turned into float
         (G, H) on the thread that searches a node's splits.
 
+        Then (``node_columns.decide_splits``): every new node's best split, if valid,
+        makes it a candidate; candidates are split best gain first (depthwise: all of
+        them, up to ``max_leaves``; lossguide: see the module docstring), children
+        created in that order; of each pair of children the one with the smaller
+        hessian sum is built next pass, its sibling derived.
+
         Returns the splits decided in this pass as arrays over node ids
         (``split_feature == -1`` where a node is not split), or None if nothing split.
         After this call ``finished`` tells whether the tree needs another pass.
         """
         self._scale = scale
-        built = self._to_build
-        derived = np.empty((len(self._to_derive),) + hist.shape[1:], dtype=hist.dtype)
+        nodes = self._nodes
+        built, (derived_nodes, parents) = self._to_build, self._to_derive
+        if not self._root_summed:  # the root (built first): its sums from its histogram
+            first = self.mapper.cell_offsets[1]  # feature 0's cells: every row
+            nodes.floats[0, G:H + 1] = self._unpacked(hist[0, :first].sum(axis=0))
+            self._root_summed = True
         # the built nodes' histograms are used where they are (slot order); the derived
         # ones are subtracted into ``derived`` (parent - built sibling)
-        slot_of = {node: slot for slot, node in enumerate(built)}
-        for slot, node in enumerate(built):
-            self._hists[node] = hist[slot]
-            if self.sums[node] is None:  # the root: its sums come from its histogram
-                first = self.mapper.cell_offsets[1]  # feature 0's cells: every row
-                totals = self._unpacked(hist[slot, :first].sum(axis=0))
-                self.sums[node] = (float(totals[0]), float(totals[1]))
-        for j, (node, parent, sibling) in enumerate(self._to_derive):
-            np.subtract(self._hists[parent], hist[slot_of[sibling]], out=derived[j])
-            self._hists[node] = derived[j]
-        for _, parent, _ in self._to_derive:
-            self._hists.pop(parent, None)
-        derived_nodes = [node for node, _, _ in self._to_derive]
-        new_nodes = sorted(built + derived_nodes)
-        self._to_build, self._to_derive = [], []
-        self._find_candidates([n for n in new_nodes if self._may_split(n)],
-                              ((built, hist), (derived_nodes, derived)))
-        for node in new_nodes:
-            if node not in self._candidates:
-                self._hists.pop(node, None)
-        split_nodes = []
-        while True:
-            chosen = self._choose()
-            split_nodes += self._expand(chosen)
-            # candidates waiting and nothing to build: choose again without a data pass
-            if self._to_build or not chosen or not self._candidates:
-                break
-        split_nodes.sort()
-        self.finished = not self._to_build
-        if not split_nodes:
-            return None
-        return self._split_arrays(split_nodes)
+        hists = self._hists
+        for slot, node in enumerate(built.tolist()):
+            hists[node] = hist[slot]
+        derived = np.empty((len(derived_nodes),) + hist.shape[1:], dtype=hist.dtype)
+        for j, parent in enumerate(parents.tolist()):
+            np.subtract(hists.pop(parent), hist[j], out=derived[j])
+        for j, node in enumerate(derived_nodes.tolist()):
+            hists[node] = derived[j]
+        found_nodes, found = self._find_splits(((built, hist), (derived_nodes, derived)))
+        nodes.reserve(self.n_nodes + 2 * (self._n_candidates + len(found_nodes)))
+        p = self.params
+        (self.n_nodes, self.n_leaves, self._n_candidates, chosen, build, derive, parents,
+         drop) = decide_splits(
+            nodes.ints, nodes.floats, nodes.candidate_ints, nodes.candidate_floats,
+            nodes.right_sets, nodes.candidate_right_sets, found_nodes, *found,
+            np.concatenate([built, derived_nodes]), self.n_nodes, self.n_leaves,
+            p.max_depth, p.max_leaves, p.lossguide)
+        for node in drop.tolist():
+            hists.pop(node, None)
+        if self._constraints is not None:
+            for node in chosen.tolist():
+                left, right = nodes.ints[node, LEFT], nodes.ints[node, RIGHT]
+                self._constraints.split(node, int(nodes.ints[node, FEATURE]), int(left),
+                                        int(right), tuple(nodes.floats[left, G:H + 1]),
+                                        tuple(nodes.floats[right, G:H + 1]))
+        self._to_build, self._to_derive = build, (derive, parents)
+        self.finished = not len(build)
+        return self._split_arrays(np.sort(chosen)) if len(chosen) else None
 
     def drop_histograms(self):
         """Forget the histograms kept for deriving siblings (once the tree is grown:
         what is left of them would only travel with the grower)."""
         self._hists.clear()
-
-    def _may_split(self, node):
-        max_depth = self.params.max_depth
-        return max_depth == 0 or self.depth[node] < max_depth
-
-    def _choose(self):
-        """The candidates to split now, best gain first (ties: lower node id)."""
-        order = sorted(self._candidates, key=lambda n: (-self._candidates[n][0], n))
-        max_leaves = self.params.max_leaves
-        lossguide = self.params.lossguide
-        remaining = max_leaves - self.n_leaves if max_leaves else len(order)
-        take = remaining
-        if lossguide and max_leaves and remaining > 0:
-            take = max(1, remaining // 2)  # leave room for this pass's children
-        chosen = order[:max(0, min(take, len(order)))]
-        # the rest: leaves now (depthwise, or no budget left), or later candidates
-        if not (lossguide and self.n_leaves + len(chosen) < (max_leaves or np.inf)):
-            for node in order[len(chosen):]:
-                del self._candidates[node]
-                self._hists.pop(node, None)
-        return chosen
 
     def _sample(self, allowed, fraction):
         """A random subset of ``fraction`` of the allowed features (at least one)."""
@@ -204,39 +215,50 @@ class TreeGrower:
         return mask
 
     def _feature_masks(self, nodes):
-        """Column sampling by level, then by node, within the tree's features."""
-        p = self.params
+        """Column sampling by level, then by node, within the tree's features (drawn in
+        the order of ``nodes``); then the interaction constraints."""
+        if not self._samples_by_node and self._constraints is None:
+            if self._masks is None or len(self._masks) < len(nodes):
+                self._masks = np.repeat(self._tree_features[None, :],
+                                        max(len(nodes), 32), axis=0)
+            return self._masks[:len(nodes)]
         masks = []
-        for node in nodes:
-            depth = self.depth[node]
+        for node in nodes.tolist():
+            depth = int(self._nodes.ints[node, DEPTH])
             if depth not in self._level_features:
                 self._level_features[depth] = self._sample(
-                    self._tree_features, p.colsample_bylevel)
-            masks.append(self._sample(self._level_features[depth], p.colsample_bynode))
-        masks = np.array(masks, dtype=np.bool_)
+                    self._tree_features, self.params.colsample_bylevel)
+            masks.append(self._sample(self._level_features[depth],
+                                      self.params.colsample_bynode))
+        masks = np.array(masks, dtype=np.bool_).reshape(len(nodes), -1)
         if self._constraints is not None:  # interaction constraints, after sampling
-            masks &= self._constraints.allowed(nodes)
+            masks &= self._constraints.allowed(nodes.tolist())
         return masks
 
-    def _find_candidates(self, nodes, stacks):
-        """Best split of each node; those with a valid split become candidates.
-        ``stacks``: ``(nodes, histograms stacked in that order)`` pairs that hold the
-        nodes' histograms (and may hold others')."""
-        if not nodes:
-            return
-        masks = dict(zip(nodes, self._feature_masks(nodes)))  # drawn in node order
+    def _find_splits(self, stacks):
+        """Best split of each new node that may split.  ``stacks``: ``(nodes, their
+        histograms stacked in that order)`` pairs.  Returns the nodes searched and the
+        split kernel's arrays for them (``decide_splits``'s ``found_*``)."""
+        max_depth = self.params.max_depth
         parts = []  # (first index in ``order``, nodes, their histograms) per stack
-        order = []
+        n_order = 0
         for stack_nodes, hists in stacks:
-            wanted = [j for j, n in enumerate(stack_nodes) if n in masks]
-            if len(wanted) < len(stack_nodes):  # some are too deep to split (lossguide)
-                hists = hists[wanted]
-                stack_nodes = [stack_nodes[j] for j in wanted]
-            if stack_nodes:
-                parts.append((len(order), stack_nodes, hists))
-                order += stack_nodes
-        sums = np.array([self.sums[n] for n in order], dtype=np.float64)
-        node_masks = np.array([masks[n] for n in order])
+            if max_depth:
+                wanted = self._nodes.ints[stack_nodes, DEPTH] < max_depth
+                if not wanted.all():  # too deep to split
+                    stack_nodes, hists = stack_nodes[wanted], hists[wanted]
+            if len(stack_nodes):
+                parts.append((n_order, stack_nodes, hists))
+                n_order += len(stack_nodes)
+        if not parts:
+            return _EMPTY, self._no_splits
+        order = np.concatenate([stack_nodes for _, stack_nodes, _ in parts])
+        sums = self._nodes.floats[order, G:H + 1]
+        if self._samples_by_node or self._constraints is not None:
+            sorted_nodes = np.sort(order)  # masks are drawn in node order
+            masks = self._feature_masks(sorted_nodes)[np.searchsorted(sorted_nodes, order)]
+        else:
+            masks = self._feature_masks(order)
 
         # the nodes are independent: their kernels run on the loop's threads, a range of
         # ``order`` each (``thread_passes.map_ranges``: one hand-off for the stacks of
@@ -248,29 +270,24 @@ class TreeGrower:
                 if lo < hi:
                     results.append(self._split_kernel(
                         self._unpacked(hists[lo - first:hi - first]), sums[lo:hi],
-                        node_masks[lo:hi], order[lo:hi]))
+                        masks[lo:hi], order[lo:hi]))
             return _joined(results)
 
-        results = map_ranges(kernel, thread_ranges(len(order), self._nodes_per_thread))
-        self._add_candidates(order, _joined(results))
+        found = _joined(map_ranges(kernel, thread_ranges(len(order), self._nodes_per_thread)))
+        if not self.mapper.has_categorical:
+            found = (*found, np.zeros((len(order), 0), dtype=np.bool_))
+        return order, found
+
+    @property
+    def _no_splits(self):
+        """The split kernel's arrays for no node."""
+        return (np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32),
+                np.zeros(0, np.bool_), np.zeros((0, 2)),
+                np.zeros((0, self._nodes.n_codes), np.bool_))
 
     def _unpacked(self, hist):
         """Float (G, H) sums of histograms (or of cells) as ``receive`` was given them."""
         return hist if self._scale is None else unpack_histograms(hist, *self._scale)
-
-    def _add_candidates(self, nodes, found):
-        """Record the nodes' valid splits (``found``: the split kernel's arrays)."""
-        gain, feature, bin_, default_left, left_sums = found[:5]
-        right = found[5] if self.mapper.has_categorical else None
-        for i, node in enumerate(nodes):
-            if feature[i] >= 0:
-                cats = None
-                if right is not None and self.mapper.is_categorical[feature[i]]:
-                    cats = np.flatnonzero(right[i]).astype(np.int32)
-                self._candidates[node] = (float(gain[i]), int(feature[i]), int(bin_[i]),
-                                          bool(default_left[i]),
-                                          (float(left_sums[i, 0]), float(left_sums[i, 1])),
-                                          cats)
 
     def _split_kernel(self, hists, sums, masks, nodes):
         """The split-finding kernel for these nodes: (gain, feature, bin, default_left,
@@ -285,80 +302,22 @@ class TreeGrower:
             return find_splits(hists, sums, self.mapper.cell_offsets, masks, p.reg_lambda,
                                p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma)
         return find_splits_monotone(
-            hists, sums, self._constraints.bounds(nodes), self.mapper.cell_offsets, masks,
-            self._constraints.monotone, p.reg_lambda, p.reg_alpha, p.max_delta_step,
+            hists, sums, self._constraints.bounds(nodes.tolist()), self.mapper.cell_offsets,
+            masks, self._constraints.monotone, p.reg_lambda, p.reg_alpha, p.max_delta_step,
             p.min_child_weight, p.gamma)
 
-    def _expand(self, nodes):
-        """Split the chosen candidates: record the splits, create and schedule children."""
-        for node in nodes:
-            gain, feature, bin_, default_left, left_sum, cats = self._candidates.pop(node)
-            if cats is not None:
-                self.categories[node] = cats
-            self.feature[node], self.bin[node] = feature, bin_
-            self.default_left[node], self.gain[node] = default_left, gain
-            g, h = self.sums[node]
-            right_sum = (g - left_sum[0], h - left_sum[1])
-            left = self._add_node(node, left_sum)
-            right = self._add_node(node, right_sum)
-            self.left[node], self.right[node] = left, right
-            if self._constraints is not None:
-                self._constraints.split(node, feature, left, right, left_sum, right_sum)
-            self.n_leaves += 1
-            if self._may_split(left):
-                small, large = (left, right) if left_sum[1] <= right_sum[1] else (right, left)
-                self._to_build.append(small)
-                self._to_derive.append((large, node, small))
-            else:
-                self._hists.pop(node, None)
-        return sorted(nodes)
-
-    def _add_node(self, parent, sums):
-        self.depth.append(self.depth[parent] + 1)
-        self.sums.append((float(sums[0]), float(sums[1])))
-        for lst, v in ((self.feature, -1), (self.bin, -1), (self.default_left, False),
-                       (self.left, -1), (self.right, -1), (self.gain, 0.0)):
-            lst.append(v)
-        return len(self.depth) - 1
-
     def _split_arrays(self, split_nodes):
-        n = self.n_nodes
-        feature = np.full(n, -1, dtype=np.int32)
-        bin_ = np.full(n, -1, dtype=np.int32)
-        default_left = np.zeros(n, dtype=np.bool_)
-        left = np.full(n, -1, dtype=np.int32)
-        right = np.full(n, -1, dtype=np.int32)
-        for node in split_nodes:
-            feature[node] = self.feature[node]
-            bin_[node] = self.bin[node]
-            default_left[node] = self.default_left[node]
-            left[node] = self.left[node]
-            right[node] = self.right[node]
-        if not self.mapper.has_categorical:
-            return feature, bin_, default_left, left, right
-        table = self._category_table(split_nodes, bin_)
-        return feature, bin_, default_left, left, right, table
-
-    def _category_table(self, nodes, bin_):
-        """The right sets of the categorical splits among ``nodes`` as a (n_sets, n_codes)
-        bool table; their ``bin_`` entries become ``-1 - row`` (``histogram`` kernels)."""
-        cat_nodes = [n for n in nodes if n in self.categories]
-        table = np.zeros((len(cat_nodes), self.mapper.n_codes), dtype=np.bool_)
-        for row, node in enumerate(cat_nodes):
-            table[row, self.categories[node]] = True
-            bin_[node] = -1 - row
-        return table
+        """The splits of ``split_nodes`` (increasing) as arrays over node ids (other
+        nodes not split); with categorical features also their table of right sets."""
+        arrays = split_arrays(self._nodes.ints, self._nodes.right_sets,
+                              self.mapper.is_categorical, split_nodes, self.n_nodes)
+        return arrays if self.mapper.has_categorical else arrays[:5]
 
     def binned_arrays(self):
         """(feature, bin, default_left, left, right, value) with bin thresholds; with
-        categorical features also the table of right sets (see ``_category_table``)."""
-        bin_ = np.array(self.bin, dtype=np.int32)
-        arrays = (np.array(self.feature, dtype=np.int32), bin_,
-                  np.array(self.default_left, dtype=np.bool_), np.array(self.left, dtype=np.int32),
-                  np.array(self.right, dtype=np.int32), self.leaf_values())
-        if not self.mapper.has_categorical:
-            return arrays
-        return arrays + (self._category_table(range(self.n_nodes), bin_),)
+        categorical features also the table of right sets (``_split_arrays``)."""
+        arrays = self._split_arrays(np.flatnonzero(self.feature >= 0))
+        return arrays[:5] + (self.leaf_values(),) + arrays[5:]
 
     def refit_leaves(self, values):
         """Replace leaves' outputs (learning rate included): {leaf node: value}."""
@@ -370,9 +329,10 @@ class TreeGrower:
         reg = (p.reg_lambda, p.reg_alpha, p.max_delta_step)
         eta = p.learning_rate
         if self._constraints is None:
-            values = leaf_values_of(np.array(self.sums, dtype=np.float64), eta, *reg)
+            values = leaf_values_of(self.sums, eta, *reg)
         else:  # monotone bounds
-            weights = [self._constraints.weight(n, g, h) for n, (g, h) in enumerate(self.sums)]
+            weights = [self._constraints.weight(n, g, h)
+                       for n, (g, h) in enumerate(self.sums.tolist())]
             values = np.array([eta * w for w in weights], dtype=np.float64)
         for node, value in self._refit.items():
             if self._constraints is not None:  # refit leaves stay in their bounds too
@@ -382,18 +342,19 @@ class TreeGrower:
 
     def to_tree(self):
         """The finished tree with raw-value thresholds."""
-        feature = np.array(self.feature, dtype=np.int32)
+        mapper = self.mapper
+        feature, bin_, default_left, left, right = self.binned_arrays()[:5]
         threshold = np.array(
-            [self.mapper.threshold(f, b) if f >= 0 and not self.mapper.is_categorical[f]
-             else 0.0 for f, b in zip(self.feature, self.bin)], dtype=np.float64)
+            [mapper.threshold(f, b) if f >= 0 and not mapper.is_categorical[f] else 0.0
+             for f, b in zip(feature.tolist(), self.bin.tolist())], dtype=np.float64)
         return Tree(
             feature=feature,
             threshold=threshold,
-            default_left=np.array(self.default_left, dtype=np.bool_),
-            left=np.array(self.left, dtype=np.int32),
-            right=np.array(self.right, dtype=np.int32),
+            default_left=default_left,
+            left=left,
+            right=right,
             value=self.leaf_values(),
-            gain=np.array(self.gain, dtype=np.float64),
-            cover=np.array([h for _, h in self.sums], dtype=np.float64),
-            categories=dict(self.categories) if self.mapper.has_categorical else None,
+            gain=self.gain.copy(),
+            cover=self.sums[:, 1].copy(),
+            categories=self.categories if mapper.has_categorical else None,
         )
