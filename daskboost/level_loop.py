@@ -201,6 +201,8 @@ def stack_category_tables(bins, tables):
     """The K trees' categorical right sets as one table: tree t's rows come after those
     of the trees before it, and its categorical nodes' ``bin = -1 - row`` move with them.
     ``bins``: (K, n_nodes) stacked split bins; ``tables``: per tree, a table or None."""
+    if len(tables) == 1:  # one tree: its rows and bins as they are
+        return bins, tables[0]
     bins = bins.copy()
     offset = 0
     for t, table in enumerate(tables):
