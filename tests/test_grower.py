@@ -363,6 +363,17 @@ def test_each_pass_builds_one_child_per_split_and_matches_the_reference(seed):
     assert len(passes) == params.max_depth
 
 
+def test_a_tree_larger_than_the_first_node_columns_matches_the_reference():
+    # the node columns start at 64 nodes and grow as the tree does (``node_columns``):
+    # a depth-8 tree has more, and must still be the reference's, node for node
+    rows = random_rows(5, n=4000, n_features=6, n_bins=8, missing=0.05)
+    params = make_params(max_depth=8)
+    grower = TreeGrower(rows.mapper, params, np.random.default_rng(0))
+    grow_on_rows(grower, rows)
+    assert grower.n_nodes > 64 and grower._nodes.capacity >= grower.n_nodes
+    assert_same_tree(nested(grower), reference_tree(rows, params))
+
+
 # ---------------------------------------------------------------------------------------
 # 2. Depthwise growth
 
