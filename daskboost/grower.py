@@ -343,7 +343,8 @@ class TreeGrower:
     def to_tree(self):
         """The finished tree with raw-value thresholds."""
         mapper = self.mapper
-        feature, bin_, default_left, left, right = self.binned_arrays()[:5]
+        feature, _, default_left, left, right = self._split_arrays(
+            np.flatnonzero(self.feature >= 0))[:5]
         threshold = np.array(
             [mapper.threshold(f, b) if f >= 0 and not mapper.is_categorical[f] else 0.0
              for f, b in zip(feature.tolist(), self.bin.tolist())], dtype=np.float64)

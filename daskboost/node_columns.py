@@ -4,8 +4,8 @@ over them (``grower.TreeGrower``).
 A tree's nodes are rows of a few arrays indexed by node id, so that what a pass decides
 for its nodes (record the best splits found, choose the candidates to split, create
 their children, say which histograms to build and which to derive) is one compiled
-call, not Python per node: at 20,000 rows a whole level pass takes about a millisecond,
-and a few microseconds of Python per node used to be a third of it.
+call, not Python per node (a few microseconds of Python per node, over the ~6,000
+nodes of a 100-tree fit, were about a tenth of a 20,000-row fit: ``benchmarks/RESULTS.md``).
 
 Columns (``NodeColumns``):
 
