@@ -90,9 +90,12 @@ class TreeGrower:
         self._tree_features = self._sample(np.ones(n_features, dtype=np.bool_),
                                            params.colsample_bytree)
         self._level_features = {}
-        self._samples_by_node = rng is not None and min(params.colsample_bylevel,
-                                                        params.colsample_bynode) < 1.0
+        samples_by_node = rng is not None and min(params.colsample_bylevel,
+                                                  params.colsample_bynode) < 1.0
         self._constraints = NodeConstraints.of(params, n_features)  # None: unconstrained
+        # whether nodes may differ in the features they search (else every node searches
+        # the tree's features: one mask, reused)
+        self._masks_per_node = samples_by_node or self._constraints is not None
         # fewest nodes worth a thread of their own in the split search: a hand-off costs
         # about as much as scanning ``SPLIT_CELLS_PER_THREAD`` histogram cells
         self._nodes_per_thread = max(1, SPLIT_CELLS_PER_THREAD // int(mapper.cell_offsets[-1]))
@@ -217,7 +220,7 @@ class TreeGrower:
     def _feature_masks(self, nodes):
         """Column sampling by level, then by node, within the tree's features (drawn in
         the order of ``nodes``); then the interaction constraints."""
-        if not self._samples_by_node and self._constraints is None:
+        if not self._masks_per_node:
             if self._masks is None or len(self._masks) < len(nodes):
                 self._masks = np.repeat(self._tree_features[None, :],
                                         max(len(nodes), 32), axis=0)
@@ -254,7 +257,7 @@ class TreeGrower:
             return _EMPTY, self._no_splits
         order = np.concatenate([stack_nodes for _, stack_nodes, _ in parts])
         sums = self._nodes.floats[order, G:H + 1]
-        if self._samples_by_node or self._constraints is not None:
+        if self._masks_per_node:
             sorted_nodes = np.sort(order)  # masks are drawn in node order
             masks = self._feature_masks(sorted_nodes)[np.searchsorted(sorted_nodes, order)]
         else:
