@@ -447,6 +447,51 @@ def feature_block(block, encoders=None):
     return block if block.dtype in (np.float32, np.float64) else block.astype(np.float64)
 
 
+def feature_rows(block, encoders=None):
+    """One partition of X for the passes that read it in pieces (the scan's sketches
+    column by column, binning row block by row block): a DataFrame as ``FrameRows``,
+    converted a piece at a time; anything else as ``feature_block`` has it."""
+    if isinstance(block, pd.DataFrame):
+        return FrameRows(block, encoders)
+    return feature_block(block, encoders)
+
+
+class FrameRows:
+    """A DataFrame partition's features, converted to floats a piece at a time: rows
+    ``X[start:stop]`` and columns ``column(f)`` hold the values ``feature_block`` gives
+    the whole frame (the same float dtype, NaN for missing, categorical columns as
+    dictionary indices), so sketching and binning it in pieces gives the same sketches
+    and codes.  A pass then holds the frame dask read and one piece, not a float copy
+    of the whole partition beside the frame (issue 17: with two threads binning
+    500,000-row partitions, ~110 MB of a budgeted fit's peak)."""
+
+    def __init__(self, frame, encoders=None):
+        self.frame = frame
+        self.encoders = encoders or None
+        self.shape = frame.shape
+        self.dtype = (np.float64 if self.encoders
+                      or any(dt != np.float32 for dt in frame.dtypes) else np.float32)
+
+    def __getitem__(self, rows):
+        """``feature_block`` of a slice of rows."""
+        if not isinstance(rows, slice):
+            raise TypeError(f"FrameRows takes a slice of rows; got {rows!r}")
+        return feature_block(self.frame.iloc[rows], self.encoders)
+
+    def column(self, f):
+        """Feature ``f`` of every row, 1-D."""
+        values = self.frame.iloc[:, f]
+        if self.encoders and f in self.encoders:
+            dictionary = self.encoders[f]
+            return (np.full(len(values), np.nan) if dictionary is None
+                    else encode_column(values, dictionary))
+        return values.to_numpy(dtype=self.dtype, na_value=np.nan)
+
+    def whole(self):
+        """``feature_block`` of the whole frame."""
+        return feature_block(self.frame, self.encoders)
+
+
 def label_block(block):
     """One partition of y as a 1-D numpy array (dtype kept: labels may be strings)."""
     if isinstance(block, pd.DataFrame):

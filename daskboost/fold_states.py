@@ -73,7 +73,8 @@ def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, s
     """``partition.bin_partition`` for a cross-validation: the state also holds its
     rows' folds and, with ``sketch_size`` (the first binning), the folds' label
     statistics.  ``base_margin``: (nfold * K,) starting margins."""
-    X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
+    X, labels, weights = read_partition(x, y, w, index, mapper.encoders,
+                                        in_pieces=previous is None)
     state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
                         store, row_offset, margins)
     return in_row_blocks(_with_folds(state, layout, index, classes is not None, labels,

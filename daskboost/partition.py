@@ -22,15 +22,15 @@ import numba
 import numpy as np
 import pandas as pd
 
-from .data import (checked_categories, column_categories, feature_block, label_block,
-                   margin_block, weight_block)
+from .data import (FrameRows, checked_categories, column_categories, feature_block,
+                   feature_rows, label_block, margin_block, weight_block)
 from .blockstore import RowColumn, StoredArray
 from .histogram import (accumulate_histograms, add_block_histograms, add_leaf_values_kernel,
                         add_leaf_values_kernel_categorical, build_histograms, new_histograms,
                         row_blocks)
 from .keyed_random import GOLDEN, MIX1, uniform
 from .quantize import GradientMaxima, gradient_maxima, quantize
-from .sketch import merge, merge_blocks, summarize_block, summarize_column
+from .sketch import merge, merge_blocks, summarize_block, summarize_column, summarize_columns_of
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
 from .tree import PackedForest
 
@@ -66,10 +66,11 @@ def _check_weights(w, index):
         raise ValueError(f"sample_weight must be >= 0; found {w[w < 0][0]}{_where(index)}")
 
 
-def read_partition(x, y, w, index, encoders=None):
+def read_partition(x, y, w, index, encoders=None, in_pieces=False):
     """Convert one partition's blocks and check that they line up (``encoders``: see
-    ``data.feature_block``)."""
-    X = feature_block(x, encoders)
+    ``data.feature_block``).  ``in_pieces``: X as ``data.feature_rows`` has it (a
+    DataFrame converted a piece at a time), for a pass that only sketches or bins it."""
+    X = (feature_rows if in_pieces else feature_block)(x, encoders)
     labels = None if y is None else label_block(y)
     weights = None if w is None else weight_block(w)
     n = X.shape[0]
@@ -88,7 +89,8 @@ def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=Non
     ``categorical``: (feature indices, names, max_cat) of the categorical features, whose
     categories are collected (their sketches see only missing values)."""
     X, labels, weights = read_partition(
-        x, y, w, index, None if not categorical else {f: None for f in categorical[0]})
+        x, y, w, index, None if not categorical else {f: None for f in categorical[0]},
+        in_pieces=True)
     result = scan_labels(labels, weights, index, sketch_size, collect_classes)
     result.summaries = summarize_features(X, weights, sketch_size)
     result.categories = _partition_categories(x, categorical)
@@ -127,7 +129,10 @@ def scan_labels(labels, weights, index, sketch_size, collect_classes):
 
 def summarize_features(X, weights, size):
     """A weighted quantile summary per feature of a block (``sketch.summarize_block``;
-    of a sparse block's stored values only, ``sparse.summarize``)."""
+    column by column for ``data.FrameRows``; of a sparse block's stored values only,
+    ``sparse.summarize``)."""
+    if isinstance(X, FrameRows):
+        return summarize_columns_of(X.column, X.shape[1], X.shape[0], weights, size)
     return (summarize_stored if is_sparse(X) else summarize_block)(X, weights, size)
 
 
@@ -234,7 +239,8 @@ def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, store=
     The per-row arrays go to the block store in row blocks when they do not fit the
     memory budget (``in_row_blocks``).
     """
-    X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
+    X, labels, weights = read_partition(x, y, w, index, mapper.encoders,
+                                        in_pieces=previous is None)
     return in_row_blocks(start_state(X, labels, weights, index, mapper, base_margin, classes,
                                      previous, store, row_offset, margins), store)
 
@@ -278,12 +284,23 @@ def _as_column(store, array):
     return column
 
 
+# rows binned at a time from a ``data.FrameRows`` (in memory; the block store has its own)
+FRAME_ROWS_PER_BLOCK = 65536
+
+
 def binned_codes(X, mapper, store):
     """X's codes, kept by the fit's block store (``store``: a ``blockstore.StoreRef``)
     in this process, binned block by block straight into it when they do not fit the
-    budget (as they are when ``store`` is None)."""
+    budget (as they are when ``store`` is None; a ``data.FrameRows`` binned block by
+    block all the same)."""
     if store is None:
-        return mapper.transform(X)
+        if not isinstance(X, FrameRows):
+            return mapper.transform(X)
+        codes = np.empty((X.shape[0], len(mapper.cuts)), dtype=mapper.dtype)
+        for start in range(0, X.shape[0], FRAME_ROWS_PER_BLOCK):
+            stop = min(start + FRAME_ROWS_PER_BLOCK, X.shape[0])
+            codes[start:stop] = mapper.transform(X[start:stop])
+        return codes
     return store.open().put_rows((X.shape[0], len(mapper.cuts)), mapper.dtype,
                                  lambda start, stop: mapper.transform(X[start:stop]))
 
@@ -714,14 +731,14 @@ def hessian_summaries(x, w, state, size, encoders=None):
     """Weighted quantile summaries of a raw partition, weighted by the current hessians
     (summed over the round's outputs): the paper's split proposal for
     ``tree_method="approx"`` (§3.3, eq. 8-9)."""
-    X = feature_block(x, encoders)
+    X = feature_rows(x, encoders)
     return summarize_features(X, whole(state.hess).sum(axis=0, dtype=np.float64), size)
 
 
 def rebin_partition(x, w, state, mapper, store):
     """The state with the raw partition binned again by a new mapper (the old codes'
     memory and disk go back to the block store first: the new ones take their place)."""
-    X = feature_block(x, mapper.encoders)
+    X = feature_rows(x, mapper.encoders)
     if hasattr(state.codes, "release"):
         state.codes.release()
     return replace(state, codes=binned_codes(X, mapper, store))

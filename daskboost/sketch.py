@@ -495,16 +495,28 @@ def summarize_block(
         raise ValueError(f"X must be 2-D (n_rows, n_features), got shape {X.shape}")
     w = _check_weights(weights, X.shape[0])
     X = _as_float(X)
+    return _summarize_each_column(lambda f: X[:, f], X.shape[1], w, size)
+
+
+def summarize_columns_of(column, n_features, n_rows, weights, size):
+    """:func:`summarize_block` of a block given one column at a time: ``column(f)`` is
+    feature ``f``'s 1-D float32 or float64 values (``n_rows`` of them).  The same
+    summaries; only one column is held at a time."""
+    size = _check_int_at_least_2(size, "size")
+    return _summarize_each_column(column, n_features, _check_weights(weights, n_rows), size)
+
+
+def _summarize_each_column(column, n_features, w, size):
     # Column by column, each copied out contiguous on its own: a copy of the whole
     # block (transposed, then sorted) doubled the scan pass's memory (4M x 28 float32
     # rows in two partitions: 2.15 GB peak against 1.14 GB for the data).
     if w is None:
         # Only the values are needed: a plain sort is much faster than argsort.
-        return [_summary_from_sorted(sort_floats(X[:, f]), size) for f in range(X.shape[1])]
+        return [_summary_from_sorted(sort_floats(column(f)), size) for f in range(n_features)]
     summaries = []
-    for f in range(X.shape[1]):
-        column = np.ascontiguousarray(X[:, f])
-        summaries.append(_summary_from_order(column, w, argsort_floats(column), size))
+    for f in range(n_features):
+        values = np.ascontiguousarray(column(f))
+        summaries.append(_summary_from_order(values, w, argsort_floats(values), size))
     return summaries
 
 

@@ -367,3 +367,69 @@ def test_classifier_predict_on_dask_array(clf_xy, fast):
     pred = model.predict(Xa)
     assert isinstance(pred, da.Array) and pred.chunks == (chunks,)
     np.testing.assert_array_equal(pred.compute(), model.predict(X))
+
+
+# ---- a DataFrame partition read in pieces (scan and bin passes) --------------------------
+
+def _frame_of_every_kind(n=1000, seed=3):
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=n)
+    values[rng.random(n) < 0.2] = np.nan
+    return pd.DataFrame({
+        "f32": values.astype(np.float32),
+        "f64": values * 3.0,
+        "i16": rng.integers(-5, 5, n).astype(np.int16),
+        "flag": rng.random(n) < 0.5,
+        "nullable": pd.array(np.where(np.isnan(values), None, values), dtype="Float64"),
+        "city": pd.Categorical(rng.choice(["b", "a", None, "c"], n)),
+    })
+
+
+@pytest.mark.parametrize("columns", [["f32"], ["f32", "f64", "i16", "flag", "nullable"],
+                                     ["f32", "city", "f64"]])
+def test_frame_rows_pieces_equal_the_whole_conversion(columns):
+    """Rows sliced and columns taken one at a time hold exactly the values (and dtype)
+    ``feature_block`` gives the whole frame: the pieces a scan sketches and a bin pass
+    bins are those of the whole partition."""
+    from daskboost.data import FrameRows, feature_block
+    frame = _frame_of_every_kind()[columns]
+    encoders = ({columns.index("city"): pd.Index(["a", "c"])} if "city" in columns
+                else None)
+    whole = feature_block(frame, encoders)
+    rows = FrameRows(frame, encoders)
+    assert rows.shape == whole.shape and rows.dtype == whole.dtype
+    pieces = np.concatenate([rows[start:start + 300] for start in range(0, len(frame), 300)])
+    assert pieces.dtype == whole.dtype
+    np.testing.assert_array_equal(pieces, whole)  # NaN where NaN
+    for f in range(whole.shape[1]):
+        column = rows.column(f)
+        assert column.dtype == whole.dtype
+        np.testing.assert_array_equal(column, whole[:, f])
+    np.testing.assert_array_equal(rows.whole(), whole)
+    with pytest.raises(TypeError, match="slice"):
+        rows[3]
+
+
+def test_frame_rows_sketch_and_codes_equal_those_of_the_array():
+    """The scan's summaries column by column and the bin pass's codes row block by row
+    block (``FRAME_ROWS_PER_BLOCK`` made small) equal those of the whole float array."""
+    from daskboost import partition
+    from daskboost.binning import BinMapper
+    from daskboost.data import FrameRows, feature_block
+    frame = _frame_of_every_kind(n=5000)[["f32", "f64", "i16", "flag", "nullable"]]
+    X = feature_block(frame)
+    weights = np.random.default_rng(1).random(len(frame))
+    for w in (None, weights):
+        by_column = partition.summarize_features(FrameRows(frame), w, 64)
+        whole = partition.summarize_features(X, w, 64)
+        for a, b in zip(by_column, whole):
+            for field in ("values", "rmin", "rmax", "wmin"):
+                np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    mapper = BinMapper.from_summaries(partition.summarize_features(X, None, 64), 32)
+    old = partition.FRAME_ROWS_PER_BLOCK
+    partition.FRAME_ROWS_PER_BLOCK = 777
+    try:
+        codes = partition.binned_codes(FrameRows(frame), mapper, None)
+    finally:
+        partition.FRAME_ROWS_PER_BLOCK = old
+    np.testing.assert_array_equal(codes, mapper.transform(X))
