@@ -405,7 +405,6 @@ def test_frame_rows_pieces_equal_the_whole_conversion(columns):
         column = rows.column(f)
         assert column.dtype == whole.dtype
         np.testing.assert_array_equal(column, whole[:, f])
-    np.testing.assert_array_equal(rows.whole(), whole)
     with pytest.raises(TypeError, match="slice"):
         rows[3]
 
