@@ -441,10 +441,14 @@ def feature_block(block, encoders=None):
     if sparse.is_sparse(block):
         return sparse.rows(block)
     if isinstance(block, pd.DataFrame):
-        dtype = np.float32 if all(dt == np.float32 for dt in block.dtypes) else np.float64
-        return block.to_numpy(dtype=dtype, na_value=np.nan)
+        return block.to_numpy(dtype=_frame_float_dtype(block), na_value=np.nan)
     block = np.asarray(block)
     return block if block.dtype in (np.float32, np.float64) else block.astype(np.float64)
+
+
+def _frame_float_dtype(frame):
+    """The float dtype of a DataFrame's features: float32 when every column is."""
+    return np.float32 if all(dt == np.float32 for dt in frame.dtypes) else np.float64
 
 
 def feature_rows(block, encoders=None):
@@ -469,8 +473,8 @@ class FrameRows:
         self.frame = frame
         self.encoders = encoders or None
         self.shape = frame.shape
-        self.dtype = (np.float64 if self.encoders
-                      or any(dt != np.float32 for dt in frame.dtypes) else np.float32)
+        # (with categorical columns every value is float64, as in ``_encoded_block``)
+        self.dtype = np.float64 if self.encoders else _frame_float_dtype(frame)
 
     def __getitem__(self, rows):
         """``feature_block`` of a slice of rows."""
