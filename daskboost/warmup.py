@@ -4,17 +4,20 @@ first fit does not pay for either.
 
 The first call of any numba function in a process, even one loaded from numba's cache,
 first builds numba's CPU target (its typing and lowering registries; with scipy
-installed that imports ``scipy.linalg`` too): ~0.3 s, which a fresh process's first fit
-spent inside its first kernel.  ``start()`` does that work in a daemon thread right after
-import, while the caller reads or prepares its data; a fit that starts earlier simply
-waits on numba's own lock for the rest of it.
+installed, numba imports ``scipy.linalg`` there to look for BLAS, which
+``_import_arraymath_without_scipy_linalg`` avoids): ~0.3 s, which a fresh process's
+first fit spent inside its first kernel.  ``start()`` does that work in a daemon thread
+right after import, while the caller reads or prepares its data; a fit that starts
+earlier simply waits on numba's own lock for the rest of it.
 
 A fork while the thread runs could copy a held lock (the import lock, numba's compiler
 lock) into the child, so the process waits for the warm-up to end before any fork
 (``os.register_at_fork``).  ``DASKBOOST_NO_WARMUP=1`` turns both off.
 """
 
+import importlib.util
 import os
+import sys
 import threading
 
 import numba
@@ -31,8 +34,39 @@ def _first_kernel(values):
     return values.sum()
 
 
+def _import_arraymath_without_scipy_linalg():
+    """Import ``numba.np.arraymath`` (part of numba's CPU target) without the import of
+    ``scipy.linalg`` that it does to learn whether BLAS is there.
+
+    At its import that module calls ``numba.np.linalg.ensure_blas`` once, which imports
+    ``scipy.linalg.cython_blas`` and with it all of ``scipy.linalg`` (0.1-0.2 s here;
+    daskboost compiles no BLAS call).  For that one call, ``ensure_blas`` is replaced
+    by a check that scipy is installed, what the import would have found.  The real
+    check, scipy's BLAS width included, still runs whenever numba compiles a function
+    that calls BLAS.  Nothing is done if the module is already imported, or if numba's
+    internals are not as expected."""
+    if "numba.np.arraymath" in sys.modules:
+        return
+    try:
+        import numba.np.linalg as linalg
+        ensure_blas = linalg.ensure_blas
+    except (ImportError, AttributeError):
+        return
+
+    def scipy_installed():
+        if importlib.util.find_spec("scipy") is None:
+            raise ImportError("scipy is not installed")
+
+    linalg.ensure_blas = scipy_installed
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        linalg.ensure_blas = ensure_blas
+
+
 def _warm():
     try:
+        _import_arraymath_without_scipy_linalg()
         _first_kernel(np.zeros(1))
     except Exception:  # noqa: BLE001  (a warm-up must never break the import or a fit)
         pass

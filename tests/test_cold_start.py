@@ -60,6 +60,22 @@ print(json.dumps([alive_at_import, thread.is_alive(), thread.daemon]))
     assert json.loads(run_python(code)) == [True, False, True]
 
 
+def test_the_warmup_and_a_fit_do_not_import_scipy_linalg_and_numba_blas_still_works():
+    # numba's CPU target imports scipy.linalg (0.1-0.2 s) only to see that BLAS is
+    # there; the warm-up skips that import, and a fit needs nothing from it.  numba
+    # still checks and loads BLAS when a function calling it is compiled.
+    code = FIT_ON_NUMPY + """
+import json, sys, numba, numpy as np
+import daskboost.warmup as warmup
+warmup._thread.join(60)
+before = "scipy.linalg" in sys.modules
+dot = numba.njit(lambda a, b: np.dot(a, b))
+value = float(dot(np.ones(3), np.arange(3.0)))
+print(json.dumps([before, value, "scipy.linalg" in sys.modules]))
+"""
+    assert json.loads(run_python(code)) == [False, 3.0, True]
+
+
 def test_the_warmup_can_be_turned_off():
     code = "import daskboost.warmup as warmup; print(warmup._thread is None)"
     assert run_python(code, env={"DASKBOOST_NO_WARMUP": "1"}) == "True"
