@@ -49,6 +49,7 @@ def _import_arraymath_without_scipy_linalg():
         return
     try:
         import numba.np.linalg as linalg
+        from numba.core.compiler_lock import global_compiler_lock
         ensure_blas = linalg.ensure_blas
     except (ImportError, AttributeError):
         return
@@ -57,11 +58,14 @@ def _import_arraymath_without_scipy_linalg():
         if importlib.util.find_spec("scipy") is None:
             raise ImportError("scipy is not installed")
 
-    linalg.ensure_blas = scipy_installed
-    try:
-        import numba.np.arraymath  # noqa: F401
-    finally:
-        linalg.ensure_blas = ensure_blas
+    # under numba's compiler lock, as a first kernel call imports it: the same order of
+    # that lock and the module's import lock as a fit's thread starting its first kernel
+    with global_compiler_lock:
+        linalg.ensure_blas = scipy_installed
+        try:
+            import numba.np.arraymath  # noqa: F401
+        finally:
+            linalg.ensure_blas = ensure_blas
 
 
 def _warm():
