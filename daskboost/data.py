@@ -27,6 +27,7 @@ import pandas as pd
 
 from . import sparse
 from .graphs import ref, task, value
+from .lake import ParquetColumns, lake_input, open_features, read_series
 
 ROWS_PER_BLOCK = 2 ** 17
 MIN_ROWS_PER_BLOCK = 2 ** 15
@@ -291,19 +292,22 @@ def partition_input(X, y=None, sample_weight=None, base_margin=None, enable_cate
     feature_names, n_features = describe_features(X, enable_categorical, feature_types)
     if n_features == 0:
         raise ValueError("X has no feature columns")
-    data = _partition_input(X, y, sample_weight, base_margin, feature_names, n_features)
-    data.feature_types = feature_types_of(X, enable_categorical, feature_types)
+    types = feature_types_of(X, enable_categorical, feature_types)
+    data = _partition_input(X, y, sample_weight, base_margin, feature_names, n_features,
+                            numeric="c" not in types)
+    data.feature_types = types
     return data
 
 
-def _partition_input(X, y, sample_weight, base_margin, feature_names, n_features):
+def _partition_input(X, y, sample_weight, base_margin, feature_names, n_features,
+                     numeric=False):
     named = {"y": y, "sample_weight": sample_weight, "base_margin": base_margin}
     if is_dask_collection(X):
         for name, values in named.items():
             if values is not None:
                 _check_dask_alignment(X, values, name)
         if _is_dask_dataframe(X):
-            return _partition_dask_frame(X, named, feature_names, n_features)
+            return _partition_dask_frame(X, named, feature_names, n_features, numeric)
         graph, x_keys = _dask_blocks(X)
         keys = {}
         for name, values in named.items():
@@ -316,13 +320,15 @@ def _partition_input(X, y, sample_weight, base_margin, feature_names, n_features
     return _partition_in_memory(X, named, feature_names, n_features)
 
 
-def _partition_dask_frame(X, named, feature_names, n_features):
+def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
     """X, y and weights as ONE dask DataFrame, combined partition by partition.
 
     Combining them matters: optimised separately, collections that come from the same
     parquet lake may be read with different partitionings (dask fuses small files when
     fewer columns are read); combined, every partition is read once, with just the
-    columns needed.
+    columns needed.  When all of them are numeric columns of one plain read_parquet
+    (``numeric``: no categorical feature), the passes read the lake's files of each of
+    those partitions themselves, a column at a time (``lake``).
     """
     import dask.dataframe as dd
 
@@ -339,6 +345,11 @@ def _partition_dask_frame(X, named, feature_names, n_features):
     combined = dd.map_partitions(_combine_partition, X, *columns.values(),
                                  names=list(selections.values()), align_dataframes=False,
                                  meta=meta, enforce_metadata=False)
+    if numeric:
+        lake = lake_input(X, named["y"], named["sample_weight"], named["base_margin"],
+                          combined.optimize(fuse=False))
+        if lake is not None:
+            return _partition_lake(lake, combined, feature_names, n_features)
     graph, combined_keys = _dask_blocks(combined)
     token = combined_keys[0][0]
     x_columns = list(X.columns)
@@ -352,6 +363,24 @@ def _partition_dask_frame(X, named, feature_names, n_features):
             graph[keys[name][-1]] = task(keys[name][-1], _select_columns, ref(key), select)
     return PartitionedInput(graph, x_keys, keys.get(LABEL_COLUMN), keys.get(WEIGHT_COLUMN),
                             keys.get(MARGIN_COLUMN), feature_names, n_features)
+
+
+def _partition_lake(lake, combined, feature_names, n_features):
+    """The graph of ``lake``'s partitions: per partition, a ``ParquetColumns`` task for
+    X and one column read each for y and the weights (``combined``: the dask DataFrame
+    they stand for, whose name keys the tasks)."""
+    token = f"daskboost-lake-{combined._name}"
+    graph, keys = {}, {"X": [], "y": [], "w": []}
+    for i, pieces in enumerate(lake.partitions):
+        keys["X"].append((f"{token}-X", i))
+        graph[keys["X"][-1]] = task(keys["X"][-1], open_features, pieces,
+                                    lake.feature_columns)
+        for name, column in (("y", lake.label_column), ("w", lake.weight_column)):
+            if column is not None:
+                keys[name].append((f"{token}-{name}", i))
+                graph[keys[name][-1]] = task(keys[name][-1], read_series, pieces, column)
+    return PartitionedInput(graph, keys["X"], keys["y"] or None, keys["w"] or None, None,
+                            feature_names, n_features)
 
 
 def _as_dask_frame(values, name):
@@ -436,6 +465,8 @@ def feature_block(block, encoders=None):
     A scipy.sparse block stays sparse (``sparse.rows``: canonical CSR, float32 kept,
     else float64); its entries not stored are missing.
     """
+    if isinstance(block, ParquetColumns):  # (only for numeric features: ``lake``)
+        return block.to_numpy()
     if encoders:
         return _encoded_block(block, encoders)
     if sparse.is_sparse(block):
@@ -454,9 +485,12 @@ def _frame_float_dtype(frame):
 def feature_rows(block, encoders=None):
     """One partition of X for the passes that read it in pieces (the scan's sketches
     column by column, binning row block by row block): a DataFrame as ``FrameRows``,
-    converted a piece at a time; anything else as ``feature_block`` has it."""
+    converted a piece at a time; a ``lake.ParquetColumns`` as it is (read a column at
+    a time); anything else as ``feature_block`` has it."""
     if isinstance(block, pd.DataFrame):
         return FrameRows(block, encoders)
+    if isinstance(block, ParquetColumns):
+        return block
     return feature_block(block, encoders)
 
 

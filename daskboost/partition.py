@@ -25,6 +25,7 @@ import pandas as pd
 from .data import (FrameRows, checked_categories, column_categories, feature_block,
                    feature_rows, label_block, margin_block, weight_block)
 from .blockstore import RowColumn, StoredArray
+from .lake import ParquetColumns
 from .histogram import (accumulate_histograms, add_block_histograms, add_leaf_values_kernel,
                         add_leaf_values_kernel_categorical, build_histograms, new_histograms,
                         row_blocks)
@@ -129,9 +130,9 @@ def scan_labels(labels, weights, index, sketch_size, collect_classes):
 
 def summarize_features(X, weights, size):
     """A weighted quantile summary per feature of a block (``sketch.summarize_block``;
-    column by column for ``data.FrameRows``; of a sparse block's stored values only,
-    ``sparse.summarize``)."""
-    if isinstance(X, FrameRows):
+    column by column for ``data.FrameRows`` and ``lake.ParquetColumns``; of a sparse
+    block's stored values only, ``sparse.summarize``)."""
+    if isinstance(X, (FrameRows, ParquetColumns)):
         return summarize_columns_of(X.column, X.shape[1], X.shape[0], weights, size)
     return (summarize_stored if is_sparse(X) else summarize_block)(X, weights, size)
 
@@ -292,7 +293,11 @@ def binned_codes(X, mapper, store):
     """X's codes, kept by the fit's block store (``store``: a ``blockstore.StoreRef``)
     in this process, binned block by block straight into it when they do not fit the
     budget (as they are when ``store`` is None; a ``data.FrameRows`` binned block by
-    block all the same)."""
+    block all the same; a ``lake.ParquetColumns`` binned column by column, its codes
+    made whole first: a column is what its file gives at a time)."""
+    if isinstance(X, ParquetColumns):
+        codes = mapper.transform_columns(X.column, X.shape[0])
+        return codes if store is None else store.open().put(codes)
     if store is None:
         if not isinstance(X, FrameRows):
             return mapper.transform(X)

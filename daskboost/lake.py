@@ -1,0 +1,252 @@
+"""A parquet lake's partitions read by daskboost itself, one column at a time (issue 17).
+
+``dd.read_parquet`` turns each partition into one pandas DataFrame: the whole Arrow
+table, then the frame made from it.  The passes over the raw data only need one column
+at a time (the scan sketches each feature on its own, the bin pass bins each feature on
+its own), so a lake read that way holds a partition's Arrow table and its frame only
+to let go of them column by column: on two threads, 500,000-row files of 28 float32
+columns kept ~270 MB of Arrow memory at the bin pass's peak under a 256 MB budget.
+
+When X, y and the sample weights are plain column selections of ONE ``dd.read_parquet``
+of local files, with numeric or boolean columns only and no categorical feature, the
+graph's X task of a partition is instead a ``ParquetColumns``: the partition's files
+and row groups, each column read when it is asked for (a few MB at a time); y and the
+weights are read as their one column each.  The values are those dask's reading gives
+(each column converted to the features' float dtype, missing values as NaN; the label
+and weight columns as pandas makes them), and the partitions are dask's (one piece of
+the lake each, or the pieces its optimiser fuses into one), so the sketches, codes and
+models are the same.  Anything else (filters, hive partition columns, remote
+filesystems, string or categorical columns, derived columns, base margins) stays with
+dask's reading.
+
+This reads dask's parquet expression (``ReadParquetFSSpec``: its path, its partition
+plan); when that is not there, or not as expected, the lake is read by dask as before.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+_PLAIN_DEFAULTS = {"filters": None, "categories": None, "_partitions": None}
+
+
+@dataclass(frozen=True)
+class ParquetPiece:
+    """One partition of a parquet lake: a file and its row groups (None: all)."""
+
+    path: str
+    row_groups: tuple | None
+
+
+@dataclass
+class LakeInput:
+    """The partitions of X, y and weights, all columns of one ``dd.read_parquet``:
+    ``partitions[i]`` is the tuple of ``ParquetPiece``s partition ``i`` reads, in order."""
+
+    partitions: list
+    feature_columns: list
+    label_column: object
+    weight_column: object
+
+
+def lake_input(X, y, sample_weight, base_margin, optimized):
+    """A ``LakeInput`` when every one of X, y and ``sample_weight`` (dask DataFrame /
+    Series) is a selection of numeric or boolean columns of the same plain
+    ``dd.read_parquet`` of local files, else None.  ``optimized``: the collection the
+    passes would read, optimised by dask without fusing tasks (``optimize(fuse=False)``),
+    whose partitions the lake's are: one piece each, or the pieces dask's optimiser
+    reads together (``FusedIO``: a narrow selection of many small files)."""
+    if base_margin is not None:
+        return None
+    try:
+        from dask.dataframe.dask_expr.io.parquet import ReadParquetFSSpec
+    except ImportError:  # (another dask layout: dask reads the lake)
+        return None
+    reads, columns = [], []
+    for obj in (X, y, sample_weight):
+        if obj is None:
+            columns.append(None)
+            continue
+        found = _read_and_columns(obj, ReadParquetFSSpec)
+        if found is None:
+            return None
+        reads.append(found[0])
+        columns.append(found[1])
+    read = reads[0]
+    if any(not _same_read(read, other) for other in reads[1:]) or not _plain(read):
+        return None
+    pieces = _pieces(read)
+    buckets = _partition_buckets(optimized, read, ReadParquetFSSpec)
+    if pieces is None or buckets is None:
+        return None
+    schema = read._dataset_info["schema"]
+    needed = columns[0] + [c for c in columns[1:] if c is not None]
+    if not all(isinstance(c, str) and c in schema.names and _numeric(schema.field(c).type)
+               for c in needed):
+        return None
+    return LakeInput([tuple(pieces[i] for i in bucket) for bucket in buckets], columns[0],
+                     columns[1], columns[2])
+
+
+def _partition_buckets(optimized, read, read_type):
+    """For each partition of ``optimized``, the indices of the read's pieces it holds,
+    in order; None when that cannot be told (not one read of the lake, or a partition
+    plan other than the read's own or one fusion of it)."""
+    try:
+        n_pieces = len(read._plan["parts"])
+        fused, reads = set(), []
+        for node in optimized.expr.walk():
+            if hasattr(type(node), "_fusion_buckets"):
+                inner = node.operand("_expr")
+                if not isinstance(inner, read_type) or not _same_read(read, inner):
+                    return None
+                fused.add(tuple(tuple(bucket) for bucket in node._fusion_buckets))
+            elif isinstance(node, read_type):
+                reads.append(node)
+        if len(fused) > 1 or any(not _same_read(read, other) for other in reads):
+            return None
+        buckets = fused.pop() if fused else tuple((i,) for i in range(n_pieces))
+        covered = [i for bucket in buckets for i in bucket]
+        if covered != list(range(n_pieces)) or len(buckets) != optimized.npartitions:
+            return None
+        return buckets
+    except Exception:  # (dask internals not as expected: dask reads the lake)
+        return None
+
+
+def _read_and_columns(obj, read_type):
+    """(the read_parquet expression, the column names selected) of a dask DataFrame or
+    Series that is columns of one read_parquet, else None."""
+    try:
+        expr = obj.expr.simplify()
+        if type(expr).__name__ == "Projection":
+            expr = expr.frame
+        if not isinstance(expr, read_type):
+            return None
+    except Exception:  # (dask internals not as expected: dask reads the lake)
+        return None
+    if getattr(obj, "ndim", 2) == 1:
+        return expr, obj.name
+    return expr, list(obj.columns)
+
+
+def _same_read(a, b):
+    """Two read_parquet expressions of the same lake with the same options (they differ
+    in the columns they read)."""
+    skip = {"columns", "_series", "_dataset_info_cache", "_pq_length_stats"}
+    try:
+        return all(a.operand(p) == b.operand(p) for p in a._parameters if p not in skip)
+    except Exception:  # (an operand without a plain equality)
+        return False
+
+
+def _plain(read):
+    """A read of local files without filters, categories, a partition subset, or any
+    reading option beyond the defaults."""
+    try:
+        if any(read.operand(p) is not v for p, v in _PLAIN_DEFAULTS.items()):
+            return False
+        if read.operand("index") not in (None, False):
+            return False
+        if any(v is not None for v in (read.operand("kwargs") or {}).values()):
+            return False
+        protocol = read._dataset_info["fs"].protocol
+        protocol = (protocol,) if isinstance(protocol, str) else tuple(protocol)
+        return "file" in protocol and not read._plan["empty"]
+    except Exception:
+        return False
+
+
+def _pieces(read):
+    """The read's partitions as ``ParquetPiece``s (partition i is ``_plan['parts'][i]``),
+    None unless every one is a single file without hive partition keys."""
+    pieces = []
+    for part in read._plan["parts"]:
+        piece = part.get("piece") if isinstance(part, dict) and len(part) == 1 else None
+        if not (isinstance(piece, tuple) and len(piece) == 3 and isinstance(piece[0], str)):
+            return None
+        path, row_groups, keys = piece
+        if keys:
+            return None
+        pieces.append(ParquetPiece(path, None if row_groups is None else tuple(row_groups)))
+    return pieces
+
+
+def _numeric(arrow_type):
+    import pyarrow as pa
+    return (pa.types.is_boolean(arrow_type) or pa.types.is_integer(arrow_type)
+            or pa.types.is_float32(arrow_type) or pa.types.is_float64(arrow_type))
+
+
+def _read_column(piece, name):
+    """Column ``name`` of one piece, as its file types it (dask reads each file so)."""
+    import pyarrow.parquet as pq
+    with pq.ParquetFile(piece.path) as file:
+        row_groups = range(file.num_row_groups) if piece.row_groups is None else piece.row_groups
+        return file.read_row_groups(list(row_groups), columns=[name],
+                                    use_threads=False).column(0)
+
+
+class ParquetColumns:
+    """A partition's features (``columns``), read from its pieces one column at a time:
+    ``column(f)`` holds what ``data.FrameRows.column`` gives of the frame dask would
+    have read: float32 when every one of the columns is float32 in every piece's file
+    (dask reads each file with its own types and concatenates the frames), else
+    float64; missing values as NaN."""
+
+    def __init__(self, pieces, columns):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        self.pieces = tuple(pieces)
+        self.columns = list(columns)
+        n_rows, all_float32 = 0, True
+        for piece in self.pieces:
+            with pq.ParquetFile(piece.path) as file:
+                metadata, schema = file.metadata, file.schema_arrow
+                row_groups = (range(metadata.num_row_groups) if piece.row_groups is None
+                              else piece.row_groups)
+                n_rows += sum(metadata.row_group(i).num_rows for i in row_groups)
+                all_float32 &= all(schema.field(c).type == pa.float32() for c in self.columns)
+        self.shape = (n_rows, len(self.columns))
+        self.dtype = np.dtype(np.float32 if all_float32 else np.float64)
+
+    def column(self, f):
+        """Feature ``f`` of every row, 1-D."""
+        values = [_as_floats(_read_column(piece, self.columns[f]), self.dtype)
+                  for piece in self.pieces]
+        return values[0] if len(values) == 1 else np.concatenate(values)
+
+    def to_numpy(self):
+        """All features, (n_rows, n_features) in ``dtype``."""
+        out = np.empty(self.shape, dtype=self.dtype)
+        for f in range(self.shape[1]):
+            out[:, f] = self.column(f)
+        return out
+
+    def __getitem__(self, rows):
+        if not isinstance(rows, slice):
+            raise TypeError(f"ParquetColumns takes a slice of rows; got {rows!r}")
+        return self.to_numpy()[rows]
+
+
+def _as_floats(column, dtype):
+    """An Arrow column as ``dtype`` values, null as NaN: what pandas gives for it
+    (``to_numpy(dtype, na_value=nan)`` of the column Arrow's ``to_pandas`` makes; an
+    integer becomes the nearest float, as numpy's cast does)."""
+    import pyarrow as pa
+    return column.cast(pa.from_numpy_dtype(dtype), safe=False).to_numpy()
+
+
+def open_features(pieces, columns):
+    """The graph task of a partition's X: its ``ParquetColumns``."""
+    return ParquetColumns(pieces, columns)
+
+
+def read_series(pieces, name):
+    """The graph task of a partition's y or weights: the column as a pandas Series, as
+    dask's reading makes it (each file's column by ``to_pandas``, concatenated by
+    pandas)."""
+    series = [_read_column(piece, name).to_pandas() for piece in pieces]
+    out = series[0] if len(series) == 1 else pd.concat(series, ignore_index=True)
+    return out.rename(name)

@@ -1,0 +1,226 @@
+"""A parquet lake read by daskboost a column at a time (``daskboost.lake``): the same
+values, partitions and models as dask's reading, and dask's reading wherever the lake
+or the selection is not plain."""
+
+import pickle
+import shutil
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from daskboost import DaskBoostClassifier, DaskBoostRegressor, lake
+from daskboost.data import FrameRows, feature_block, partition_input
+
+FEATURES = ["f32", "f64", "i16", "i64_nulls", "flag", "flag_nulls"]
+
+
+def _write_lake(directory, n_files=3, rows=700, row_groups=1, seed=0):
+    """Files of every numeric column kind, NaN and nulls included, an int label, a
+    weight column and a string column."""
+    rng = np.random.default_rng(seed)
+    directory.mkdir()
+    for i in range(n_files):
+        values = rng.normal(size=rows)
+        missing = rng.random(rows) < 0.1
+        values[missing] = np.nan
+        table = pa.table({
+            "f32": pa.array(values.astype(np.float32)),
+            "f64": pa.array(values * 3.0 + 1e-9 * i),
+            "i16": pa.array(rng.integers(-5, 5, rows).astype(np.int16)),
+            "i64_nulls": pa.array(np.where(missing, None, rng.integers(0, 2 ** 60, rows)).tolist(),
+                                  type=pa.int64()),
+            "flag": pa.array(rng.random(rows) < 0.5),
+            "flag_nulls": pa.array([None if m else bool(b) for m, b in
+                                    zip(missing, rng.random(rows) < 0.3)], type=pa.bool_()),
+            "city": pa.array(rng.choice(["a", "b", "c"], rows)),
+            "label": pa.array((values > 0).astype(np.int8)),
+            "weight": pa.array(rng.random(rows) + 0.5),
+        })
+        pq.write_table(table, directory / f"part-{i}.parquet",
+                       row_group_size=-(-rows // row_groups))
+    return str(directory)
+
+
+def _uses_lake(data):
+    return data.x_keys[0][0].startswith("daskboost-lake-")
+
+
+def _computed(data, keys, i):
+    return dask.get(data.graph, keys[i])
+
+
+@pytest.mark.parametrize("row_groups", [1, 3])
+def test_lake_columns_hold_what_dasks_partitions_give(tmp_path, row_groups):
+    """Each partition's columns, read one at a time from its file, equal what
+    ``FrameRows`` gives of dask's partition (values, dtype, NaN for nulls; integers
+    above 2**53 rounded as numpy rounds them); y and the weights equal dask's columns."""
+    path = _write_lake(tmp_path / "lake", row_groups=row_groups)
+    ddf = dd.read_parquet(path, split_row_groups=row_groups > 1)
+    for columns in (FEATURES, ["f32"], ["f32", "i16"]):
+        data = partition_input(ddf[columns], ddf["label"], sample_weight=ddf["weight"])
+        assert _uses_lake(data)
+        # dask's partitions of what the passes read (it may read files together)
+        through_dask = ddf[columns].assign(label=ddf["label"], weight=ddf["weight"]).optimize()
+        assert data.n_partitions == through_dask.npartitions
+        for i in range(data.n_partitions):
+            whole = through_dask.get_partition(i).compute()
+            frame = whole[columns]
+            expected = FrameRows(frame)
+            got = _computed(data, data.x_keys, i)
+            assert got.shape == expected.shape and got.dtype == expected.dtype
+            for f in range(len(columns)):
+                column = got.column(f)
+                assert column.dtype == expected.dtype
+                np.testing.assert_array_equal(column, expected.column(f))
+            np.testing.assert_array_equal(feature_block(got), feature_block(frame))
+            np.testing.assert_array_equal(got[5:17], feature_block(frame)[5:17])
+            for keys, name in ((data.y_keys, "label"), (data.w_keys, "weight")):
+                pd.testing.assert_series_equal(_computed(data, keys, i).reset_index(drop=True),
+                                               whole[name].reset_index(drop=True))
+
+
+def test_lake_columns_pickle_without_an_open_file(tmp_path):
+    """A partition's X travels to a cluster worker as its file name and columns."""
+    path = _write_lake(tmp_path / "lake")
+    ddf = dd.read_parquet(path)
+    data = partition_input(ddf[FEATURES], ddf["label"])
+    columns = _computed(data, data.x_keys, 1)
+    again = pickle.loads(pickle.dumps(columns))
+    np.testing.assert_array_equal(again.to_numpy(), columns.to_numpy())
+
+
+@pytest.mark.parametrize("budget", [None, 0])
+def test_a_fit_from_the_lake_equals_the_fit_through_dasks_reading(tmp_path, monkeypatch,
+                                                                 budget):
+    """The model is the same, bit for bit, whether the passes read the lake's columns
+    themselves or take dask's partitions: in memory and spilled to the block store."""
+    path = _write_lake(tmp_path / "lake", n_files=4, rows=3000)
+    ddf = dd.read_parquet(path)
+    params = dict(n_estimators=4, max_depth=4, max_bin=32)
+    if budget is not None:
+        params.update(memory_budget=budget, cache_dir=str(tmp_path / "cache"))
+
+    def fit():
+        return DaskBoostClassifier(**params).fit(
+            ddf[FEATURES], ddf["label"], sample_weight=ddf["weight"],
+            eval_set=[(ddf[FEATURES], ddf["label"])]).get_booster().to_dict()
+
+    taken = []
+    real = lake.lake_input
+    monkeypatch.setattr("daskboost.data.lake_input",
+                        lambda *a: taken.append(real(*a)) or taken[-1])
+    from_lake = fit()
+    assert taken and all(t is not None for t in taken)
+    monkeypatch.setattr("daskboost.data.lake_input", lambda *a: None)
+    assert from_lake == fit()
+
+
+def test_anything_but_a_plain_numeric_read_stays_with_dask(tmp_path):
+    """Filters, a categorical (string) feature, base margins, y from another lake, a
+    derived column or derived features: dask's reading."""
+    path = _write_lake(tmp_path / "lake")
+    copy = shutil.copytree(path, tmp_path / "copy")
+    ddf = dd.read_parquet(path)
+    label = ddf["label"]
+    cases = {
+        "filters": (dd.read_parquet(path, filters=[("f64", ">", -100.0)])[FEATURES],
+                    dd.read_parquet(path, filters=[("f64", ">", -100.0)])["label"], {}),
+        "string feature": (ddf[FEATURES + ["city"]], label, {}),
+        "base margin": (ddf[FEATURES], label, {"base_margin": ddf["f64"]}),
+        "another lake": (ddf[FEATURES], dd.read_parquet(copy)["label"], {}),
+        "derived column": (ddf[FEATURES], label + 0, {}),
+        "derived features": (ddf[FEATURES] * 2, label, {}),
+    }
+    for case, (X, y, extra) in cases.items():
+        data = partition_input(X, y, enable_categorical=True, **extra)
+        assert not _uses_lake(data), case
+
+
+def test_a_selection_dask_reads_in_fused_partitions_is_read_in_those_partitions(tmp_path,
+                                                                                monkeypatch):
+    """A narrow selection of a wide lake: dask's optimiser reads several files as one
+    partition; the lake's partitions are those same files, in order, and the model is
+    the one through dask's reading."""
+    rng = np.random.default_rng(0)
+    directory = tmp_path / "wide"
+    directory.mkdir()
+    for i in range(8):
+        pq.write_table(pa.table({f"c{j:02d}": rng.normal(size=200) for j in range(40)}
+                                | {"label": rng.normal(size=200)}),
+                       directory / f"part-{i}.parquet")
+    ddf = dd.read_parquet(str(directory))
+    X, y = ddf[["c00", "c01"]], ddf["label"]
+    data = partition_input(X, y)
+    assert _uses_lake(data) and 1 < data.n_partitions < 8  # (what this test is about)
+    through_dask = X.assign(label=y).optimize()
+    assert through_dask.npartitions == data.n_partitions
+    for i in range(data.n_partitions):
+        frame = through_dask.get_partition(i).compute()
+        np.testing.assert_array_equal(_computed(data, data.x_keys, i).to_numpy(),
+                                      feature_block(frame[["c00", "c01"]]))
+        np.testing.assert_array_equal(_computed(data, data.y_keys, i), frame["label"])
+
+    def fit():
+        return DaskBoostRegressor(n_estimators=3, max_depth=3).fit(X, y).get_booster().to_dict()
+
+    from_lake = fit()
+    monkeypatch.setattr("daskboost.data.lake_input", lambda *a: None)
+    assert not _uses_lake(partition_input(X, y))
+    assert from_lake == fit()
+
+
+def test_regression_from_a_lake_on_a_cluster_equals_the_threaded_fit(tmp_path):
+    """The lake's pieces are read on the workers: the same model as threaded."""
+    distributed = pytest.importorskip("distributed")
+    path = _write_lake(tmp_path / "lake", n_files=4, rows=2000)
+    ddf = dd.read_parquet(path)
+
+    def fit(**extra):
+        model = DaskBoostRegressor(n_estimators=3, max_depth=3, max_bin=16, **extra)
+        return model.fit(ddf[FEATURES], ddf["weight"]).get_booster().to_dict()
+
+    assert _uses_lake(partition_input(ddf[FEATURES], ddf["weight"]))
+    with dask.config.set(scheduler="threads"):
+        threaded = fit()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        assert fit(memory_budget=0, cache_dir=str(tmp_path / "cache")) == threaded
+
+
+def test_files_typing_a_column_differently_read_as_the_lakes_schema(tmp_path):
+    """Files that type a column differently (int32 / int64 features, a float32 feature
+    in one file and float64 in the other, float64 / float32 labels), read one file a
+    partition or several fused: the values and dtypes of dask's reading, which reads
+    each file with its own types and concatenates the frames."""
+    directory = tmp_path / "mixed"
+    directory.mkdir()
+    rng = np.random.default_rng(5)
+    kinds = [(pa.int32(), pa.float32(), pa.float64()), (pa.int64(), pa.float64(), pa.float32()),
+             (pa.int32(), pa.float32(), pa.float32()), (pa.int64(), pa.float32(), pa.float64())]
+    for i, (int_type, b_type, label_type) in enumerate(kinds):
+        pq.write_table(pa.table({
+            "a": pa.array(rng.integers(-1000, 1000, 300), type=int_type),
+            "b": pa.array(rng.normal(size=300), type=b_type),
+            "label": pa.array(rng.normal(size=300), type=label_type),
+            **{f"pad{j}": rng.normal(size=300) for j in range(4)}}),
+            directory / f"part-{i}.parquet")
+    ddf = dd.read_parquet(str(directory))
+    for features in (["a", "b"], ["b"], ["a", "b", "pad0", "pad1", "pad2", "pad3"]):
+        data = partition_input(ddf[features], ddf["label"])
+        assert _uses_lake(data)
+        through_dask = ddf[features].assign(label=ddf["label"]).optimize()
+        assert through_dask.npartitions == data.n_partitions
+        for i in range(data.n_partitions):
+            whole = through_dask.get_partition(i).compute()
+            X = _computed(data, data.x_keys, i)
+            expected = feature_block(whole[features])
+            assert X.dtype == expected.dtype
+            np.testing.assert_array_equal(X.to_numpy(), expected)
+            pd.testing.assert_series_equal(
+                _computed(data, data.y_keys, i).reset_index(drop=True),
+                whole["label"].reset_index(drop=True))
