@@ -497,6 +497,42 @@ def test_compression_is_kept_only_where_it_pays(tmp_path, compression):
         store.close()
 
 
+class _CountingCodec:
+    def __init__(self, codec):
+        self.codec, self.compressions = codec, 0
+
+    def compress(self, data):
+        self.compressions += 1
+        return self.codec.compress(data)
+
+    def decompress(self, *args, **kwargs):
+        return self.codec.decompress(*args, **kwargs)
+
+
+@pytest.mark.parametrize("put", ["put", "put_rows"])
+def test_an_array_whose_first_block_did_not_compress_is_written_raw(tmp_path, put):
+    """An array's blocks are alike: once one of them did not compress enough, the rest
+    of that array is written raw without trying (each try costs a compression); the
+    next array tries again."""
+    store = make_store(tmp_path, budget=0, compression="lz4", block_rows=1000)
+    store._codec = codec = _CountingCodec(store._codec)
+    try:
+        noise_then_runs = np.concatenate([make_codes(1000, 8, np.uint8),
+                                          np.zeros((2000, 8), np.uint8)])
+        runs = np.zeros((3000, 8), np.uint8)
+        sizes = []
+        for array in (noise_then_runs, runs):
+            stored = (store.put(array) if put == "put" else
+                      store.put_rows(array.shape, array.dtype, lambda a, b: array[a:b]))
+            np.testing.assert_array_equal(stored.to_numpy(), array)
+            sizes.append([os.path.getsize(b.path) for _, _, b in stored._blocks])
+        assert codec.compressions == 1 + 3  # the first array's first block; each of runs'
+        assert sizes[0] == [8000, 8000, 8000]  # raw, though its last two blocks are zeros
+        assert max(sizes[1]) < 800
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("compression", ["zstd", None])
 @pytest.mark.parametrize("damage", ["flip a byte", "truncate", "append", "swap blocks"])
 def test_a_damaged_block_file_is_reported_never_read(tmp_path, compression, damage):
