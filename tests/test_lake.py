@@ -224,3 +224,35 @@ def test_files_typing_a_column_differently_read_as_the_lakes_schema(tmp_path):
             pd.testing.assert_series_equal(
                 _computed(data, data.y_keys, i).reset_index(drop=True),
                 whole["label"].reset_index(drop=True))
+
+
+def test_every_kind_of_fit_from_a_lake_equals_the_fit_through_dasks_reading(tmp_path,
+                                                                           monkeypatch):
+    """approx (the raw partitions re-binned), lossguide, continued training (the old
+    model's margins from a partition's whole X), cross-validation, and a lake with an
+    empty file: the same models and metrics whether the lake's columns are read by
+    daskboost or by dask."""
+    import daskboost
+    path = _write_lake(tmp_path / "lake", n_files=3, rows=1500)
+    empty = pq.read_table(f"{path}/part-0.parquet").slice(0, 0)
+    pq.write_table(empty, f"{path}/part-9-empty.parquet")
+    ddf = dd.read_parquet(path)
+    X, y = ddf[FEATURES], ddf["label"]
+    base = dict(n_estimators=3, max_depth=3, max_bin=16)
+
+    def fits():
+        first = DaskBoostClassifier(**base).fit(X, y)
+        return [
+            DaskBoostClassifier(tree_method="approx", **base).fit(X, y).get_booster().to_dict(),
+            DaskBoostClassifier(grow_policy="lossguide", max_leaves=5, **base)
+            .fit(X, y).get_booster().to_dict(),
+            DaskBoostClassifier(**base).fit(X, y, xgb_model=first.get_booster())
+            .get_booster().to_dict(),
+            daskboost.cv({"objective": "binary:logistic", "max_depth": 3, "max_bin": 16},
+                         X, y, nfold=3, num_boost_round=3, metrics="logloss").to_dict(),
+        ]
+
+    assert _uses_lake(partition_input(X, y))
+    from_lake = fits()
+    monkeypatch.setattr("daskboost.data.lake_input", lambda *a: None)
+    assert fits() == from_lake
