@@ -16,8 +16,8 @@ weights are read as their one column each.  The values are those dask's reading 
 and weight columns as pandas makes them), and the partitions are dask's (one piece of
 the lake each, or the pieces its optimiser fuses into one), so the sketches, codes and
 models are the same.  Anything else (filters, hive partition columns, remote
-filesystems, string or categorical columns, derived columns, base margins) stays with
-dask's reading.
+filesystems, string or categorical columns, derived columns, base margins, a file
+without one of the columns) stays with dask's reading.
 
 This reads dask's parquet expression (``ReadParquetFSSpec``: its path, its partition
 plan); when that is not there, or not as expected, the lake is read by dask as before.
@@ -80,10 +80,9 @@ def lake_input(X, y, sample_weight, base_margin, optimized):
     buckets = _partition_buckets(optimized, read, ReadParquetFSSpec)
     if pieces is None or buckets is None:
         return None
-    schema = read._dataset_info["schema"]
     needed = columns[0] + [c for c in columns[1:] if c is not None]
-    if not all(isinstance(c, str) and c in schema.names and _numeric(schema.field(c).type)
-               for c in needed):
+    if not all(isinstance(c, str) for c in needed) or not _numeric_in_every_file(pieces,
+                                                                                needed):
         return None
     return LakeInput([tuple(pieces[i] for i in bucket) for bucket in buckets], columns[0],
                      columns[1], columns[2])
@@ -171,6 +170,19 @@ def _pieces(read):
             return None
         pieces.append(ParquetPiece(path, None if row_groups is None else tuple(row_groups)))
     return pieces
+
+
+def _numeric_in_every_file(pieces, names):
+    """Whether every file of the lake has the columns ``names``, numeric or boolean (a
+    file without one, which dask's reading fills with nulls, or with another type:
+    dask reads the lake).  One footer read per file."""
+    import pyarrow.parquet as pq
+    for path in dict.fromkeys(piece.path for piece in pieces):
+        schema = pq.read_schema(path)
+        if not all(name in schema.names and _numeric(schema.field(name).type)
+                   for name in names):
+            return False
+    return True
 
 
 def _numeric(arrow_type):

@@ -122,7 +122,7 @@ def test_a_fit_from_the_lake_equals_the_fit_through_dasks_reading(tmp_path, monk
 
 def test_anything_but_a_plain_numeric_read_stays_with_dask(tmp_path):
     """Filters, a categorical (string) feature, base margins, y from another lake, a
-    derived column or derived features: dask's reading."""
+    derived column or derived features, a file without a column: dask's reading."""
     path = _write_lake(tmp_path / "lake")
     copy = shutil.copytree(path, tmp_path / "copy")
     ddf = dd.read_parquet(path)
@@ -139,6 +139,11 @@ def test_anything_but_a_plain_numeric_read_stays_with_dask(tmp_path):
     for case, (X, y, extra) in cases.items():
         data = partition_input(X, y, enable_categorical=True, **extra)
         assert not _uses_lake(data), case
+    # a file without one of the columns (dask's reading fills it with nulls)
+    table = pq.read_table(f"{path}/part-1.parquet").drop_columns(["i16"])
+    pq.write_table(table, f"{path}/part-1.parquet")
+    assert _uses_lake(partition_input(ddf[["f32", "f64"]], label))
+    assert not _uses_lake(partition_input(ddf[["f32", "i16"]], label))
 
 
 def test_a_selection_dask_reads_in_fused_partitions_is_read_in_those_partitions(tmp_path,
