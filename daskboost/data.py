@@ -176,19 +176,25 @@ def describe_features(X, enable_categorical=False, feature_types=None):
 
 
 def _row_slices(n_rows):
-    """Near-equal row blocks of in-memory input: at most ``ROWS_PER_BLOCK`` rows each,
-    and two from ``2 * MIN_ROWS_PER_BLOCK`` rows on, so that medium data keeps two
-    threads busy.  A function of the row count alone: the same blocks, so the same
-    model, on any machine.  (Binary, 100,000 rows: one block 2.02 s a fit, two 1.58 s,
-    four 1.66 s; 20,000 rows in two blocks were slower than in one; 10 classes, 200,000
-    rows: two blocks 11.1-12.4 s, four 14.6-15.3 s, each block's K histograms to zero
-    and add.)"""
+    """Near-equal row blocks of in-memory input (``row_block_count`` of them)."""
+    n_blocks = row_block_count(n_rows)
+    bounds = np.linspace(0, n_rows, n_blocks + 1).astype(np.int64)
+    return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def row_block_count(n_rows):
+    """How many blocks ``n_rows`` rows are processed in, when that is ours to choose
+    (in-memory input; a parquet lake of small files, ``lake``): at most
+    ``ROWS_PER_BLOCK`` rows each, and two from ``2 * MIN_ROWS_PER_BLOCK`` rows on, so
+    that medium data keeps two threads busy.  A function of the row count alone: the
+    same blocks, so the same model, on any machine.  (Binary, 100,000 rows: one block
+    2.02 s a fit, two 1.58 s, four 1.66 s; 20,000 rows in two blocks were slower than
+    in one; 10 classes, 200,000 rows: two blocks 11.1-12.4 s, four 14.6-15.3 s, each
+    block's K histograms to zero and add.)"""
     split = 1
     while split < MAX_SPLIT_BLOCKS and n_rows >= 2 * split * MIN_ROWS_PER_BLOCK:
         split *= 2
-    n_blocks = max(1, split, math.ceil(n_rows / ROWS_PER_BLOCK))
-    bounds = np.linspace(0, n_rows, n_blocks + 1).astype(np.int64)
-    return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+    return max(1, split, math.ceil(n_rows / ROWS_PER_BLOCK))
 
 
 def _in_memory_blocks(obj, slices):
@@ -347,7 +353,7 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
                                  meta=meta, enforce_metadata=False)
     if numeric:
         lake = lake_input(X, named["y"], named["sample_weight"], named["base_margin"],
-                          combined.optimize(fuse=False))
+                          combined.optimize(fuse=False), row_block_count)
         if lake is not None:
             return _partition_lake(lake, combined, feature_names, n_features)
     graph, combined_keys = _dask_blocks(combined)

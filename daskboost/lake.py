@@ -50,13 +50,15 @@ class LakeInput:
     weight_column: object
 
 
-def lake_input(X, y, sample_weight, base_margin, optimized):
+def lake_input(X, y, sample_weight, base_margin, optimized, block_count):
     """A ``LakeInput`` when every one of X, y and ``sample_weight`` (dask DataFrame /
     Series) is a selection of numeric or boolean columns of the same plain
     ``dd.read_parquet`` of local files, else None.  ``optimized``: the collection the
     passes would read, optimised by dask without fusing tasks (``optimize(fuse=False)``),
-    whose partitions the lake's are: one piece each, or the pieces dask's optimiser
-    reads together (``FusedIO``: a narrow selection of many small files)."""
+    whose partitions are the lake's: one piece each, or the pieces dask's optimiser
+    reads together (``FusedIO``: a narrow selection of many small files); then
+    consecutive ones are read together while there are more of them than
+    ``block_count(rows)`` (``_grouped``)."""
     if base_margin is not None:
         return None
     try:
@@ -81,11 +83,32 @@ def lake_input(X, y, sample_weight, base_margin, optimized):
     if pieces is None or buckets is None:
         return None
     needed = columns[0] + [c for c in columns[1:] if c is not None]
-    if not all(isinstance(c, str) for c in needed) or not _numeric_in_every_file(pieces,
-                                                                                needed):
+    rows = None if not all(isinstance(c, str) for c in needed) else _piece_rows(pieces,
+                                                                               needed)
+    if rows is None:
         return None
-    return LakeInput([tuple(pieces[i] for i in bucket) for bucket in buckets], columns[0],
-                     columns[1], columns[2])
+    partitions = [tuple(pieces[i] for i in bucket) for bucket in buckets]
+    partitions = _grouped(partitions, [sum(rows[i] for i in bucket) for bucket in buckets],
+                          block_count)
+    return LakeInput(partitions, columns[0], columns[1], columns[2])
+
+
+def _grouped(partitions, rows, block_count):
+    """Consecutive partitions read as one, ``block_count(total rows)`` of them, with
+    near-equal rows, when the files are smaller than that (none is split).  A partition
+    costs its own histograms in every pass, K trees' worth of them: 10 classes, 200,000
+    rows in 8 files of 25,000 rows took 6.1-6.3 s for 20 rounds, the same in 2 files
+    4.1-4.3 s.  A function of the files' row counts alone: the same partitions on any
+    machine and scheduler."""
+    n_groups = block_count(sum(rows))
+    if n_groups >= len(partitions):
+        return partitions
+    ends = np.cumsum(rows)
+    targets = ends[-1] * np.arange(1, n_groups) / n_groups
+    # each group ends after the partition whose end is nearest its share of the rows
+    cuts = sorted(set(int(np.argmin(np.abs(ends[:-1] - t))) + 1 for t in targets))
+    bounds = [0] + cuts + [len(partitions)]
+    return [sum(partitions[a:b], ()) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _partition_buckets(optimized, read, read_type):
@@ -172,17 +195,24 @@ def _pieces(read):
     return pieces
 
 
-def _numeric_in_every_file(pieces, names):
-    """Whether every file of the lake has the columns ``names``, numeric or boolean (a
-    file without one, which dask's reading fills with nulls, or with another type:
-    dask reads the lake).  One footer read per file."""
+def _piece_rows(pieces, names):
+    """Each piece's row count, from its file's footer (one read per file); None unless
+    every file has the columns ``names``, numeric or boolean (a file without one, which
+    dask's reading fills with nulls, or with another type: dask reads the lake)."""
     import pyarrow.parquet as pq
+    metadata = {}
     for path in dict.fromkeys(piece.path for piece in pieces):
-        schema = pq.read_schema(path)
+        metadata[path] = meta = pq.read_metadata(path)
+        schema = meta.schema.to_arrow_schema()
         if not all(name in schema.names and _numeric(schema.field(name).type)
                    for name in names):
-            return False
-    return True
+            return None
+    rows = []
+    for piece in pieces:
+        meta = metadata[piece.path]
+        row_groups = range(meta.num_row_groups) if piece.row_groups is None else piece.row_groups
+        rows.append(sum(meta.row_group(i).num_rows for i in row_groups))
+    return rows
 
 
 def _numeric(arrow_type):

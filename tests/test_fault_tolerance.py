@@ -16,6 +16,14 @@ from daskboost import DaskBoostClassifier, DaskBoostRegressor
 distributed = pytest.importorskip("distributed")
 
 
+@pytest.fixture(autouse=True)
+def one_partition_per_file(monkeypatch):
+    """The lake's six small files as six partitions, so that both workers hold states
+    (daskboost reads a lake of small files in fewer, larger partitions:
+    ``lake._grouped``)."""
+    monkeypatch.setattr("daskboost.lake._grouped", lambda partitions, rows, count: partitions)
+
+
 def lake(tmp_path, n=6000, seed=5):
     """A small parquet lake of 6 files (the parquet source can be read again)."""
     rng = np.random.default_rng(seed)

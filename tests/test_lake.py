@@ -46,6 +46,13 @@ def _write_lake(directory, n_files=3, rows=700, row_groups=1, seed=0):
     return str(directory)
 
 
+@pytest.fixture
+def ungrouped(monkeypatch):
+    """The lake's partitions as dask reads them: small files not read together
+    (``lake._grouped``), so that values and models compare with dask's reading."""
+    monkeypatch.setattr("daskboost.lake._grouped", lambda partitions, rows, count: partitions)
+
+
 def _uses_lake(data):
     return data.x_keys[0][0].startswith("daskboost-lake-")
 
@@ -55,7 +62,7 @@ def _computed(data, keys, i):
 
 
 @pytest.mark.parametrize("row_groups", [1, 3])
-def test_lake_columns_hold_what_dasks_partitions_give(tmp_path, row_groups):
+def test_lake_columns_hold_what_dasks_partitions_give(tmp_path, ungrouped, row_groups):
     """Each partition's columns, read one at a time from its file, equal what
     ``FrameRows`` gives of dask's partition (values, dtype, NaN for nulls; integers
     above 2**53 rounded as numpy rounds them); y and the weights equal dask's columns."""
@@ -89,14 +96,14 @@ def test_lake_columns_pickle_without_an_open_file(tmp_path):
     path = _write_lake(tmp_path / "lake")
     ddf = dd.read_parquet(path)
     data = partition_input(ddf[FEATURES], ddf["label"])
-    columns = _computed(data, data.x_keys, 1)
+    columns = _computed(data, data.x_keys, 0)
     again = pickle.loads(pickle.dumps(columns))
     np.testing.assert_array_equal(again.to_numpy(), columns.to_numpy())
 
 
 @pytest.mark.parametrize("budget", [None, 0])
 def test_a_fit_from_the_lake_equals_the_fit_through_dasks_reading(tmp_path, monkeypatch,
-                                                                 budget):
+                                                                 ungrouped, budget):
     """The model is the same, bit for bit, whether the passes read the lake's columns
     themselves or take dask's partitions: in memory and spilled to the block store."""
     path = _write_lake(tmp_path / "lake", n_files=4, rows=3000)
@@ -146,8 +153,8 @@ def test_anything_but_a_plain_numeric_read_stays_with_dask(tmp_path):
     assert not _uses_lake(partition_input(ddf[["f32", "i16"]], label))
 
 
-def test_a_selection_dask_reads_in_fused_partitions_is_read_in_those_partitions(tmp_path,
-                                                                                monkeypatch):
+def test_a_selection_dask_reads_in_fused_partitions_is_read_in_those_partitions(
+        tmp_path, monkeypatch, ungrouped):
     """A narrow selection of a wide lake: dask's optimiser reads several files as one
     partition; the lake's partitions are those same files, in order, and the model is
     the one through dask's reading."""
@@ -197,7 +204,7 @@ def test_regression_from_a_lake_on_a_cluster_equals_the_threaded_fit(tmp_path):
         assert fit(memory_budget=0, cache_dir=str(tmp_path / "cache")) == threaded
 
 
-def test_files_typing_a_column_differently_read_as_the_lakes_schema(tmp_path):
+def test_files_typing_a_column_differently_read_as_the_lakes_schema(tmp_path, ungrouped):
     """Files that type a column differently (int32 / int64 features, a float32 feature
     in one file and float64 in the other, float64 / float32 labels), read one file a
     partition or several fused: the values and dtypes of dask's reading, which reads
@@ -231,8 +238,8 @@ def test_files_typing_a_column_differently_read_as_the_lakes_schema(tmp_path):
                 whole["label"].reset_index(drop=True))
 
 
-def test_every_kind_of_fit_from_a_lake_equals_the_fit_through_dasks_reading(tmp_path,
-                                                                           monkeypatch):
+def test_every_kind_of_fit_from_a_lake_equals_the_fit_through_dasks_reading(
+        tmp_path, monkeypatch, ungrouped):
     """approx (the raw partitions re-binned), lossguide, continued training (the old
     model's margins from a partition's whole X), cross-validation, and a lake with an
     empty file: the same models and metrics whether the lake's columns are read by
@@ -261,3 +268,44 @@ def test_every_kind_of_fit_from_a_lake_equals_the_fit_through_dasks_reading(tmp_
     from_lake = fits()
     monkeypatch.setattr("daskboost.data.lake_input", lambda *a: None)
     assert fits() == from_lake
+
+
+def test_small_files_are_read_together_in_near_equal_groups():
+    """Consecutive partitions go together, ``block_count(rows)`` groups, each ending
+    at the partition boundary nearest its share of the rows; never more groups than
+    partitions."""
+    from daskboost.data import row_block_count
+    parts = [(lake.ParquetPiece(f"p{i}", None),) for i in range(5)]
+    rows = [50_000, 10_000, 10_000, 10_000, 100_000]
+    grouped = lake._grouped(parts, rows, row_block_count)  # 180,000 rows: 2 groups
+    assert grouped == [sum(parts[:4], ()), parts[4]]
+    assert lake._grouped(parts, [1000] * 5, row_block_count) == [sum(parts, ())]
+    assert lake._grouped(parts, [200_000] * 5, row_block_count) == parts
+    assert lake._grouped(parts[:1], [10], row_block_count) == parts[:1]
+
+
+def test_a_lake_of_small_files_reads_them_together(tmp_path):
+    """Six files of 30,000 rows (180,000 in all) are read as the two partitions
+    in-memory data of that size would be cut into, three whole files each, holding
+    the rows dask reads from them, in order; the fit works on them."""
+    from daskboost.data import row_block_count
+    path = _write_lake(tmp_path / "lake", n_files=6, rows=30_000)
+    ddf = dd.read_parquet(path)
+    data = partition_input(ddf[FEATURES], ddf["label"], sample_weight=ddf["weight"])
+    assert _uses_lake(data) and ddf.npartitions == 6
+    assert data.n_partitions == row_block_count(180_000) == 2
+    whole = ddf.compute().reset_index(drop=True)
+    start = 0
+    for i in range(data.n_partitions):
+        X = _computed(data, data.x_keys, i)
+        assert [piece.path.rsplit("/", 1)[1] for piece in X.pieces] == [
+            f"part-{j}.parquet" for j in range(3 * i, 3 * i + 3)]
+        rows = whole.iloc[start:start + X.shape[0]]
+        np.testing.assert_array_equal(X.to_numpy(), feature_block(rows[FEATURES]))
+        for keys, name in ((data.y_keys, "label"), (data.w_keys, "weight")):
+            np.testing.assert_array_equal(_computed(data, keys, i).to_numpy(),
+                                          rows[name].to_numpy())
+        start += X.shape[0]
+    assert start == len(whole)
+    model = DaskBoostClassifier(n_estimators=2, max_depth=3).fit(ddf[FEATURES], ddf["label"])
+    assert model.n_features_in_ == len(FEATURES)
