@@ -15,9 +15,11 @@ weights are read as their one column each.  The values are those dask's reading 
 (each column converted to the features' float dtype, missing values as NaN; the label
 and weight columns as pandas makes them), and the partitions are dask's (one piece of
 the lake each, or the pieces its optimiser fuses into one), so the sketches, codes and
-models are the same.  Anything else (filters, hive partition columns, remote
-filesystems, string or categorical columns, derived columns, base margins, a file
-without one of the columns) stays with dask's reading.
+models are the same; except that a lake of small files is read in fewer, larger
+partitions (``_grouped``), as in-memory data of its size would be.  Anything else
+(filters, hive partition columns, remote filesystems, string or categorical columns,
+derived columns, base margins, a file without one of the columns) stays with dask's
+reading.
 
 This reads dask's parquet expression (``ReadParquetFSSpec``: its path, its partition
 plan); when that is not there, or not as expected, the lake is read by dask as before.
