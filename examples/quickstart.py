@@ -65,7 +65,7 @@ def main():
     model.fit(train[features], train[LABEL])  # dask's local threaded scheduler
     fit_seconds = time.perf_counter() - start
     print(f"trained {len(model.get_booster().trees)} trees on {args.rows:,} rows x "
-          f"{len(features)} features ({train.npartitions} partitions) in {fit_seconds:.1f} s")
+          f"{len(features)} features ({train.npartitions} parquet files) in {fit_seconds:.1f} s")
 
     proba = model.predict_proba(test[features])        # lazy dask DataFrame, index kept
     p = proba.iloc[:, 1].compute().to_numpy()
