@@ -62,10 +62,14 @@ def _computed(data, keys, i):
 
 
 @pytest.mark.parametrize("row_groups", [1, 3])
-def test_lake_columns_hold_what_dasks_partitions_give(tmp_path, ungrouped, row_groups):
-    """Each partition's columns, read one at a time from its file, equal what
-    ``FrameRows`` gives of dask's partition (values, dtype, NaN for nulls; integers
-    above 2**53 rounded as numpy rounds them); y and the weights equal dask's columns."""
+@pytest.mark.parametrize("whole_read", [True, False])
+def test_lake_columns_hold_what_dasks_partitions_give(tmp_path, ungrouped, monkeypatch,
+                                                      row_groups, whole_read):
+    """Each partition's columns, read one at a time from its file (or all at once, a
+    small partition), equal what ``FrameRows`` gives of dask's partition (values,
+    dtype, NaN for nulls; integers above 2**53 rounded as numpy rounds them); y and the
+    weights equal dask's columns."""
+    monkeypatch.setattr(lake, "WHOLE_READ_VALUES", 2 ** 22 if whole_read else 0)
     path = _write_lake(tmp_path / "lake", row_groups=row_groups)
     ddf = dd.read_parquet(path, split_row_groups=row_groups > 1)
     for columns in (FEATURES, ["f32"], ["f32", "i16"]):
@@ -92,13 +96,17 @@ def test_lake_columns_hold_what_dasks_partitions_give(tmp_path, ungrouped, row_g
 
 
 def test_lake_columns_pickle_without_an_open_file(tmp_path):
-    """A partition's X travels to a cluster worker as its file name and columns."""
+    """A partition's X travels to a cluster worker as its files and columns, without
+    the tables it may hold."""
     path = _write_lake(tmp_path / "lake")
     ddf = dd.read_parquet(path)
     data = partition_input(ddf[FEATURES], ddf["label"])
     columns = _computed(data, data.x_keys, 0)
+    values = columns.to_numpy()  # (a small partition: its tables are now held)
+    assert columns._tables is not None
     again = pickle.loads(pickle.dumps(columns))
-    np.testing.assert_array_equal(again.to_numpy(), columns.to_numpy())
+    assert again._tables is None
+    np.testing.assert_array_equal(again.to_numpy(), values)
 
 
 @pytest.mark.parametrize("budget", [None, 0])
