@@ -377,14 +377,15 @@ def _partition_lake(lake, combined, feature_names, n_features):
     they stand for, whose name keys the tasks)."""
     token = f"daskboost-lake-{combined._name}"
     graph, keys = {}, {"X": [], "y": [], "w": []}
-    for i, pieces in enumerate(lake.partitions):
+    for i, partition in enumerate(lake.partitions):
         keys["X"].append((f"{token}-X", i))
-        graph[keys["X"][-1]] = task(keys["X"][-1], open_features, pieces,
+        graph[keys["X"][-1]] = task(keys["X"][-1], open_features, partition,
                                     lake.feature_columns)
         for name, column in (("y", lake.label_column), ("w", lake.weight_column)):
             if column is not None:
                 keys[name].append((f"{token}-{name}", i))
-                graph[keys[name][-1]] = task(keys[name][-1], read_series, pieces, column)
+                graph[keys[name][-1]] = task(keys[name][-1], read_series, partition.pieces,
+                                             column)
     return PartitionedInput(graph, keys["X"], keys["y"] or None, keys["w"] or None, None,
                             feature_names, n_features)
 

@@ -41,10 +41,20 @@ class ParquetPiece:
     row_groups: tuple | None
 
 
+@dataclass(frozen=True)
+class LakePartition:
+    """The pieces one partition reads, in order, with its row count and the float dtype
+    of its features (from the files' footers, read once when the input is planned)."""
+
+    pieces: tuple
+    n_rows: int
+    dtype: type
+
+
 @dataclass
 class LakeInput:
-    """The partitions of X, y and weights, all columns of one ``dd.read_parquet``:
-    ``partitions[i]`` is the tuple of ``ParquetPiece``s partition ``i`` reads, in order."""
+    """The partitions of X, y and weights, all columns of one ``dd.read_parquet``: a
+    ``LakePartition`` each."""
 
     partitions: list
     feature_columns: list
@@ -85,18 +95,21 @@ def lake_input(X, y, sample_weight, base_margin, optimized, block_count):
     if pieces is None or buckets is None:
         return None
     needed = columns[0] + [c for c in columns[1:] if c is not None]
-    rows = None if not all(isinstance(c, str) for c in needed) else _piece_rows(pieces,
-                                                                               needed)
-    if rows is None:
+    facts = (None if not all(isinstance(c, str) for c in needed)
+             else _piece_facts(pieces, needed, columns[0]))
+    if facts is None:
         return None
-    partitions = [tuple(pieces[i] for i in bucket) for bucket in buckets]
-    partitions = _grouped(partitions, [sum(rows[i] for i in bucket) for bucket in buckets],
-                          block_count)
+    rows, float32 = facts
+    groups = _grouped(buckets, [sum(rows[i] for i in bucket) for bucket in buckets],
+                      block_count)
+    partitions = [LakePartition(tuple(pieces[i] for i in group), sum(rows[i] for i in group),
+                                np.float32 if all(float32[i] for i in group) else np.float64)
+                  for group in groups]
     return LakeInput(partitions, columns[0], columns[1], columns[2])
 
 
 def _grouped(partitions, rows, block_count):
-    """Consecutive partitions read as one, ``block_count(total rows)`` of them, with
+    """Consecutive partitions (tuples of piece indices) read as one, ``block_count(total rows)`` of them, with
     near-equal rows, when the files are smaller than that (none is split).  A partition
     costs its own histograms in every pass, K trees' worth of them: 10 classes, 200,000
     rows in 8 files of 25,000 rows took 6.1-6.3 s for 20 rounds, the same in 2 files
@@ -197,24 +210,31 @@ def _pieces(read):
     return pieces
 
 
-def _piece_rows(pieces, names):
-    """Each piece's row count, from its file's footer (one read per file); None unless
-    every file has the columns ``names``, numeric or boolean (a file without one, which
-    dask's reading fills with nulls, or with another type: dask reads the lake)."""
+def _piece_facts(pieces, names, features):
+    """(each piece's row count, whether its file types every one of ``features``
+    float32), from the files' footers (one read per file); None unless every file has
+    the columns ``names``, numeric or boolean (a file without one, which dask's reading
+    fills with nulls, or with another type: dask reads the lake)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
-    metadata = {}
+    metadata, float32 = {}, {}
     for path in dict.fromkeys(piece.path for piece in pieces):
         metadata[path] = meta = pq.read_metadata(path)
         schema = meta.schema.to_arrow_schema()
         if not all(name in schema.names and _numeric(schema.field(name).type)
                    for name in names):
             return None
-    rows = []
-    for piece in pieces:
-        meta = metadata[piece.path]
-        row_groups = range(meta.num_row_groups) if piece.row_groups is None else piece.row_groups
-        rows.append(sum(meta.row_group(i).num_rows for i in row_groups))
-    return rows
+        # (dask reads each file with its own types and concatenates the frames)
+        float32[path] = all(schema.field(c).type == pa.float32() for c in features)
+    rows = [sum(metadata[piece.path].row_group(i).num_rows
+                for i in _row_groups(piece, metadata[piece.path].num_row_groups))
+            for piece in pieces]
+    return rows, [float32[piece.path] for piece in pieces]
+
+
+def _row_groups(piece, n_row_groups):
+    """The row groups a piece reads, of its file's ``n_row_groups``."""
+    return range(n_row_groups) if piece.row_groups is None else piece.row_groups
 
 
 def _numeric(arrow_type):
@@ -234,8 +254,8 @@ def _read_columns(piece, names):
     """Columns ``names`` of one piece, one Arrow table, as its file types them."""
     import pyarrow.parquet as pq
     with pq.ParquetFile(piece.path) as file:
-        row_groups = range(file.num_row_groups) if piece.row_groups is None else piece.row_groups
-        return file.read_row_groups(list(row_groups), columns=names, use_threads=False)
+        return file.read_row_groups(list(_row_groups(piece, file.num_row_groups)),
+                                    columns=names, use_threads=False)
 
 
 def _read_column(piece, name):
@@ -247,25 +267,15 @@ class ParquetColumns:
     """A partition's features (``columns``), read from its pieces one column at a time
     (or, for a small partition, all at once on the first ``column`` call, kept while
     the object lives): ``column(f)`` holds what ``data.FrameRows.column`` gives of the
-    frame dask would have read: float32 when every one of the columns is float32 in
-    every piece's file (dask reads each file with its own types and concatenates the
-    frames), else float64; missing values as NaN."""
+    frame dask would have read, in the ``LakePartition``'s dtype (float32 when every one
+    of the columns is float32 in every piece's file, else float64), missing values as
+    NaN."""
 
-    def __init__(self, pieces, columns):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-        self.pieces = tuple(pieces)
+    def __init__(self, partition, columns):
+        self.pieces = partition.pieces
         self.columns = list(columns)
-        n_rows, all_float32 = 0, True
-        for piece in self.pieces:
-            with pq.ParquetFile(piece.path) as file:
-                metadata, schema = file.metadata, file.schema_arrow
-                row_groups = (range(metadata.num_row_groups) if piece.row_groups is None
-                              else piece.row_groups)
-                n_rows += sum(metadata.row_group(i).num_rows for i in row_groups)
-                all_float32 &= all(schema.field(c).type == pa.float32() for c in self.columns)
-        self.shape = (n_rows, len(self.columns))
-        self.dtype = np.dtype(np.float32 if all_float32 else np.float64)
+        self.shape = (partition.n_rows, len(self.columns))
+        self.dtype = np.dtype(partition.dtype)
         self._tables = None  # each piece's table of all the columns (a small partition)
 
     def column(self, f):
@@ -307,9 +317,9 @@ def _as_floats(column, dtype):
     return values.to_numpy()
 
 
-def open_features(pieces, columns):
+def open_features(partition, columns):
     """The graph task of a partition's X: its ``ParquetColumns``."""
-    return ParquetColumns(pieces, columns)
+    return ParquetColumns(partition, columns)
 
 
 def read_series(pieces, name):
