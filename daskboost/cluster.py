@@ -111,6 +111,11 @@ class ClusterRuntime:
             remove_fit_dirs(self.fit_id, self.store_config.cache_dirs)
         self._holders.clear()
 
+    def state_processes(self):
+        """How many processes the training states are spread over: the live workers
+        (each gets a contiguous range of the partitions, ``_build``)."""
+        return len(self._live_workers())
+
     def new_name(self, what):
         return f"daskboost-{self.fit_id}-{what}-{next(self._counter)}"
 

@@ -526,8 +526,15 @@ def _state_blocks(state, read_ahead=()):
 
 def _new_column(state, dtype):
     """An empty (K, n_rows) column of ``dtype`` in the store of a state held in row
-    blocks."""
-    return state.margin.new_like(dtype)
+    blocks: node ids or gradients, read at every pass (``pass_row_bytes``)."""
+    return state.margin.new_like(dtype, per_pass=True)
+
+
+def pass_row_bytes(n_trees, max_nodes, weighted, quantized):
+    """Bytes of a row's arrays that a level pass reads: its node ids and its gradients
+    and hessians (float32, float64 with weights; packed in one int64 when quantized)."""
+    gradients = 8 if quantized else 2 * (8 if weighted else 4)
+    return n_trees * (np.dtype(position_dtype(max_nodes)).itemsize + gradients)
 
 
 def _block_of(array, i, rows):

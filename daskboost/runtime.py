@@ -94,6 +94,10 @@ class Runtime:
     def __exit__(self, *exc):
         self.close()
 
+    def state_processes(self):
+        """How many processes the training states are spread over: this one."""
+        return 1
+
     def new_name(self, what):
         return f"daskboost-{self.fit_id}-{what}-{next(self._counter)}"
 

@@ -21,7 +21,7 @@ The client only ever holds sketches, histograms, metric sums and trees: never ro
 
 import functools
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from .quantize import check_rows
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, category_table,
                         hessian_self_summaries, hessian_summaries, leaf_residual_summaries,
-                        merge_scans, no_splits, partition_step, position_dtype,
+                        merge_scans, no_splits, partition_step, pass_row_bytes, position_dtype,
                         rebin_partition, rebuild_fit_partition, scan_partition, store_whole,
                         whole)
 from .graphs import (StatesLost, add_tree_reduction, margin_input, per_partition_graph,
@@ -333,7 +333,8 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, categories)
     offsets = row_offsets(scanned)
     fit = _Boosting(runtime, params, data, evals, objective, mapper, metrics,
-                    (base_margin, classes, previous), offsets, every_round=bool(callbacks))
+                    (base_margin, classes, previous), offsets, every_round=bool(callbacks),
+                    n_rows=scanned.n_rows)
     evals_result = {e.name: {m.name: [] for m in metrics} for e in fit.eval_sets}
 
     def model_so_far():  # what callbacks see: the trees so far, unchecked (cheap)
@@ -409,12 +410,17 @@ class _Boosting:
     rebuild_state = staticmethod(rebuild_fit_partition)
 
     def __init__(self, runtime, params, data, evals, objective, mapper, metrics, start,
-                 offsets, every_round=False):
+                 offsets, every_round=False, n_rows=0):
         self.runtime, self.params, self.data, self.evals = runtime, params, data, evals
         self.every_round = every_round  # the client acts after every round (callbacks)
         self.objective, self.mapper = objective, mapper
         self.start = start  # (base_margin, classes, previous) of bin_partition
         self.offsets = offsets
+        # the budget's part for the arrays every pass reads, of the rows each process holds
+        row_bytes = pass_row_bytes(objective.n_outputs(), params.max_nodes,
+                                   data.w_keys is not None, params.quantized_grad)
+        self.store = StoreRef(runtime.fit_id, replace(
+            runtime.store_config, pass_bytes=n_rows * row_bytes // runtime.state_processes()))
         previous = start[2]
         self.n_previous_trees = 0 if previous is None else len(previous.trees)
         self.trees = [] if previous is None else list(previous.trees)
@@ -429,7 +435,7 @@ class _Boosting:
             for i, e in enumerate(evals)]
 
     def _bin_args(self):
-        return (self.mapper, *self.start, StoreRef(self.runtime.fit_id, self.runtime.store_config))
+        return (self.mapper, *self.start, self.store)
 
     @staticmethod
     def _last_args(data, offsets, extra=()):

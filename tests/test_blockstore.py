@@ -472,6 +472,9 @@ def test_invalid_compression(tmp_path, compression):
 def test_invalid_config(tmp_path):
     with pytest.raises(ValueError, match="block_rows"):
         StoreConfig(0, (str(tmp_path),), "lz4", 0)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match=f"pass_bytes must be an integer >= 0; got {bad}"):
+            StoreConfig(0, (str(tmp_path),), pass_bytes=bad)
     with pytest.raises(ValueError, match="cache_dir"):
         StoreConfig(0, (), "lz4")
     store = make_store(tmp_path, budget=0)
@@ -573,6 +576,8 @@ def test_checksum_sees_every_byte_and_its_place():
         assert blockstore.block_checksum(bytes(changed)) != reference
     swapped = data[8:16] + data[:8] + data[16:]  # two words trade places
     assert blockstore.block_checksum(swapped) != reference
+    swapped = data[32:40] + data[8:32] + data[:8] + data[40:]  # ... in the same lane
+    assert blockstore.block_checksum(swapped) != reference
     assert blockstore.block_checksum(data[:-1]) != reference
     assert blockstore.block_checksum(data) == reference
 
@@ -656,3 +661,53 @@ def test_a_damaged_row_column_block_is_never_read(tmp_path):
         column.get(0)
     store.close()
     assert block_files(tmp_path) == []
+
+
+def test_the_per_pass_part_of_the_budget_is_kept_for_per_pass_columns(tmp_path):
+    """``pass_bytes`` of the budget go to the node ids and gradients (every pass reads
+    them), not to the codes or the other per-row arrays, which take only the rest."""
+    dirs = check_cache_dirs([tmp_path / "cache0"])
+    store = BlockStore("fit", StoreConfig(3000, tuple(dirs), None, 100, pass_bytes=2000))
+    try:
+        codes = store.put(make_codes(300, 5, np.uint8))  # 1,500 bytes, 500 a block
+        assert [isinstance(b, np.ndarray) for _, _, b in codes._blocks] == [True, True, False]
+        margins = store.new_column((1,), 300, np.float64)  # 800 bytes a block: the rest
+        node_ids = store.new_column((1,), 300, np.uint8, per_pass=True)  # 100 a block
+        gradients = store.new_column((1,), 300, np.float32, per_pass=True)  # 400 a block
+        for column in (margins, node_ids, gradients):
+            for i in range(3):
+                column.set(i, np.full((1, 100), i, column.dtype))
+        in_memory = {name: [isinstance(b, np.ndarray) for b in column._blocks]
+                     for name, column in [("margins", margins), ("node ids", node_ids),
+                                          ("gradients", gradients)]}
+        assert in_memory == {"margins": [False] * 3, "node ids": [True] * 3,
+                             "gradients": [True, True, True]}
+        assert store.memory_bytes == 1000 + 300 + 1200
+        for column in (margins, node_ids, gradients):
+            np.testing.assert_array_equal(column.to_numpy()[0], np.repeat([0, 1, 2], 100))
+    finally:
+        store.close()
+
+
+def test_read_buffers_are_reused_only_once_nothing_refers_to_them(tmp_path):
+    """Disk blocks are read into buffers kept by the store; a buffer is read into again
+    only when no block given out still views it, so a block kept stays as read."""
+    store = make_store(tmp_path, 0, compression=None, block_rows=100)
+    try:
+        full = make_codes(1000, 4, np.uint16)
+        stored = store.put(full)
+        kept = [block for _, _, block in stored.blocks()][:3]  # blocks 0-2 held on to
+        for _ in range(3):  # passes over all blocks, each dropped once used
+            for start, stop, block in stored.blocks():
+                np.testing.assert_array_equal(block, full[start:stop])
+        for i, block in enumerate(kept):
+            np.testing.assert_array_equal(block, full[100 * i:100 * (i + 1)])
+        buffers = store._read_buffers[full[:100].nbytes + 1]
+        assert len(buffers) == blockstore.READ_BUFFERS
+        held = {id(block.base) for block in kept}
+        assert held <= {id(b) for b in buffers}  # the first pass filled the kept buffers
+        del kept, block
+        reads = {id(block.base) for _, _, block in stored.blocks()}
+        assert reads <= {id(b) for b in buffers}  # reused, none new
+    finally:
+        store.close()
