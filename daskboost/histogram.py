@@ -177,10 +177,10 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
                 for f in range(n_features):
                     # the missing code is above every feature's bins: min() sends it to
                     # the feature's last cell
-                    cell = np.uint64(2 * min(cell_offsets[f] + codes[i, f],
-                                             cell_offsets[f + 1] - 1))
+                    cell = np.uint64(2) * min(np.uint64(cell_offsets[f]) + np.uint64(codes[i, f]),
+                                              np.uint64(cell_offsets[f + 1]) - np.uint64(1))
                     row_hist[cell] += g
-                    row_hist[cell + 1] += h
+                    row_hist[cell + np.uint64(1)] += h
 
 
 def add_histograms(a, b):
@@ -284,10 +284,10 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
                 for f in range(n_features):
                     # the missing code is above every feature's bins: min() sends it to
                     # the feature's last cell
-                    cell = np.uint64(2 * min(cell_offsets[f] + codes[i, f],
-                                             cell_offsets[f + 1] - 1))
+                    cell = np.uint64(2) * min(np.uint64(cell_offsets[f]) + np.uint64(codes[i, f]),
+                                              np.uint64(cell_offsets[f + 1]) - np.uint64(1))
                     row_hist[cell] += g
-                    row_hist[cell + 1] += h
+                    row_hist[cell + np.uint64(1)] += h
 
 
 @numba.njit(nogil=True, cache=True)
@@ -339,5 +339,5 @@ def accumulate_packed_histograms(codes, packed, positions, split_feature, split_
                     row_hist[np.uint64(f) * np.uint64(width) + np.uint64(codes[i, f])] += v
             else:
                 for f in range(n_features):
-                    row_hist[np.uint64(min(cell_offsets[f] + codes[i, f],
-                                           cell_offsets[f + 1] - 1))] += v
+                    row_hist[min(np.uint64(cell_offsets[f]) + np.uint64(codes[i, f]),
+                                 np.uint64(cell_offsets[f + 1]) - np.uint64(1))] += v
