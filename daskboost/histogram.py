@@ -168,7 +168,7 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
             row_hist = flat[np.uint64(slot)]  # cell c: (g, h) at 2c, 2c + 1
             if width:  # every feature as wide as the codes (see uniform_width)
                 for f in range(n_features):
-                    # (unsigned arithmetic: 4-7% faster than int64's, 500k rows x 28)
+                    # (unsigned arithmetic: ~3% faster than int64's, 500k rows x 28 features)
                     cell = np.uint64(2) * (np.uint64(f) * np.uint64(width)
                                            + np.uint64(codes[i, f]))
                     row_hist[cell] += g
@@ -275,7 +275,7 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
             row_hist = flat[np.uint64(slot)]  # cell c: (g, h) at 2c, 2c + 1
             if width:  # every feature as wide as the codes (see uniform_width)
                 for f in range(n_features):
-                    # (unsigned arithmetic: 4-7% faster than int64's, 500k rows x 28)
+                    # (unsigned arithmetic: ~3% faster than int64's, 500k rows x 28 features)
                     cell = np.uint64(2) * (np.uint64(f) * np.uint64(width)
                                            + np.uint64(codes[i, f]))
                     row_hist[cell] += g
