@@ -30,13 +30,20 @@ from daskboost.blockstore import (
 
 BLOCKSTORE_PY = str(Path(blockstore.__file__).resolve())
 
-# Subprocess scripts load blockstore.py by path: it only needs numpy and pyarrow, and
-# skipping the package import (numba, dask) keeps each subprocess well under a second.
+# Subprocess scripts load blockstore.py by path: it only needs numpy, numba and pyarrow,
+# and skipping the package import (dask) keeps each subprocess well under a second.
+# Loaded so, as a module "blockstore", numba's cache entries of its compiled functions
+# name that module, which the package's own processes cannot import (nor a script that
+# did not register it: "No module named '<dynamic>'"), so these scripts register it and
+# keep a numba cache of their own.
 PRELUDE = f"""
-import importlib.util, os, sys
+import importlib.util, os, sys, tempfile
+os.environ["NUMBA_CACHE_DIR"] = os.path.join(tempfile.gettempdir(),
+                                             "daskboost-tests-numba-cache-by-path")
 import numpy as np
 spec = importlib.util.spec_from_file_location("blockstore", {BLOCKSTORE_PY!r})
 bs = importlib.util.module_from_spec(spec)
+sys.modules["blockstore"] = bs
 spec.loader.exec_module(bs)
 """
 
