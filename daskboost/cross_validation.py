@@ -62,7 +62,7 @@ class _FoldBoosting(_Boosting):
     rebuild_state = staticmethod(rebuild_fold_partition)
 
     def __init__(self, runtime, params, data, objective, mapper, metrics, classes, offsets,
-                 layout, fold_start):
+                 layout, fold_start, n_rows=0):
         self.layout = layout
         self.model_objective = objective
         self.fold_metrics = metrics
@@ -71,7 +71,7 @@ class _FoldBoosting(_Boosting):
         placeholder = np.zeros(layout.nfold * objective.n_outputs())
         super().__init__(runtime, params, data, [], FoldObjective(objective, layout.nfold),
                          mapper, metrics, (placeholder, classes, None), offsets,
-                         every_round=True)
+                         every_round=True, n_rows=n_rows)
         self._label_sketch = None
         self.states, scans = runtime.map_reduce(take_label_scans, self.states, None,
                                                 FoldScanMerger(size))
@@ -326,7 +326,7 @@ def _cross_validate(runtime, params, data, classifier, run):
         return start_margin(objective, label_stats(fold_scan, labels), params)
 
     fit = _FoldBoosting(runtime, params, data, objective, mapper, metrics, classes,
-                        row_offsets(scanned), layout, fold_start)
+                        row_offsets(scanned), layout, fold_start, n_rows=scanned.n_rows)
     K = objective.n_outputs()
 
     def model(best=(None, None)):
