@@ -524,10 +524,12 @@ def _state_blocks(state, read_ahead=()):
         yield i, slice(start, stop), codes
 
 
-def _new_column(state, dtype):
+def _new_column(state, dtype, per_pass=True):
     """An empty (K, n_rows) column of ``dtype`` in the store of a state held in row
-    blocks: node ids or gradients, read at every pass (``pass_row_bytes``)."""
-    return state.margin.new_like(dtype, per_pass=True)
+    blocks: node ids or gradients, read at every pass (``pass_row_bytes``), unless
+    ``per_pass`` is False (the float gradients of a quantized fit: its passes read the
+    packed ones)."""
+    return state.margin.new_like(dtype, per_pass=per_pass)
 
 
 def pass_row_bytes(n_trees, max_nodes, weighted, quantized):
@@ -598,7 +600,9 @@ def _start_round(state, step):
         if in_blocks:
             positions.set(i, block_positions)
             if grads is None or grads.dtype != grad.dtype:
-                grads, hesses = _new_column(state, grad.dtype), _new_column(state, hess.dtype)
+                per_pass = not step.quant_bins
+                grads = _new_column(state, grad.dtype, per_pass)
+                hesses = _new_column(state, hess.dtype, per_pass)
             grads.set(i, grad)
             hesses.set(i, hess)
         elif rows.stop - rows.start == n_rows:  # one block: its arrays are the partition's
