@@ -688,7 +688,7 @@ def test_the_per_pass_part_of_the_budget_is_kept_for_per_pass_columns(tmp_path):
                      for name, column in [("margins", margins), ("node ids", node_ids),
                                           ("gradients", gradients)]}
         assert in_memory == {"margins": [False] * 3, "node ids": [True] * 3,
-                             "gradients": [True, True, True]}
+                             "gradients": [True] * 3}
         assert store.memory_bytes == 1000 + 300 + 1200
         for column in (margins, node_ids, gradients):
             np.testing.assert_array_equal(column.to_numpy()[0], np.repeat([0, 1, 2], 100))
