@@ -143,25 +143,28 @@ def _numeric_feature_l2(hist_f, k, node_g, node_h, parent, reg_lambda, min_child
     sums_g, sums_h, gains = scratch[0], scratch[1], scratch[2]
     out_gain, out_bin, out_dl, out_lg, out_lh = -1.0, -1, False, 0.0, 0.0
     # scan 1: sums of bins 0..b go left, at b; scan 2 (only when the node has missing
-    # rows): sums of bins k-1-j..k-1 go right, at k + j
+    # rows): sums of bins k-1-j..k-1 go right, at k + j.  (Unsigned indices: numba
+    # then skips its negative-index fix-up.)
     scan_2 = hist_f[k, 1] > 0.0
+    uk = np.uint64(k)
     lg = 0.0
     lh = 0.0
     rg = 0.0
     rh = 0.0
-    first = 0
+    first = np.uint64(0)
     if scan_2:
-        for j in range(k - 1):
+        for j in range(uk - np.uint64(1)):
             lg += hist_f[j, 0]
             lh += hist_f[j, 1]
             sums_g[j] = lg
             sums_h[j] = lh
-            rg += hist_f[k - 1 - j, 0]
-            rh += hist_f[k - 1 - j, 1]
-            sums_g[k + j] = rg
-            sums_h[k + j] = rh
-        first = k - 1
-    for b in range(first, k):
+            top = uk - np.uint64(1) - j
+            rg += hist_f[top, 0]
+            rh += hist_f[top, 1]
+            sums_g[uk + j] = rg
+            sums_h[uk + j] = rh
+        first = uk - np.uint64(1)
+    for b in range(first, uk):
         lg += hist_f[b, 0]
         lh += hist_f[b, 1]
         sums_g[b] = lg
@@ -169,44 +172,42 @@ def _numeric_feature_l2(hist_f, k, node_g, node_h, parent, reg_lambda, min_child
     n = 2 * k - 1 if scan_2 else k
     _scan_gains(sums_g, sums_h, n, node_g, node_h, parent, reg_lambda, min_child_weight,
                 gains)
-    b = _first_best(gains, 0, k, best_gain)
-    if b >= 0:
-        best_gain = out_gain = gains[b]
-        out_bin, out_dl, out_lg, out_lh = b, False, sums_g[b], sums_h[b]
-    b = _first_best(gains, k, n, best_gain)
-    if b >= 0:
-        out_gain = gains[b]
-        out_bin, out_dl = 2 * k - 2 - b, True
-        out_lg, out_lh = node_g - sums_g[b], node_h - sums_h[b]
-    return out_gain, out_bin, out_dl, out_lg, out_lh
+    # scan 1's candidates come before scan 2's: the first best of both scans in one
+    b = _first_best(gains, n, best_gain)
+    if b < 0:
+        return out_gain, out_bin, out_dl, out_lg, out_lh
+    if b < k:
+        return gains[b], b, False, sums_g[b], sums_h[b]
+    return gains[b], 2 * k - 2 - b, True, node_g - sums_g[b], node_h - sums_h[b]
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
-def _first_best(gains, lo, hi, best_gain):
-    """The first ``b`` in ``lo..hi-1`` with the largest ``gains[b]``, if that beats
-    ``best_gain``; else -1.  What a scan keeping the first strictly better candidate
-    finds, in two passes without a chain of dependent compares: the maximum in four
-    independent lanes (exact in any order: ``_scan_gains`` writes no NaN), then the
-    first index holding it."""
-    m0 = m1 = m2 = m3 = best_gain
-    b = lo
-    while b + 4 <= hi:
-        m0 = gains[b] if gains[b] > m0 else m0
-        m1 = gains[b + 1] if gains[b + 1] > m1 else m1
-        m2 = gains[b + 2] if gains[b + 2] > m2 else m2
-        m3 = gains[b + 3] if gains[b + 3] > m3 else m3
-        b += 4
-    for b in range(b, hi):
-        m0 = gains[b] if gains[b] > m0 else m0
-    m0 = m1 if m1 > m0 else m0
-    m2 = m3 if m3 > m2 else m2
-    m0 = m2 if m2 > m0 else m0
-    if not m0 > best_gain:
+def _first_best(gains, n, best_gain):
+    """The first ``b`` in ``0..n-1`` with the largest ``gains[b]``, if that beats
+    ``best_gain >= 0``; else -1: what a scan keeping the first strictly better candidate
+    finds, without its chain of dependent compares.  The maximum is taken over the
+    gains' bits as int64: for doubles >= +0.0 (the only ones that can beat
+    ``best_gain``) their order, and every negative double is a negative int64, so the
+    integer maximum finds the largest gain exactly, in a loop the compiler vectorises
+    (a float maximum it does not: 8 us against 0.9 us a node of 28 x 257 cells).
+    ``_scan_gains`` writes no NaN."""
+    keys = gains[:n].view(np.int64)
+    top = np.int64(0)
+    for b in range(n):
+        key = keys[b]
+        top = key if key > top else top
+    if top == 0:  # no gain above +0.0
         return -1
-    for b in range(lo, hi):
-        if gains[b] == m0:
-            return b
-    return -1
+    b = 0
+    while b + 8 <= n:  # eight compares a step, one branch
+        if ((keys[b] == top) | (keys[b + 1] == top) | (keys[b + 2] == top)
+                | (keys[b + 3] == top) | (keys[b + 4] == top) | (keys[b + 5] == top)
+                | (keys[b + 6] == top) | (keys[b + 7] == top)):
+            break
+        b += 8
+    while keys[b] != top:
+        b += 1
+    return b if gains[b] > best_gain else -1
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")

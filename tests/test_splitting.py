@@ -237,3 +237,31 @@ def test_default_scan_is_the_sequential_scan_bit_for_bit(seed):
         assert got[1] == want[1]
         if want[1] >= 0:
             assert got == want
+
+
+def first_strictly_better(gains, n, best_gain):
+    """The scan ``_first_best`` replaces: the first candidate strictly better than all
+    before it and than ``best_gain``."""
+    best = -1
+    for b in range(n):
+        if gains[b] > best_gain:
+            best_gain, best = gains[b], b
+    return best
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_first_best_is_the_first_strictly_better_candidate(seed):
+    # ties (the first must win), -1 for invalid candidates, +0.0 and -0.0, and
+    # ranges whose length is not a multiple of the search's eight-wide steps
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        n = int(rng.integers(0, 70))
+        gains = np.round(rng.normal(size=n + 3) * 3) / 2
+        gains[rng.random(n + 3) < 0.3] = -1.0
+        gains[rng.random(n + 3) < 0.1] = -0.0
+        gains[rng.random(n + 3) < 0.1] = 0.0
+        if n and rng.random() < 0.3:
+            gains[rng.integers(0, n, 4)] = gains[:n].max()
+        for best_gain in (0.0, 0.5, 1.0, float(gains[:n].max(initial=0.0))):
+            assert (splitting._first_best(gains, n, best_gain)
+                    == first_strictly_better(gains, n, best_gain)), (gains[:n], best_gain)
