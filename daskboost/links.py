@@ -5,19 +5,21 @@ An objective's margin ``m`` becomes its output through the inverse of its link
 ``binary:logistic`` and ``reg:logistic`` (the logit link), the softmax
 ``p_k = exp(m_k) / sum_j exp(m_j)`` for ``multi:*`` (the multinomial logit link;
 Friedman 2001, sec. 4.6).  Every module (gradient kernels, output transforms, metrics,
-``predict_proba``) takes them from here; this module imports nothing else of the package.
+``predict_proba``) takes them from here; this module imports nothing else of the package
+but ``fast_exp``.
 
 Two compiled forms
 ------------------
-The gradient kernels are numba functions and call the scalar forms
-(:func:`sigmoid_scalar`, :func:`softmax_column`); predictions and metrics call the numpy
-forms (:func:`sigmoid`, :func:`softmax`, :func:`log_softmax`).  A scalar form does the
+The gradient kernels are numba functions and call the compiled forms
+(:func:`sigmoid_scalar`, :func:`softmax_rows`); predictions and metrics call the numpy
+forms (:func:`sigmoid`, :func:`softmax`, :func:`log_softmax`).  A compiled form does the
 same floating-point operations as its numpy form, but they are not interchangeable bit
-for bit: numba calls the C library's ``exp``, numpy its own SIMD ``exp``, and the two
-differ in the last bit for some arguments (measured on an AVX-512 machine: about 5% of them).
-Models are built from the kernels' values and predictions from numpy's, so each keeps
-its form.  (numba's on-disk cache of a kernel is keyed on the kernel's own source file:
-after editing a scalar form here, touch the kernels' module or clear its ``__pycache__``.)
+for bit: the compiled forms take ``exp`` from ``fast_exp`` (vectorisable, within 1 ulp
+of the C library's), numpy its own SIMD ``exp``, and the two differ in the last bit for
+some arguments.  Models are built from the kernels' values (gradients, rounded to
+float32) and predictions from numpy's, so each keeps its form.  (numba's on-disk cache
+of a kernel is keyed on the kernel's own source file: after editing a compiled form
+here, touch the kernels' module or clear its ``__pycache__``.)
 
 Numerical stability
 -------------------
@@ -38,8 +40,10 @@ import math
 import numba
 import numpy as np
 
+from .fast_exp import exp_nonpositive
+
 __all__ = ["class_index", "log_softmax", "logit", "sigmoid", "sigmoid_direct",
-           "sigmoid_scalar", "softmax", "softmax_column"]
+           "sigmoid_scalar", "softmax", "softmax_rows"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -47,13 +51,13 @@ __all__ = ["class_index", "log_softmax", "logit", "sigmoid", "sigmoid_direct",
 # ---------------------------------------------------------------------------------------
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, inline="always", error_model="numpy")
 def sigmoid_scalar(m):
-    """``1 / (1 + exp(-m))`` of one float (numba), in the overflow-free split form."""
-    if m >= 0.0:
-        return 1.0 / (1.0 + math.exp(-m))
-    e = math.exp(m)
-    return e / (1.0 + e)
+    """``1 / (1 + exp(-m))`` of one float (numba), in the overflow-free split form:
+    ``1 / (1 + e)`` for ``m >= 0``, ``e / (1 + e)`` for ``m < 0``, ``e = exp(-|m|)``
+    (``fast_exp``: a loop of it is vectorised)."""
+    e = exp_nonpositive(-abs(m))
+    return 1.0 / (1.0 + e) if m >= 0.0 else e / (1.0 + e)
 
 
 def sigmoid(margin):
@@ -86,25 +90,37 @@ def logit(p):
 # ---------------------------------------------------------------------------------------
 
 
-@numba.njit(nogil=True, cache=True)
-def softmax_column(margin, i, out):
-    """Write the softmax of row ``i``'s margins ``margin[:, i]`` into ``out`` (numba).
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def softmax_rows(margin, start, n, out, top, total):
+    """Write the softmax of the margins of rows ``start .. start + n - 1`` into
+    ``out[:, :n]`` (numba; ``out`` (K, >= n), ``top`` and ``total`` (>= n,) work arrays,
+    all C-contiguous).
 
-    ``out[k] = exp(m_k - top) / sum_j exp(m_j - top)``, ``top = max_j m_j``: shifting by
-    the largest margin leaves the softmax unchanged and keeps ``exp`` from overflowing.
-    The sum runs over ``k = 0, 1, ...`` in order.
+    ``out[k, j] = exp(m_k - top) / sum_l exp(m_l - top)``, ``top = max_l m_l`` of the
+    row: shifting by the largest margin leaves the softmax unchanged and keeps ``exp``
+    from overflowing.  The sum runs over ``l = 0, 1, ...`` in order.  Each step goes
+    over the n rows (a loop the compiler vectorises, ``exp`` included: ``fast_exp``).
     """
-    K = margin.shape[0]
-    top = margin[0, i]
+    K = out.shape[0]
+    for j in range(n):
+        top[j] = margin[0, start + j]
     for k in range(1, K):
-        top = max(top, margin[k, i])
-    total = 0.0
+        row = margin[k, start:start + n]
+        for j in range(n):
+            top[j] = max(top[j], row[j])
+    for j in range(n):
+        total[j] = 0.0
     for k in range(K):
-        e = math.exp(margin[k, i] - top)
-        out[k] = e
-        total += e
+        row = margin[k, start:start + n]
+        probs = out[k]
+        for j in range(n):
+            e = exp_nonpositive(row[j] - top[j])
+            probs[j] = e
+            total[j] += e
     for k in range(K):
-        out[k] = out[k] / total
+        probs = out[k]
+        for j in range(n):
+            probs[j] = probs[j] / total[j]
 
 
 def softmax(margin):

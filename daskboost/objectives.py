@@ -247,9 +247,10 @@ def _quantile_kernel(margin, y, weight, grad, hess, alpha):
         hess[0, i] = w
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _logistic_kernel(margin, y, weight, grad, hess):
     # l = -y log p - (1-y) log(1-p), p = sigmoid(m) -> g = p - y, h = max(p (1 - p), 1e-16)
+    # (a loop without calls: the compiler vectorises it)
     for i in range(y.shape[0]):
         w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
         p = links.sigmoid_scalar(margin[0, i])
@@ -293,22 +294,32 @@ def _tweedie_kernel(margin, y, weight, grad, hess, rho):
         hess[0, i] = _weighted(((2.0 - rho) * b - (1.0 - rho) * y[i] * a), w)
 
 
-@numba.njit(nogil=True, cache=True)
+SOFTMAX_ROWS = 256  # rows whose probabilities ``_softmax_kernel`` computes at a time
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _softmax_kernel(margin, y, weight, grad, hess):
     # l = -log p_y, p = softmax(m) -> g_k = p_k - [y == k];
     # h_k = max(2 p_k (1 - p_k), 1e-16): xgboost's diagonal hessian bound, twice the exact
     # diagonal p_k (1 - p_k) (the factor 2 is xgboost's and halves the Newton step)
-    K = margin.shape[0]
-    prob = np.empty(K)
-    for i in range(y.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
-        links.softmax_column(margin, i, prob)
-        label = int(y[i])
+    K, n_rows = margin.shape
+    prob = np.empty((K, SOFTMAX_ROWS))
+    top = np.empty(SOFTMAX_ROWS)
+    total = np.empty(SOFTMAX_ROWS)
+    for start in range(0, n_rows, SOFTMAX_ROWS):
+        n = min(SOFTMAX_ROWS, n_rows - start)
+        links.softmax_rows(margin, start, n, prob, top, total)
+        labels = y[start:start + n]
         for k in range(K):
-            p = prob[k]
-            g = p - 1.0 if k == label else p
-            grad[k, i] = _weighted(g, w)
-            hess[k, i] = _weighted(max(2.0 * p * (1.0 - p), _MIN_HESSIAN), w)
+            probs = prob[k]
+            grads = grad[k, start:start + n]
+            hesses = hess[k, start:start + n]
+            for j in range(n):
+                w = 1.0 if weight.shape[0] == 0 else np.float64(weight[start + j])
+                p = probs[j]
+                g = p - 1.0 if k == int(labels[j]) else p
+                grads[j] = _weighted(g, w)
+                hesses[j] = _weighted(max(2.0 * p * (1.0 - p), _MIN_HESSIAN), w)
 
 
 # ---------------------------------------------------------------------------
