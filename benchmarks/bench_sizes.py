@@ -3,8 +3,9 @@
 What it measures, side by side in one process and one run:
 
 * Data: the binary task of ``bench_binary`` (``common.make_binary``: 28 float32
-  features, 5% missing values), at ``--sizes`` training rows (default 20,000, 100,000
-  and 1,000,000) and one test set of ``--test-rows`` rows (default 200,000).
+  features, 5% missing values, ``--missing-fraction``), at ``--sizes`` training rows
+  (default 20,000, 100,000 and 1,000,000) and one test set of ``--test-rows`` rows
+  (default 200,000).
 * Input as users hold it at that size: numpy arrays in memory for the smaller sizes;
   from 1,000,000 rows up a dask array of 8 row chunks for daskboost (the threaded
   scheduler, no distributed Client), numpy for the others.
@@ -72,19 +73,25 @@ def main(argv=None):
     parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES),
                         help="comma list of training row counts")
     parser.add_argument("--test-rows", type=int, default=200_000)
+    parser.add_argument("--missing-fraction", type=float, default=0.05,
+                        help="fraction of feature values set missing (0: none, so "
+                             "daskboost keeps its codes in one byte)")
     common.add_run_options(parser, LIBRARIES)
     args = common.parse_run_args(parser, LIBRARIES, argv)
     sizes = common.parse_number_list(parser, "--sizes", args.sizes, int, "integers")
     if not sizes or min(sizes) < 1000 or args.repeats < 1 or args.test_rows < 1000:
         parser.error("--sizes of at least 1000 rows, --test-rows >= 1000, --repeats >= 1")
+    if not 0.0 <= args.missing_fraction < 1.0:
+        parser.error(f"--missing-fraction must be in [0, 1); got {args.missing_fraction}")
+    missing = args.missing_fraction
     machine = common.machine_info()
-    X_test, y_test, _ = common.make_binary(args.test_rows, args.seed + 1)
-    X_warm, y_warm, _ = common.make_binary(1000, args.seed + 2)
+    X_test, y_test, _ = common.make_binary(args.test_rows, args.seed + 1, missing)
+    X_warm, y_warm, _ = common.make_binary(1000, args.seed + 2, missing)
     for name in args.libraries:  # JIT compilation and imports: untimed
         make_fit(name, X_warm, y_warm)()
     rows, results = [], {}
     for size in sizes:
-        X, y, _ = common.make_binary(size, args.seed)
+        X, y, _ = common.make_binary(size, args.seed, missing)
         fits = {name: make_fit(name, X, y) for name in args.libraries}
         times = {name: [] for name in args.libraries}
         predictors = {}

@@ -9,7 +9,8 @@ value bin of any feature, the same for every feature.
 When a feature has at most ``max_bin`` distinct values every value has a bin of its own
 (see ``sketch.cut_points``), and histogram split finding is the exact greedy algorithm.
 Codes are uint8 when ``missing_code <= 255`` (``max_bin <= 255``, or fewer distinct
-values), uint16 otherwise (up to ``max_bin=65535``).
+values), uint16 otherwise (up to ``max_bin=65535``); a training block whose codes all
+fit in uint8 (no missing value at ``max_bin=256``) is kept as uint8 (``narrowed``).
 """
 
 import numba
@@ -113,6 +114,31 @@ class BinMapper:
             return -np.inf
         cuts = self.cuts[feature]
         return float(cuts[bin_]) if bin_ < len(cuts) else np.inf
+
+
+def narrowed(codes):
+    """``codes`` as uint8 when they are wider but every one fits: at ``max_bin=256`` the
+    value bins are codes 0..255 and only a missing value takes code 256, so a block
+    with no missing value needs one byte a code.  The kernels then read half the bytes
+    (the histogram kernel 9% faster, 500k rows x 28 features) and a budget holds twice
+    the rows; the codes are the same numbers, so the models do not change.  Otherwise
+    ``codes`` itself (a block with a missing value is found at its first one)."""
+    if codes.dtype == np.uint8 or codes.size == 0:
+        return codes
+    out = np.empty(codes.shape, dtype=np.uint8)
+    return out if _copy_if_below_256(codes.reshape(-1), out.reshape(-1)) else codes
+
+
+@numba.njit(nogil=True, cache=True)
+def _copy_if_below_256(codes, out):
+    """Copy ``codes`` into ``out`` while every one is below 256; False at the first that
+    is not (``out`` then half written)."""
+    for i in range(codes.shape[0]):
+        code = codes[i]
+        if code > 255:
+            return False
+        out[i] = code
+    return True
 
 
 def _search_depth(n_cuts):

@@ -365,7 +365,9 @@ class BlockStore:
         ``make_rows(start, stop)``: made whole when the budget has room for it (one
         block, as ``put``), else one block at a time, each kept or spilled before the
         next is made, so that no more than one block of it is ever outside the store
-        (the bin pass: a partition's codes go straight to the store)."""
+        (the bin pass: a partition's codes go straight to the store).  A block may come
+        as unsigned integers narrower than ``dtype`` (codes that fit in uint8:
+        ``binning.narrowed``) and is kept so."""
         n_rows, width = shape
         dtype = np.dtype(dtype)
         if self.closed:
@@ -378,6 +380,8 @@ class BlockStore:
                 with self._lock:
                     self.memory_bytes -= nbytes
                 raise
+            with self._lock:  # a narrower block gives back what it does not take
+                self.memory_bytes -= nbytes - whole.nbytes
             return self._stored(shape, dtype, [(0, n_rows, whole)])
         blocks, spill = [], self._array_spiller()
         try:
@@ -394,7 +398,9 @@ class BlockStore:
     @staticmethod
     def _checked(block, shape, dtype):
         block = np.ascontiguousarray(block)
-        if block.shape != shape or block.dtype != dtype:
+        narrower = (block.dtype.kind == dtype.kind == "u"
+                    and block.dtype.itemsize < dtype.itemsize)
+        if block.shape != shape or not (block.dtype == dtype or narrower):
             raise ValueError(f"expected a {dtype} {shape} block; got {block.dtype} "
                              f"{block.shape}")
         return block

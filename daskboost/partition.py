@@ -24,6 +24,7 @@ import pandas as pd
 
 from .data import (FrameRows, checked_categories, column_categories, feature_block,
                    feature_rows, label_block, margin_block, weight_block)
+from .binning import narrowed
 from .blockstore import RowColumn, StoredArray
 from .lake import ParquetColumns
 from .histogram import (accumulate_histograms, add_block_histograms, add_leaf_values_kernel,
@@ -294,20 +295,21 @@ def binned_codes(X, mapper, store):
     in this process, binned block by block straight into it when they do not fit the
     budget (as they are when ``store`` is None; a ``data.FrameRows`` binned block by
     block all the same; a ``lake.ParquetColumns`` binned column by column, its codes
-    made whole first: a column is what its file gives at a time)."""
+    made whole first: a column is what its file gives at a time).  Each block is kept
+    as uint8 where its codes fit (``binning.narrowed``)."""
     if isinstance(X, ParquetColumns):
-        codes = mapper.transform_columns(X.column, X.shape[0])
+        codes = narrowed(mapper.transform_columns(X.column, X.shape[0]))
         return codes if store is None else store.open().put(codes)
     if store is None:
         if not isinstance(X, FrameRows):
-            return mapper.transform(X)
+            return narrowed(mapper.transform(X))
         codes = np.empty((X.shape[0], len(mapper.cuts)), dtype=mapper.dtype)
         for start in range(0, X.shape[0], FRAME_ROWS_PER_BLOCK):
             stop = min(start + FRAME_ROWS_PER_BLOCK, X.shape[0])
             codes[start:stop] = mapper.transform(X[start:stop])
-        return codes
+        return narrowed(codes)
     return store.open().put_rows((X.shape[0], len(mapper.cuts)), mapper.dtype,
-                                 lambda start, stop: mapper.transform(X[start:stop]))
+                                 lambda start, stop: narrowed(mapper.transform(X[start:stop])))
 
 
 def start_state(X, labels, weights, index, mapper, base_margin, classes, previous, store,

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from daskboost.binning import BinMapper
+from daskboost.binning import BinMapper, narrowed
 from daskboost.sketch import summarize_block
 
 
@@ -102,3 +102,39 @@ def test_special_values_at_every_position_of_the_four_row_search(n_rows):
             expected = np.searchsorted(mapper.cuts[f], X[:, f], side="left")
             expected[np.isnan(X[:, f])] = mapper.missing_code
             np.testing.assert_array_equal(mapper.transform(X)[:, f], expected)
+
+
+def test_codes_without_missing_values_are_narrowed_to_uint8():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 3))
+    mapper = mapper_for(X, 256)
+    codes = mapper.transform(X)
+    assert codes.dtype == np.uint16 and mapper.missing_code == 256  # 256 value bins
+    narrow = narrowed(codes)
+    assert narrow.dtype == np.uint8 and np.array_equal(narrow, codes)
+    X[4999, 2] = np.nan  # one missing value, in the last row: code 256 needs uint16
+    codes = mapper.transform(X)
+    assert narrowed(codes) is codes
+    empty = codes[:0]
+    assert narrowed(empty) is empty
+
+
+def test_narrowed_codes_give_the_same_model(monkeypatch, tmp_path):
+    from daskboost import DaskBoostRegressor, partition
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 4))
+    y = X[:, 0] + np.sin(3 * X[:, 1]) + rng.normal(scale=0.1, size=3000)
+    seen = []
+
+    def counting(codes):
+        out = narrowed(codes)
+        seen.append(out.dtype)
+        return out
+    monkeypatch.setattr(partition, "narrowed", counting)
+    narrow = DaskBoostRegressor(n_estimators=5, max_depth=4).fit(X, y)
+    assert seen and set(seen) == {np.dtype(np.uint8)}
+    monkeypatch.setattr(partition, "narrowed", lambda codes: codes)
+    wide = DaskBoostRegressor(n_estimators=5, max_depth=4).fit(X, y)
+    narrow.save_model(tmp_path / "narrow.json")
+    wide.save_model(tmp_path / "wide.json")
+    assert (tmp_path / "narrow.json").read_bytes() == (tmp_path / "wide.json").read_bytes()

@@ -589,6 +589,23 @@ def test_checksum_sees_every_byte_and_its_place():
     assert blockstore.block_checksum(data) == reference
 
 
+@pytest.mark.parametrize("budget", [10_000, 250])
+def test_put_rows_keeps_narrower_blocks_narrow(tmp_path, budget):
+    # uint8 blocks of an array declared uint16 (codes that fit: binning.narrowed) are
+    # kept as uint8, in memory (taking their own bytes of the budget) or on disk
+    full = make_codes(1050, 4, np.uint8)
+    store = make_store(tmp_path, budget, "lz4", block_rows=100)
+    try:
+        stored = store.put_rows(full.shape, np.uint16, lambda a, b: full[a:b])
+        assert {b.dtype for _, _, b in stored._blocks} == {np.dtype(np.uint8)}
+        np.testing.assert_array_equal(stored.to_numpy(), full)
+        assert store.memory_bytes == sum(b.nbytes for _, _, b in stored._blocks
+                                         if isinstance(b, np.ndarray))
+        assert store.memory_bytes == (full.nbytes if budget > full.nbytes else 200)
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("budget", ["all", 0, 250])
 def test_put_rows_makes_one_block_at_a_time_beyond_the_budget(tmp_path, budget):
     full = make_codes(1050, 4, np.uint8)
@@ -609,7 +626,7 @@ def test_put_rows_makes_one_block_at_a_time_beyond_the_budget(tmp_path, budget):
             assert asked == [(s, min(s + 100, 1050)) for s in range(0, 1050, 100)]
             assert store.memory_bytes <= budget
         with pytest.raises(ValueError, match=r"expected a uint16 \(3, 4\) block"):
-            store.put_rows((3, 4), np.uint16, lambda a, b: full[a:b])
+            store.put_rows((3, 4), np.uint16, lambda a, b: full[a:b].astype(np.int16))
         assert store.memory_bytes == sum(b.nbytes for _, _, b in stored._blocks
                                          if isinstance(b, np.ndarray))
     finally:

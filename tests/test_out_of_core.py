@@ -72,6 +72,37 @@ def test_spilled_blocks_give_the_same_model(tmp_path, small_blocks, make, budget
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("budget", [0, 20_000])
+def test_blocks_of_both_code_widths_give_the_same_model(tmp_path, small_blocks, monkeypatch,
+                                                        budget):
+    """Missing values in the first rows only: those blocks keep uint16 codes, the others
+    are narrowed to uint8 (``binning.narrowed``), in memory and on disk alike."""
+    X, y = frame()
+    X[:] = np.random.default_rng(3).normal(size=X.shape)  # 256 value bins: code 256 missing
+    X.iloc[:300, 1] = np.nan
+    widths = set()
+    spiller = blockstore.BlockStore._array_spiller
+
+    def spying(self):
+        spill = spiller(self)
+
+        def spying_spill(block):  # a block of codes
+            widths.add(block.dtype.itemsize)
+            return spill(block)
+        return spying_spill
+    monkeypatch.setattr(blockstore.BlockStore, "_array_spiller", spying)
+    models = []
+    for kw in ({}, {"memory_budget": budget, "cache_dir": str(tmp_path)}):
+        Xd, yd = dd.from_pandas(X, npartitions=3), dd.from_pandas(y, npartitions=3)
+        models.append(DaskBoostRegressor(n_estimators=4, max_depth=3, **kw).fit(
+            Xd, yd, eval_set=[(Xd, yd)]))
+    assert models[1].get_booster().to_dict() == models[0].get_booster().to_dict()
+    assert models[1].evals_result() == models[0].evals_result()
+    if budget == 0:
+        assert widths == {1, 2}
+    assert leftovers(tmp_path) == []
+
+
 def test_blocks_really_go_to_disk(tmp_path, small_blocks, monkeypatch):
     """Spy on the store: with budget 0 every block of the codes and of the per-row state
     is written; the codes once, the node ids at every pass; all read back per pass."""
