@@ -3,8 +3,8 @@
 What it measures, one fit per fresh subprocess so that each peak RSS is that fit's alone:
 
 * Data: the binary task of bench_binary.py (``common.make_binary``): ``--rows`` (default
-  20,000,000) rows x 28 float32 features, 5% of the values NaN, written as a parquet lake
-  of ``--files`` (default 40) files under ``--lake-dir`` (default
+  20,000,000) rows x 28 float32 features, 5% of the values NaN (``--missing-fraction``),
+  written as a parquet lake of ``--files`` (default 40) files under ``--lake-dir`` (default
   ``<tempdir>/daskboost-bench-lakes``). The lake is written in chunks, one file at a
   time: file ``i`` holds ``make_binary(rows_i, seed=1000 * --seed + i)``, so writing
   20M rows never holds more than one file's rows (500k with the defaults) in memory.
@@ -104,6 +104,7 @@ RESULT_PREFIX = "BENCH_OUT_OF_CORE_RESULT "
 LAKE_MARKER = "lake.json"
 LAKE_VERSION = 1
 MAX_FILES = 1000                 # file seeds are 1000 * seed + file index
+MISSING_FRACTION = 0.05          # of the feature values, by default
 WARMUP_SEED_OFFSET = 1_000_000   # the warm-up lake's seed: far from any data seed
 TARGET_PEAK_RSS = 1.5e9          # bytes, for the out-of-core (smallest budget) fit
 TARGET_TIME_RATIO = 1.5          # out-of-core fit time / in-memory fit time
@@ -113,22 +114,25 @@ TARGETS = ("peak RSS < 1.5 GB for the 256MB fit, out-of-core time within 1.5x of
 
 # ---- the parquet lakes --------------------------------------------------------------------
 
-def lake_spec(rows, files, seed):
+def lake_spec(rows, files, seed, missing):
     return {"version": LAKE_VERSION, "rows": rows, "files": files, "seed": seed,
-            "features": N_FEATURES, "missing_fraction": 0.05,
+            "features": N_FEATURES, "missing_fraction": missing,
             "generator": "file i: common.make_binary(rows_i, seed=1000 * seed + i), rows_i "
                          "from np.linspace(0, rows, files + 1)"}
 
 
-def ensure_lake(root, rows, files, seed, quiet=False):
+def ensure_lake(root, rows, files, seed, missing=MISSING_FRACTION, quiet=False):
     """``(data_dir, info)`` of the lake of ``rows`` rows in ``files`` files under ``root``,
     written one file at a time unless a complete one with the same spec exists there.
 
     The marker is written last, so an interrupted write is redone by the next run.
     """
-    directory = Path(root) / f"binary-{rows}rows-{files}files-seed{seed}"
+    name = f"binary-{rows}rows-{files}files-seed{seed}"
+    if missing != MISSING_FRACTION:
+        name += f"-missing{missing:g}"
+    directory = Path(root) / name
     data_dir, marker = directory / "data", directory / LAKE_MARKER
-    spec = lake_spec(rows, files, seed)
+    spec = lake_spec(rows, files, seed, missing)
     if marker.exists():
         try:
             info = json.loads(marker.read_text())
@@ -147,7 +151,7 @@ def ensure_lake(root, rows, files, seed, quiet=False):
     bounds = np.linspace(0, rows, files + 1).astype(np.int64)
     total = 0
     for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
-        X, y, _ = make_binary(int(hi - lo), seed=1000 * seed + i)
+        X, y, _ = make_binary(int(hi - lo), seed=1000 * seed + i, missing_fraction=missing)
         total += write_parquet_lake(staging, X, y, 1)
         os.replace(staging / "part-0000.parquet", data_dir / f"part-{i:04d}.parquet")
         del X, y
@@ -414,6 +418,9 @@ def parse_args(argv=None):
     parser.add_argument("--repeats", type=int, default=1,
                         help="fits per configuration; medians are reported")
     parser.add_argument("--seed", type=int, default=0, help="data seed")
+    parser.add_argument("--missing-fraction", type=float, default=MISSING_FRACTION,
+                        help="fraction of feature values missing (0: none, so the codes "
+                             "take one byte each)")
     parser.add_argument("--output", default=None,
                         help="write PATH.json and PATH.md with the results")
     args = parser.parse_args(argv)
@@ -501,7 +508,8 @@ def _run_fits(configs, args, tmp_root, model_dir):
 
 
 def run_budgets(args, tmp_root, model_dir):
-    lake, lake_info = ensure_lake(args.lake_dir, args.rows, args.files, args.seed)
+    lake, lake_info = ensure_lake(args.lake_dir, args.rows, args.files, args.seed,
+                                  args.missing_fraction)
     configs = [{"key": budget, "budget": budget, "lake": str(lake),
                 "title": f"memory_budget={budget}"} for budget in args.budgets]
     entries = _run_fits(configs, args, tmp_root, model_dir)
@@ -560,7 +568,8 @@ def run_budgets(args, tmp_root, model_dir):
                            for e in entries.values() if e["error"] is None)},
         }
     lines = [f"Targets: {TARGETS}.", "", markdown_table(header, rows), ""]
-    lines.append(f"{args.rows:,} rows x {N_FEATURES} float32 features (5% NaN) in a parquet "
+    lines.append(f"{args.rows:,} rows x {N_FEATURES} float32 features "
+                 f"({args.missing_fraction:.0%} NaN) in a parquet "
                  f"lake of {args.files} files ({lake_info['bytes'] / 2**20:,.0f} MiB); "
                  f"{args.rounds} trees, depth {MAX_DEPTH}, learning_rate {LEARNING_RATE}, "
                  f"max_bin {MAX_BIN}; median of {args.repeats} run(s); dask threaded "
@@ -601,7 +610,7 @@ def run_scaling(args, tmp_root, model_dir):
     configs, lakes = [], {}
     for rows in args.scaling_rows:
         files = min(MAX_FILES, max(1, round(rows / rows_per_file)))
-        lake, info = ensure_lake(args.lake_dir, rows, files, args.seed)
+        lake, info = ensure_lake(args.lake_dir, rows, files, args.seed, args.missing_fraction)
         lakes[rows] = info
         configs.append({"key": f"{rows}rows", "rows": rows, "files": files, "lake": str(lake),
                         "budget": args.scaling_budget,
@@ -656,7 +665,8 @@ def run_scaling(args, tmp_root, model_dir):
                         _mb(ref[peak_key]), verdict]
         rows.append(row)
     lines = [markdown_table(header, rows), ""]
-    lines.append(f"{N_FEATURES} float32 features (5% NaN), parquet lakes of ~"
+    lines.append(f"{N_FEATURES} float32 features ({args.missing_fraction:.0%} NaN), "
+                 "parquet lakes of ~"
                  f"{rows_per_file:,.0f} rows per file; {args.rounds} trees, depth {MAX_DEPTH}, "
                  f"learning_rate {LEARNING_RATE}, max_bin {MAX_BIN}, memory_budget="
                  f"{args.scaling_budget}; median of {args.repeats} run(s); "
@@ -734,11 +744,13 @@ def main(argv=None):
     info = machine_info()
     if args.scaling:
         print(f"# daskboost out-of-core scaling benchmark: rows {args.scaling_rows} x "
-              f"{N_FEATURES} float32 features (5% NaN), memory_budget={args.scaling_budget}",
+              f"{N_FEATURES} float32 features ({args.missing_fraction:.0%} NaN), "
+              f"memory_budget={args.scaling_budget}",
               flush=True)
     else:
         print(f"# daskboost out-of-core benchmark: {args.rows:,} rows x {N_FEATURES} float32 "
-              f"features (5% NaN), {args.files} parquet files, memory budgets {args.budgets}",
+              f"features ({args.missing_fraction:.0%} NaN), {args.files} parquet files, "
+              f"memory budgets {args.budgets}",
               flush=True)
         print(f"# targets: {TARGETS}", flush=True)
     print(f"# {args.rounds} trees, depth {MAX_DEPTH}, learning_rate {LEARNING_RATE}, max_bin "
@@ -747,7 +759,7 @@ def main(argv=None):
 
     Path(args.lake_dir).mkdir(parents=True, exist_ok=True)
     warmup_lake, _ = ensure_lake(args.lake_dir, WARMUP_ROWS, 2, WARMUP_SEED_OFFSET + args.seed,
-                                 quiet=True)
+                                 args.missing_fraction, quiet=True)
     args.warmup_lake = str(warmup_lake)
     with tempfile.TemporaryDirectory(prefix="daskboost-bench-ooc-") as tmp:
         model_dir = args.model_dir or str(Path(tmp) / "models")
@@ -758,8 +770,9 @@ def main(argv=None):
     print(markdown)
 
     if args.output:
-        config = {"rounds": args.rounds, "features": N_FEATURES, "missing_fraction": 0.05,
-                  "repeats": args.repeats, "seed": args.seed, "threads": N_THREADS,
+        config = {"rounds": args.rounds, "features": N_FEATURES,
+                  "missing_fraction": args.missing_fraction, "repeats": args.repeats,
+                  "seed": args.seed, "threads": N_THREADS,
                   "lake_dir": args.lake_dir, "cache_dir": args.cache_dir,
                   "model_dir": args.model_dir, "warmup_rows": WARMUP_ROWS,
                   "warmup_rounds": WARMUP_ROUNDS, "warmup_spill_budget": WARMUP_SPILL_BUDGET,
