@@ -31,8 +31,7 @@ _LN2_HI = 6.93147180369123816490e-01  # ln 2 to 32 bits: k * _LN2_HI is exact fo
 _LN2_LO = 1.90821492927058770002e-10  # ln 2 - _LN2_HI
 _BELOW_SUBNORMALS = -746.0            # exp(x) rounds to +0.0 below -745.13
 _TWO_TO_MINUS_54 = 2.0 ** -54
-_C = [1.0 / math.factorial(n) for n in range(14)]
-(_C0, _C1, _C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13) = _C
+_TAYLOR = tuple(1.0 / math.factorial(n) for n in range(13, -1, -1))  # 1/13!, ..., 1/0!
 
 
 @intrinsic
@@ -53,20 +52,9 @@ def exp_nonpositive(x):
     clamped = x if x > _BELOW_SUBNORMALS else _BELOW_SUBNORMALS  # (NaN: clamped too)
     k = np.rint(clamped * _LOG2_E)                # -1076 <= k <= 0
     r = (clamped - k * _LN2_HI) - k * _LN2_LO
-    p = _C13
-    p = p * r + _C12
-    p = p * r + _C11
-    p = p * r + _C10
-    p = p * r + _C9
-    p = p * r + _C8
-    p = p * r + _C7
-    p = p * r + _C6
-    p = p * r + _C5
-    p = p * r + _C4
-    p = p * r + _C3
-    p = p * r + _C2
-    p = p * r + _C1
-    p = p * r + _C0
+    p = _TAYLOR[0]
+    for c in _TAYLOR[1:]:  # Horner, from the highest power (a constant tuple: unrolled)
+        p = p * r + c
     # 2^(k + 54) is a normal number for every k here
     scale = _bits_as_float64((np.int64(k) + np.int64(1023 + 54)) << np.int64(52))
     out = (p * scale) * _TWO_TO_MINUS_54  # exp(-746) rounds to +0.0, as below it
