@@ -132,7 +132,7 @@ def narrowed(codes):
 @numba.njit(nogil=True, cache=True)
 def _copy_if_below_256(codes, out):
     """Copy ``codes`` into ``out`` while every one is below 256; False at the first that
-    is not (``out`` then half written)."""
+    is not (``out`` then partly written)."""
     for i in range(codes.shape[0]):
         code = codes[i]
         if code > 255:
