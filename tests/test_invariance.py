@@ -89,6 +89,39 @@ def test_distributed_cluster_gives_a_byte_identical_model(tmp_path, cluster, dir
     assert routes == [expected, expected]
 
 
+def test_partitions_of_both_code_widths_give_the_threaded_model_on_a_cluster(tmp_path,
+                                                                            cluster):
+    # continuous features (256 value bins, so a missing value takes code 256) with
+    # missing values in the first partition only: its codes stay uint16, the others'
+    # are kept as uint8 (binning.narrowed), on the workers as in the threaded fit
+    import distributed
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame(rng.normal(size=(8000, 4)), columns=[f"f{i}" for i in range(4)])
+    y = pd.Series(X["f0"] + np.sin(2 * X["f1"]) + rng.normal(0, 0.2, 8000), name="y")
+    X.iloc[:500, 2] = np.nan
+
+    def saved(name):
+        model = DaskBoostRegressor(n_estimators=6, max_depth=4).fit(
+            dd.from_pandas(X, npartitions=4), dd.from_pandas(y, npartitions=4))
+        model.save_model(tmp_path / f"{name}.json")
+        return (tmp_path / f"{name}.json").read_bytes()
+
+    from daskboost import binning, partition
+    widths = []
+
+    def recording(codes):
+        out = binning.narrowed(codes)
+        widths.append(out.dtype.itemsize)
+        return out
+    with dask.config.set(scheduler="threads"), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(partition, "narrowed", recording)
+        threaded = saved("threads")
+    assert sorted(widths) == [1, 1, 1, 2]
+    with distributed.Client(cluster):
+        on_cluster = saved("cluster")
+    assert on_cluster == threaded
+
+
 @pytest.mark.parametrize("n_workers, threads", [(3, 1), (2, 2)])
 def test_other_cluster_shapes_give_the_threaded_model(tmp_path, n_workers, threads):
     # three workers: each sends its partial sums to two peers, and the 4 partitions sit
