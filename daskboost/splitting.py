@@ -141,7 +141,6 @@ def _numeric_feature_l2(hist_f, k, node_g, node_h, parent, reg_lambda, min_child
     at once (``_scan_gains``, a loop without branches that the compiler vectorises),
     then the first best, scan 1's candidates before scan 2's."""
     sums_g, sums_h, gains = scratch[0], scratch[1], scratch[2]
-    out_gain, out_bin, out_dl, out_lg, out_lh = -1.0, -1, False, 0.0, 0.0
     # scan 1: sums of bins 0..b go left, at b; scan 2 (only when the node has missing
     # rows): sums of bins k-1-j..k-1 go right, at k + j.  (Unsigned indices: numba
     # then skips its negative-index fix-up.)
@@ -175,7 +174,7 @@ def _numeric_feature_l2(hist_f, k, node_g, node_h, parent, reg_lambda, min_child
     # scan 1's candidates come before scan 2's: the first best of both scans in one
     b = _first_best(gains, n, best_gain)
     if b < 0:
-        return out_gain, out_bin, out_dl, out_lg, out_lh
+        return -1.0, -1, False, 0.0, 0.0
     if b < k:
         return gains[b], b, False, sums_g[b], sums_h[b]
     return gains[b], 2 * k - 2 - b, True, node_g - sums_g[b], node_h - sums_h[b]
