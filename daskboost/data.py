@@ -632,8 +632,10 @@ def column_categories(column, name, max_cat):
     present in it, matched by value); raises naming the column if there are more than
     ``max_cat`` or they cannot be ordered."""
     codes, distinct = _codes_and_distinct(column)
-    present = np.unique(codes)
-    return checked_categories(distinct[present[present >= 0]].tolist(), name, max_cat)
+    if isinstance(getattr(column, "dtype", None), pd.CategoricalDtype):
+        present = np.unique(codes)  # (a category dtype's categories may be unused)
+        distinct = distinct[present[present >= 0]]
+    return checked_categories(distinct.tolist(), name, max_cat)
 
 
 def checked_categories(values, name, max_cat):

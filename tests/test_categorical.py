@@ -68,6 +68,16 @@ def test_pyarrow_and_object_string_columns_are_categorical():
     assert result.categories == {0: ["a", "b", "c"], 1: ["x", "y"], 2: ["u", "v"], 3: ["j", "k"]}
 
 
+def test_dictionary_holds_the_categories_present_not_a_dtypes_unused_ones():
+    # a category dtype may list categories no row has; strings have only present ones
+    values = ["b", "a", None, "b"]
+    unused = pd.DataFrame({"f": pd.Categorical(values, categories=["z", "b", "a", "q"])})
+    strings = pd.DataFrame({"f": pd.Series(values, dtype=object)})
+    for df in (unused, strings):
+        _, result = scanned(df, np.arange(4.0))
+        assert result.categories == {0: ["a", "b"]}
+
+
 def test_encoding_is_by_value_not_by_pandas_code():
     mapper = BinMapper([np.empty(0)], {0: ["a", "b", "c"]})
     one = pd.DataFrame({"f": pd.Categorical(["c", "a", None, "z"], categories=["c", "a", "z"])})
