@@ -1073,3 +1073,22 @@ def test_grow_rounds_two_rounds(K):
         assert [slots for _, slots in per_tree] == [
             list(range(sum(map(len, expected[:k])), sum(map(len, expected[:k + 1]))))
             for k in range(K)]
+
+
+def test_split_search_work_counts_partition_searched_categories_more():
+    # the split search's threads are given nodes by this estimate: numeric cells count
+    # once, a feature searched by partition (k >= max_cat_to_onehot) more
+    from daskboost.grower import (CATEGORY_EXTRA_CELLS, PARTITION_FEATURE_CELLS,
+                                  split_search_cells)
+    numeric = BinMapper([np.arange(9.0)], {})
+    cells = int(numeric.cell_offsets[-1])
+    assert split_search_cells(numeric, 4) == cells
+    mapper = BinMapper([np.arange(9.0), np.empty(0), np.empty(0)],
+                       {1: list("abc"), 2: [f"c{i}" for i in range(40)]})
+    total = int(mapper.cell_offsets[-1])
+    assert total == cells + 4 + 41  # each category and the missing rows' cell
+    # "abc" (3 < 4) is one-vs-rest: counted as its cells; the 40 categories are searched
+    assert split_search_cells(mapper, 4) == total + 41 * CATEGORY_EXTRA_CELLS + PARTITION_FEATURE_CELLS
+    assert split_search_cells(mapper, 41) == total  # both one-vs-rest
+    assert split_search_cells(mapper, 3) == (total + 45 * CATEGORY_EXTRA_CELLS
+                                             + 2 * PARTITION_FEATURE_CELLS)
