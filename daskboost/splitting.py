@@ -517,19 +517,21 @@ def _category_weights(hist_f, k, reg_lambda, reg_alpha, max_delta_step, min_chil
     """The optimal weight at the node (``leaf_weight``) of each of the feature's ``k``
     categories, 0 for one lighter than ``min_child_weight``.  Without L1 and clipping
     (the defaults) -G / (H + lambda) in a loop without branches, which the compiler
-    vectorises: the same values."""
+    vectorises: the same values (a NaN weight, from a callable objective's NaN
+    gradients, is 0 as ``leaf_weight`` makes it: the order's ends count on every
+    weight comparing as negative, zero or positive)."""
     weights = np.empty(k, dtype=np.float64)
     if reg_alpha == 0.0 and max_delta_step == 0.0:
         for c in range(k):
             h = hist_f[c, 1]
             w = -hist_f[c, 0] / (h + reg_lambda)
-            weights[c] = w if (h >= min_child_weight) & (h > 0.0) else 0.0
+            weights[c] = w if (h >= min_child_weight) & (h > 0.0) & (w == w) else 0.0
         return weights
     for c in range(k):
         w = 0.0
         if hist_f[c, 1] >= min_child_weight and hist_f[c, 1] > 0.0:
             w = leaf_weight(hist_f[c, 0], hist_f[c, 1], reg_lambda, reg_alpha, max_delta_step)
-        weights[c] = w
+        weights[c] = w if w == w else 0.0
     return weights
 
 
@@ -583,7 +585,7 @@ def _order_ends(hist_f, k, m, reg_lambda, reg_alpha, max_delta_step, min_child_w
     head[:r] = smallest[:r]
     z = min(m - r, n_zero)
     _zeros_from_start(weights, head[r:r + z])
-    if r + z < m:  # the smallest positive weights follow
+    if r + z < m:  # the smallest positive weights follow (``kept[0]`` is free again)
         rest = np.empty(m - r - z, dtype=np.int64)
         n = 0
         for c in range(k):
@@ -595,7 +597,7 @@ def _order_ends(hist_f, k, m, reg_lambda, reg_alpha, max_delta_step, min_child_w
     tail[m - r:] = largest[:r]
     z = min(m - r, n_zero)
     _zeros_from_end(weights, tail[m - r - z:m - r])
-    if r + z < m:  # the largest negative weights come before
+    if r + z < m:  # the largest negative weights come before (``kept[1]`` is free)
         rest = np.empty(m - r - z, dtype=np.int64)
         n = 0
         for c in range(k):

@@ -178,6 +178,20 @@ def test_category_order_ends_are_those_of_the_stable_sort_by_weight():
         np.testing.assert_array_equal(tail, order[k - m:])
 
 
+@pytest.mark.parametrize("reg_alpha", [0.0, 0.5])
+def test_category_with_nan_gradient_sum_sorts_as_weight_zero(reg_alpha):
+    # (a callable objective may return NaN gradients): the order is still defined
+    from daskboost.splitting import _order_ends
+    g = np.array([-2.0, np.nan, 1.0, 0.0, -1.0, np.inf, 3.0])
+    h = np.array([1.0, 2.0, 1.0, 0.0, 2.0, np.inf, 1.0])
+    head, tail = _order_ends(np.stack([g, h], axis=1), 7, 5, 1.0, reg_alpha, 0.0, 0.0)
+    # weights -G/(H+1) (L1 shrinks G by 0.5): 1, nan -> 0, -0.5, 0 (absent), 1/3,
+    # inf/inf = nan -> 0, -1.5; the stable order: 6, 2, 1, 3, 5, 4, 0
+    order = [6, 2, 1, 3, 5, 4, 0]
+    np.testing.assert_array_equal(head, order[:5])
+    np.testing.assert_array_equal(tail, order[2:])
+
+
 def test_max_cat_threshold_bounds_the_set_and_min_child_weight_and_gamma_apply():
     hist = _hist_of([(-10, 5), (-9, 5), (-8, 5), (10, 5), (9, 5), (8, 5)])
     # sets of fewer than max_cat_threshold categories (xgboost's bound)
