@@ -132,6 +132,26 @@ def add_block_histograms(hist, codes, grad, hess, positions, new_positions, spli
         accumulate_histograms_categorical(codes, grad, hess, *moves, cat_table)
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _add_row(row_hist, codes, i, g, h, cell_offsets, width):
+    """Add a row's (g, h) into the cells of its codes in one node's histogram
+    (``row_hist``: cell c's (g, h) at 2c, 2c + 1); ``width``: ``uniform_width``."""
+    if width:  # every feature as wide as the codes (see uniform_width)
+        for f in range(codes.shape[1]):
+            # (unsigned arithmetic: ~3% faster than int64's, 500k rows x 28 features)
+            cell = np.uint64(2) * (np.uint64(f) * np.uint64(width) + np.uint64(codes[i, f]))
+            row_hist[cell] += g
+            row_hist[cell + np.uint64(1)] += h
+    else:
+        for f in range(codes.shape[1]):
+            # the missing code is above every feature's bins: min() sends it to the
+            # feature's last cell
+            cell = np.uint64(2) * min(np.uint64(cell_offsets[f]) + np.uint64(codes[i, f]),
+                                      np.uint64(cell_offsets[f + 1]) - np.uint64(1))
+            row_hist[cell] += g
+            row_hist[cell + np.uint64(1)] += h
+
+
 @numba.njit(nogil=True, cache=True)
 def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin,
                            default_left, left_child, right_child, missing_code, node_to_slot,
@@ -139,7 +159,7 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
     """The kernel of ``build_histograms`` on one block of rows (adds into ``hist``);
     ``width``: ``uniform_width(cell_offsets)``."""
     n_trees = positions.shape[0]
-    n_rows, n_features = codes.shape
+    n_rows = codes.shape[0]
     flat = hist.reshape((hist.shape[0], hist.shape[1] * 2))
     for t in range(n_trees):
         for i in range(n_rows):
@@ -165,22 +185,26 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
             h = np.float64(hess[t, i])
             if g == 0.0 and h == 0.0:
                 continue  # a row left out (sampled out, weight 0, held out by a cv fold)
-            row_hist = flat[np.uint64(slot)]  # cell c: (g, h) at 2c, 2c + 1
-            if width:  # every feature as wide as the codes (see uniform_width)
-                for f in range(n_features):
-                    # (unsigned arithmetic: ~3% faster than int64's, 500k rows x 28 features)
-                    cell = np.uint64(2) * (np.uint64(f) * np.uint64(width)
-                                           + np.uint64(codes[i, f]))
-                    row_hist[cell] += g
-                    row_hist[cell + np.uint64(1)] += h
-            else:
-                for f in range(n_features):
-                    # the missing code is above every feature's bins: min() sends it to
-                    # the feature's last cell
-                    cell = np.uint64(2) * min(np.uint64(cell_offsets[f]) + np.uint64(codes[i, f]),
-                                              np.uint64(cell_offsets[f + 1]) - np.uint64(1))
-                    row_hist[cell] += g
-                    row_hist[cell + np.uint64(1)] += h
+            _add_row(flat[np.uint64(slot)], codes, i, g, h, cell_offsets, width)
+
+
+@numba.njit(nogil=True, cache=True)
+def accumulate_root_histograms(codes, grad, hess, root_slots, hist, cell_offsets, width):
+    """``accumulate_histograms`` where every row sits at its trees' roots and no split
+    is applied (a round's first pass): tree t's rows add into slot ``root_slots[t]``,
+    in row order, without the per-row routing and slot lookup (~15% of the kernel's
+    time on 125k rows x 28 features).  The same cells, the same sums."""
+    flat = hist.reshape((hist.shape[0], hist.shape[1] * 2))
+    for t in range(grad.shape[0]):
+        if root_slots[t] < 0:
+            continue
+        row_hist = flat[np.uint64(root_slots[t])]
+        for i in range(codes.shape[0]):
+            g = np.float64(grad[t, i])
+            h = np.float64(hess[t, i])
+            if g == 0.0 and h == 0.0:
+                continue  # a row left out (sampled out, weight 0, held out by a cv fold)
+            _add_row(row_hist, codes, i, g, h, cell_offsets, width)
 
 
 def add_histograms(a, b):
@@ -254,7 +278,7 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
     """``accumulate_histograms`` where a split with ``split_bin < 0`` is categorical: rows
     whose code is in ``cat_table[-1 - split_bin]`` go right (see ``build_histograms``)."""
     n_trees = positions.shape[0]
-    n_rows, n_features = codes.shape
+    n_rows = codes.shape[0]
     flat = hist.reshape((hist.shape[0], hist.shape[1] * 2))
     for t in range(n_trees):
         for i in range(n_rows):
@@ -272,22 +296,7 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
             h = np.float64(hess[t, i])
             if g == 0.0 and h == 0.0:
                 continue  # a row left out (sampled out, weight 0, held out by a cv fold)
-            row_hist = flat[np.uint64(slot)]  # cell c: (g, h) at 2c, 2c + 1
-            if width:  # every feature as wide as the codes (see uniform_width)
-                for f in range(n_features):
-                    # (unsigned arithmetic: ~3% faster than int64's, 500k rows x 28 features)
-                    cell = np.uint64(2) * (np.uint64(f) * np.uint64(width)
-                                           + np.uint64(codes[i, f]))
-                    row_hist[cell] += g
-                    row_hist[cell + np.uint64(1)] += h
-            else:
-                for f in range(n_features):
-                    # the missing code is above every feature's bins: min() sends it to
-                    # the feature's last cell
-                    cell = np.uint64(2) * min(np.uint64(cell_offsets[f]) + np.uint64(codes[i, f]),
-                                              np.uint64(cell_offsets[f + 1]) - np.uint64(1))
-                    row_hist[cell] += g
-                    row_hist[cell + np.uint64(1)] += h
+            _add_row(flat[np.uint64(slot)], codes, i, g, h, cell_offsets, width)
 
 
 @numba.njit(nogil=True, cache=True)

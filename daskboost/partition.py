@@ -27,9 +27,9 @@ from .data import (FrameRows, checked_categories, column_categories, feature_blo
 from .binning import narrowed
 from .blockstore import RowColumn, StoredArray
 from .lake import ParquetColumns
-from .histogram import (accumulate_histograms, add_block_histograms, add_leaf_values_kernel,
-                        add_leaf_values_kernel_categorical, build_histograms, new_histograms,
-                        row_blocks)
+from .histogram import (accumulate_root_histograms, add_block_histograms,
+                        add_leaf_values_kernel, add_leaf_values_kernel_categorical,
+                        build_histograms, new_histograms, row_blocks)
 from .keyed_random import GOLDEN, MIX1, uniform
 from .quantize import GradientMaxima, gradient_maxima, quantize
 from .sketch import merge, merge_blocks, summarize_block, summarize_column, summarize_columns_of
@@ -577,7 +577,7 @@ def _start_round(state, step):
     if not step.quant_bins:
         hist = new_histograms(step.n_slots, step.cell_offsets)
     maxima = None
-    root = no_splits(n_trees, 1)
+    root_slots = np.ascontiguousarray(step.node_to_slot[:, 0])  # all rows start there
     read_ahead = (state.margin, state.label, state.weight, state.folds,
                   old_positions if add_trees else None)
     for i, rows, block in _state_blocks(state, read_ahead):
@@ -593,9 +593,8 @@ def _start_round(state, step):
             block_positions[...] = 0
         grad, hess = _round_gradients(state, step, i, rows, margin)
         if not step.quant_bins:
-            accumulate_histograms(block, grad, hess, block_positions, *root,
-                                  step.missing_code, step.node_to_slot, block_positions,
-                                  hist, step.cell_offsets, step.cell_width)
+            accumulate_root_histograms(block, grad, hess, root_slots, hist,
+                                       step.cell_offsets, step.cell_width)
         elif in_blocks:  # the largest gradients, block by block (a maximum: any order)
             block_maxima = gradient_maxima(grad, hess)
             maxima = block_maxima if maxima is None else np.maximum(maxima, block_maxima)

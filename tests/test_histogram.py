@@ -207,3 +207,35 @@ def test_rows_with_zero_gradient_and_hessian_move_but_add_to_no_histogram(catego
     np.testing.assert_array_equal(positions[0], children)
     expected = naive_histograms(codes, grad, hess, children, node_to_slot[0], 2, 10)
     np.testing.assert_allclose(hist, expected, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("uniform", [True, False])
+def test_root_kernel_equals_the_general_kernel_at_the_roots(uniform):
+    # a round's first pass builds the roots' histograms with a kernel that skips the
+    # routing: the same cells bit for bit, rows of zero gradient and hessian left out,
+    # a tree whose root is not built (slot -1) untouched
+    rng = np.random.default_rng(5)
+    n_trees, n_rows = 3, 2500
+    codes, _, _ = random_block(rng, n_rows=n_rows, n_features=4, n_codes=40)
+    grad = rng.normal(size=(n_trees, n_rows)).astype(np.float32)
+    hess = rng.uniform(0.1, 1.0, size=(n_trees, n_rows)).astype(np.float32)
+    grad[:, ::7] = 0.0
+    hess[:, ::7] = 0.0
+    # features of widths 40 each (uniform), or of 10, 20, 40, 40 cells (the missing code
+    # 39 is above every feature's bins)
+    offsets = (np.arange(5, dtype=np.int64) * 40 if uniform
+               else np.array([0, 10, 30, 70, 110], dtype=np.int64))
+    width = histogram.uniform_width(offsets) if uniform else 0
+    if not uniform:
+        codes[:, 0] = np.minimum(codes[:, 0], 8)
+        codes[:, 1] = np.minimum(codes[:, 1], 18)
+    node_to_slot = np.array([[1], [-1], [0]], dtype=np.int32)
+    expected = histogram.new_histograms(2, offsets)
+    positions = np.zeros((n_trees, n_rows), np.uint8)
+    histogram.accumulate_histograms(codes, grad, hess, positions, *no_splits(n_trees, 1), 39,
+                                    node_to_slot, positions.copy(), expected, offsets, width)
+    got = histogram.new_histograms(2, offsets)
+    histogram.accumulate_root_histograms(codes, grad, hess, node_to_slot[:, 0].copy(), got,
+                                         offsets, width)
+    assert np.array_equal(got, expected) and np.abs(got).sum() > 0
+    assert got[1, :, 0].sum() == pytest.approx(grad[0].sum(dtype=np.float64) * 4)
