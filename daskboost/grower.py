@@ -153,8 +153,10 @@ class TreeGrower:
         feature = self.feature
         nodes = np.flatnonzero(feature >= 0)
         nodes = nodes[self.mapper.is_categorical[feature[nodes]]]
-        return {int(n): np.flatnonzero(self._nodes.right_sets[n]).astype(np.int32)
-                for n in nodes}
+        # every set at once: the (row, code) pairs in row order, cut where a row ends
+        rows, codes = np.nonzero(self._nodes.right_sets[nodes])
+        ends = np.searchsorted(rows, np.arange(1, len(nodes)))
+        return dict(zip(nodes.tolist(), np.split(codes.astype(np.int32), ends)))
 
     def build_request(self):
         """``(node_to_slot, n_slots)`` for the next pass."""
