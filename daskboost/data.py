@@ -611,13 +611,18 @@ def encode_column(column, dictionary):
     return out
 
 
+def _is_category(column):
+    """A pandas Series of ``category`` dtype (coded by its dtype's categories)."""
+    return isinstance(column, pd.Series) and isinstance(column.dtype, pd.CategoricalDtype)
+
+
 def _codes_and_distinct(column):
     """``(codes, distinct)``: each value's index into ``distinct`` (-1 for missing), and
     the distinct values as a Python object array, so that only they are matched against
     a dictionary (a pandas ``category`` column: its categories, by value).  Factorizing
     first keeps strings in arrow or numpy form; converting every row to a Python object
     and hashing it cost ~10% of a fit with string columns (flights)."""
-    if isinstance(column, pd.Series) and isinstance(column.dtype, pd.CategoricalDtype):
+    if _is_category(column):
         return column.cat.codes.to_numpy(), column.cat.categories.to_numpy(dtype=object)
     if not isinstance(column, pd.Series):
         column = np.asarray(column, dtype=object)
@@ -632,7 +637,7 @@ def column_categories(column, name, max_cat):
     present in it, matched by value); raises naming the column if there are more than
     ``max_cat`` or they cannot be ordered."""
     codes, distinct = _codes_and_distinct(column)
-    if isinstance(getattr(column, "dtype", None), pd.CategoricalDtype):
+    if _is_category(column):
         present = np.unique(codes)  # (a category dtype's categories may be unused)
         distinct = distinct[present[present >= 0]]
     return checked_categories(distinct.tolist(), name, max_cat)
