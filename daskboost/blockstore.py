@@ -249,10 +249,14 @@ def open_store(fit_id, config):
     with _stores_lock:
         store = _stores.get(fit_id)
         if store is None or store.closed:
-            if config.memory_budget is None:
-                config = replace(config, memory_budget=_auto_budget())
+            config = replace(config, memory_budget=budget_bytes(config))
             store = _stores[fit_id] = BlockStore(fit_id, config)
         return store
+
+
+def budget_bytes(config):
+    """The memory budget of ``config`` in bytes in this process ("auto" resolved)."""
+    return _auto_budget() if config.memory_budget is None else config.memory_budget
 
 
 def _auto_budget():

@@ -127,6 +127,12 @@ class ClusterRuntime:
             raise StatesLost(str(err)) from err
 
     # ---- states ----------------------------------------------------------------------
+    @staticmethod
+    def keep_raw(data, i):
+        """None: a partition's bin task may run on another worker than its scan task,
+        so nothing is kept between them (``runtime.Runtime.keep_raw``)."""
+        return None
+
     def create_states(self, collection, data, func, args, last_args):
         states = ClusterStates(collection, data.n_partitions, (data, func, args, last_args))
         self._build(states, range(data.n_partitions), func, args, last_args)

@@ -24,6 +24,7 @@ import pandas as pd
 
 from .data import (FrameRows, checked_categories, column_categories, feature_block,
                    feature_rows, label_block, margin_block, weight_block)
+from . import raw_cache
 from .binning import narrowed
 from .blockstore import RowColumn, StoredArray
 from .lake import ParquetColumns
@@ -85,17 +86,22 @@ def read_partition(x, y, w, index, encoders=None, in_pieces=False):
     return X, labels, weights
 
 
-def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=None):
+def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=None,
+                   keep=None):
     """First pass: sketch summaries and label statistics of one partition.
 
     ``categorical``: (feature indices, names, max_cat) of the categorical features, whose
-    categories are collected (their sketches see only missing values)."""
+    categories are collected (their sketches see only missing values).  ``keep``: None,
+    or ``(fit id, key, cap)`` to keep the raw blocks for the bin pass (``raw_cache``)."""
     X, labels, weights = read_partition(
         x, y, w, index, None if not categorical else {f: None for f in categorical[0]},
         in_pieces=True)
     result = scan_labels(labels, weights, index, sketch_size, collect_classes)
     result.summaries = summarize_features(X, weights, sketch_size)
     result.categories = _partition_categories(x, categorical)
+    if keep is not None:
+        fit_id, key, cap = keep
+        raw_cache.keep(fit_id, key, (x, y, w), cap)
     return result
 
 

@@ -27,8 +27,8 @@ import dask.local
 import dask.threaded
 from dask.base import get_scheduler
 
-from . import memory
-from .blockstore import close_store
+from . import memory, raw_cache
+from .blockstore import budget_bytes, close_store
 from .graphs import add_tree_reduction, per_partition_graph, raw_inputs
 from .level_loop import drive, run_sync
 from .thread_passes import kernel_threads, run_pass
@@ -64,6 +64,7 @@ class Runtime:
         self.store_config = store_config
         self._counter = itertools.count()
         self._pool, self._threads = None, 1
+        self._raw_cap = None  # bytes of raw partitions kept between the passes (keep_raw)
         # malloc fixed by the environment (a fit inside a dask worker's task, as dask-ml's
         # searches run them): glibc's thresholds stay at 128 KiB and every level's
         # arrays are fresh mmaps; tuned while the fit runs, as a worker's cluster fit is
@@ -79,11 +80,13 @@ class Runtime:
                                                 thread_name_prefix="daskboost")
 
     def close(self):
-        """Stop the thread pool, remove the fit's spilled blocks, put malloc back."""
+        """Stop the thread pool, remove the fit's spilled blocks and what is left of its
+        kept raw partitions, put malloc back."""
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
         close_store(self.fit_id)
+        raw_cache.drop(self.fit_id)
         if self._tunes_malloc:
             self._tunes_malloc = False
             memory.end_fit()
@@ -105,11 +108,26 @@ class Runtime:
         """Run ``graph`` and bring the values of ``keys`` to the client."""
         return self._get(graph, keys)
 
+    def keep_raw(self, data, i):
+        """What the scan task of ``data``'s partition ``i`` is given to keep its raw
+        blocks for the bin pass (``raw_cache``): ``(fit id, key, cap)``, or None for
+        input held in memory already."""
+        if data.in_memory:
+            return None
+        if self._raw_cap is None:
+            self._raw_cap = budget_bytes(self.store_config) // 4
+        return (self.fit_id, data.x_keys[i], self._raw_cap)
+
     def create_states(self, collection, data, func, args, last_args):
-        """``func(x, y, w, i, *args, *last_args[i])`` -> the state of partition ``i``."""
-        graph, keys = per_partition_graph(
-            data, self.new_name(func.__name__),
-            lambda i: (func, *raw_inputs(data, i), i, *args, *last_args[i]))
+        """``func(x, y, w, i, *args, *last_args[i])`` -> the state of partition ``i``
+        (its raw blocks as the scan pass kept them, if it did: ``keep_raw``)."""
+        def make_task(i):
+            if raw_cache.holds(self.fit_id, data.x_keys[i]):
+                return (raw_cache.call_with_kept, self.fit_id, data.x_keys[i], func, i,
+                        *args, *last_args[i])
+            return (func, *raw_inputs(data, i), i, *args, *last_args[i])
+
+        graph, keys = per_partition_graph(data, self.new_name(func.__name__), make_task)
         states = self._get(graph, keys)
         memory.release_free_memory()
         return states

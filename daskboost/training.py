@@ -65,7 +65,7 @@ def scan(runtime, data, params, classifier):
     categorical = _categorical_spec(data, params)
     graph, keys = per_partition_graph(
         data, name, lambda i: (scan_partition, *raw_inputs(data, i), i, size, classifier,
-                               categorical))
+                               categorical, runtime.keep_raw(data, i)))
     total_key = add_tree_reduction(graph, keys, merge_scans, name, size, categorical)
     result = runtime.compute(graph, [total_key])[0]
     if result.n_rows == 0:
