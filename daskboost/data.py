@@ -637,10 +637,23 @@ def column_categories(column, name, max_cat):
     present in it, matched by value); raises naming the column if there are more than
     ``max_cat`` or they cannot be ordered."""
     codes, distinct = _codes_and_distinct(column)
-    if _is_category(column):
-        present = np.unique(codes)  # (a category dtype's categories may be unused)
-        distinct = distinct[present[present >= 0]]
+    if _is_category(column):  # (a category dtype's categories may be unused)
+        counts = np.bincount(codes[codes >= 0], minlength=len(distinct))
+        distinct = distinct[counts > 0]
     return checked_categories(distinct.tolist(), name, max_cat)
+
+
+def with_category_columns(frame, features):
+    """``frame`` (a shallow copy) with its columns ``features`` as pandas ``category``
+    columns of the same values: factorized once here, their codes are then read, not
+    hashed again (``_codes_and_distinct``), by whichever pass reads the frame next."""
+    frame = frame.copy(deep=False)
+    for f in features:
+        column = frame.iloc[:, f]
+        if not _is_category(column):
+            codes, distinct = pd.factorize(column)
+            frame.isetitem(f, pd.Categorical.from_codes(codes, categories=distinct))
+    return frame
 
 
 def checked_categories(values, name, max_cat):

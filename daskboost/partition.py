@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from .data import (FrameRows, checked_categories, column_categories, feature_block,
-                   feature_rows, label_block, margin_block, weight_block)
+                   feature_rows, label_block, margin_block, weight_block,
+                   with_category_columns)
 from . import raw_cache
 from .binning import narrowed
 from .blockstore import RowColumn, StoredArray
@@ -93,6 +94,9 @@ def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=Non
     ``categorical``: (feature indices, names, max_cat) of the categorical features, whose
     categories are collected (their sketches see only missing values).  ``keep``: None,
     or ``(fit id, key, cap)`` to keep the raw blocks for the bin pass (``raw_cache``)."""
+    if keep is not None and categorical and isinstance(x, pd.DataFrame):
+        # kept for the bin pass: its string columns factorized once, for both passes
+        x = with_category_columns(x, categorical[0])
     X, labels, weights = read_partition(
         x, y, w, index, None if not categorical else {f: None for f in categorical[0]},
         in_pieces=True)
