@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from daskboost import DaskBoostClassifier, raw_cache
+from daskboost.data import with_category_columns
 from daskboost.runtime import Runtime
 
 N_PARTITIONS = 4
@@ -19,7 +20,8 @@ ROWS = 500
 
 
 def counted_frame(reads, one_class=False):
-    """A dask DataFrame of ``N_PARTITIONS`` delayed parts (a string column among them)
+    """A dask DataFrame of ``N_PARTITIONS`` delayed parts (a string column among them,
+    with missing values)
     that counts in ``reads`` how often each part is made (``one_class``: every label 0)."""
     lock = threading.Lock()
 
@@ -28,7 +30,7 @@ def counted_frame(reads, one_class=False):
             reads[i] += 1
         rng = np.random.default_rng(i)
         x = rng.normal(size=ROWS)
-        color = rng.choice(["red", "green", "blue"], size=ROWS)
+        color = rng.choice(["red", "green", "blue", None], size=ROWS, p=[0.3, 0.3, 0.3, 0.1])
         label = ((x + (color == "red")) > 0.5).astype(np.int64) * (not one_class)
         return pd.DataFrame({"x": x, "z": rng.normal(size=ROWS),
                              "color": pd.array(color, dtype="string"), "label": label})
@@ -59,8 +61,10 @@ def test_partitions_read_once_with_the_same_model(monkeypatch):
 
 
 def test_partitions_past_the_cap_are_read_again(monkeypatch):
-    cap = raw_cache._nbytes(counted_frame(collections.Counter()).partitions[0].compute())
-    cap = cap * 3 // 2  # room for one partition's X and y, not two
+    part = counted_frame(collections.Counter()).partitions[0].compute()
+    # what is kept of a partition: X with its string column as a category column, y
+    kept_x = with_category_columns(part[["x", "z", "color"]], [2])
+    cap = (raw_cache._nbytes(kept_x) + raw_cache._nbytes(part["label"])) * 3 // 2
     monkeypatch.setattr(Runtime, "keep_raw", lambda self, data, i: (
         self.fit_id, data.x_keys[i], cap))
     reads = collections.Counter()
