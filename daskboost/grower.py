@@ -265,28 +265,19 @@ class TreeGrower:
         return masks
 
     def _find_splits(self, stacks):
-        """Best split of each new node that may split.  ``stacks``: ``(nodes, their
-        histograms stacked in that order, differences)`` triples; ``differences``: None,
-        or ``(minuends, subtrahends)``, histograms whose differences the stack's
-        histograms are still to be set to (the derived nodes': each node's search first
-        subtracts its own, on the thread that searches it).  Returns the nodes searched
-        and the split kernel's arrays for them (``decide_splits``'s ``found_*``)."""
-        max_depth = self.params.max_depth
+        """Best split of each new node.  ``stacks``: ``(nodes, their histograms stacked
+        in that order, differences)`` triples; ``differences``: None, or ``(minuends,
+        subtrahends)``, histograms whose differences the stack's histograms are still to
+        be set to (the derived nodes': each node's search first subtracts its own, on
+        the thread that searches it).  Every node given may split: ``decide_splits``
+        builds no child at ``max_depth``.  Returns the nodes searched and the split
+        kernel's arrays for them (``decide_splits``'s ``found_*``)."""
         parts = []  # (first index in ``order``, nodes, their histograms, differences)
         n_order = 0
         for stack_nodes, hists, differences in stacks:
-            if max_depth:
-                wanted = self._nodes.ints[stack_nodes, DEPTH] < max_depth
-                if not wanted.all():  # too deep to split
-                    if differences is not None:  # (kept all the same: subtract them now)
-                        _subtract(hists, *differences, range(len(hists)))
-                        differences = None
-                    stack_nodes, hists = stack_nodes[wanted], hists[wanted]
             if len(stack_nodes):
                 parts.append((n_order, stack_nodes, hists, differences))
                 n_order += len(stack_nodes)
-            elif differences is not None:
-                _subtract(hists, *differences, range(len(hists)))
         if not parts:
             return _EMPTY, self._no_splits
         order = np.concatenate([stack_nodes for _, stack_nodes, _, _ in parts])

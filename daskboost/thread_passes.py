@@ -17,6 +17,7 @@ with ``kernel_threads``."""
 
 import contextlib
 import contextvars
+import functools
 import itertools
 import threading
 from concurrent.futures import wait
@@ -107,11 +108,7 @@ class _ReductionTree:
 
     def __init__(self, n_partitions, combine):
         self._combine = combine
-        self._parent = {}  # node -> (parent, left, right or None)
-        for parent, left, right in reduction_steps(n_partitions):
-            self._parent[left] = (parent, left, right)
-            if right is not None:
-                self._parent[right] = (parent, left, right)
+        self._parent = _parents(n_partitions)
         self._lock = threading.Lock()
         self.nodes = {}  # the nodes done and not yet combined into their parents
 
@@ -130,6 +127,18 @@ class _ReductionTree:
             node = parent
         with self._lock:
             self.nodes[node] = value
+
+
+@functools.lru_cache(maxsize=64)
+def _parents(n_partitions):
+    """{node: (parent, left, right or None)} of the reduction over ``n_partitions``
+    (the same every pass of a fit: made once, read only)."""
+    parents = {}
+    for parent, left, right in reduction_steps(n_partitions):
+        parents[left] = (parent, left, right)
+        if right is not None:
+            parents[right] = (parent, left, right)
+    return parents
 
 
 def run_pass(func, states, arg, combine, pool=None, n_threads=1):
