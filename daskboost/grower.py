@@ -72,13 +72,6 @@ def stack_node_arrays(rows, fill, dtype, n_nodes=None):
     return out
 
 
-def _subtract(out, minuends, subtrahends, indices):
-    """``out[j] = minuends[j] - subtrahends[j]`` for ``j`` in ``indices`` (histograms:
-    numpy releases the GIL for each, so threads subtract side by side)."""
-    for j in indices:
-        np.subtract(minuends[j], subtrahends[j], out=out[j])
-
-
 def _joined(parts):
     """The split kernel's arrays of consecutive node ranges, joined in order."""
     if len(parts) == 1:
@@ -195,25 +188,24 @@ class TreeGrower:
             nodes.floats[0, G:H + 1] = self._unpacked(hist[0, :first].sum(axis=0))
             self._root_summed = True
         # the built nodes' histograms are used where they are (slot order); the derived
-        # ones are subtracted into ``derived`` (parent - built sibling) by the threads
-        # that search their splits (``_find_splits``)
+        # ones are subtracted into ``derived`` (parent - built sibling)
         hists = self._hists
         for slot, node in enumerate(built.tolist()):
             hists[node] = hist[slot]
         derived = np.empty((len(derived_nodes),) + hist.shape[1:], dtype=hist.dtype)
-        parent_hists = [hists.pop(parent) for parent in parents.tolist()]
+        for j, parent in enumerate(parents.tolist()):
+            np.subtract(hists.pop(parent), hist[j], out=derived[j])
         for j, node in enumerate(derived_nodes.tolist()):
             hists[node] = derived[j]
-        found_nodes, found = self._find_splits(
-            ((built, hist, None), (derived_nodes, derived, (parent_hists, hist))))
+        found_nodes, found = self._find_splits(((built, hist), (derived_nodes, derived)))
         nodes.reserve(self.n_nodes + 2 * (self._n_candidates + len(found_nodes)))
         p = self.params
         (self.n_nodes, self.n_leaves, self._n_candidates, chosen, build, derive, parents,
          drop) = decide_splits(
             nodes.ints, nodes.floats, nodes.candidate_ints, nodes.candidate_floats,
             nodes.right_sets, nodes.candidate_right_sets, found_nodes, *found,
-            self.mapper.is_categorical, np.concatenate([built, derived_nodes]), self.n_nodes, self.n_leaves,
-            p.max_depth, p.max_leaves, p.lossguide)
+            self.mapper.is_categorical, np.concatenate([built, derived_nodes]), self.n_nodes,
+            self.n_leaves, p.max_depth, p.max_leaves, p.lossguide)
         for node in drop.tolist():
             hists.pop(node, None)
         if self._constraints is not None:
@@ -266,21 +258,18 @@ class TreeGrower:
 
     def _find_splits(self, stacks):
         """Best split of each new node.  ``stacks``: ``(nodes, their histograms stacked
-        in that order, differences)`` triples; ``differences``: None, or ``(minuends,
-        subtrahends)``, histograms whose differences the stack's histograms are still to
-        be set to (the derived nodes': each node's search first subtracts its own, on
-        the thread that searches it).  Every node given may split: ``decide_splits``
-        builds no child at ``max_depth``.  Returns the nodes searched and the split
-        kernel's arrays for them (``decide_splits``'s ``found_*``)."""
-        parts = []  # (first index in ``order``, nodes, their histograms, differences)
+        in that order)`` pairs.  Every node given may split: ``decide_splits`` builds no
+        child at ``max_depth``.  Returns the nodes searched and the split kernel's
+        arrays for them (``decide_splits``'s ``found_*``)."""
+        parts = []  # (first index in ``order``, nodes, their histograms) per stack
         n_order = 0
-        for stack_nodes, hists, differences in stacks:
+        for stack_nodes, hists in stacks:
             if len(stack_nodes):
-                parts.append((n_order, stack_nodes, hists, differences))
+                parts.append((n_order, stack_nodes, hists))
                 n_order += len(stack_nodes)
         if not parts:
             return _EMPTY, self._no_splits
-        order = np.concatenate([stack_nodes for _, stack_nodes, _, _ in parts])
+        order = np.concatenate([stack_nodes for _, stack_nodes, _ in parts])
         sums = self._nodes.floats[order, G:H + 1]
         if self._masks_per_node:
             sorted_nodes = np.sort(order)  # masks are drawn in node order
@@ -293,11 +282,9 @@ class TreeGrower:
         # built and derived histograms together), the results joined in that order
         def kernel(r):
             results = []
-            for first, stack_nodes, hists, differences in parts:
+            for first, stack_nodes, hists in parts:
                 lo, hi = max(r.start, first), min(r.stop, first + len(stack_nodes))
                 if lo < hi:
-                    if differences is not None:
-                        _subtract(hists, *differences, range(lo - first, hi - first))
                     results.append(self._split_kernel(
                         self._unpacked(hists[lo - first:hi - first]), sums[lo:hi],
                         masks[lo:hi], order[lo:hi]))
