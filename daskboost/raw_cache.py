@@ -24,7 +24,7 @@ import pandas as pd
 OBJECT_VALUE_BYTES = 64
 
 _lock = threading.Lock()
-_kept = {}    # fit id -> {partition key: (x, y, w)}
+_kept = {}    # fit id -> {partition key: ((x, y, w), their bytes)}
 _bytes = {}   # fit id -> bytes kept
 
 
@@ -36,7 +36,7 @@ def keep(fit_id, key, parts, cap):
         used = _bytes.get(fit_id, 0)
         if used + size > cap:
             return False
-        _kept.setdefault(fit_id, {})[key] = parts
+        _kept.setdefault(fit_id, {})[key] = (parts, size)
         _bytes[fit_id] = used + size
         return True
 
@@ -50,8 +50,8 @@ def holds(fit_id, key):
 def take(fit_id, key):
     """The parts kept under ``key``, forgotten here (KeyError if none are)."""
     with _lock:
-        parts = _kept[fit_id].pop(key)
-        _bytes[fit_id] -= sum(_nbytes(part) for part in parts)
+        parts, size = _kept[fit_id].pop(key)
+        _bytes[fit_id] -= size
         return parts
 
 
