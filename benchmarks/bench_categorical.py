@@ -37,7 +37,7 @@ import tempfile  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-LIBRARIES = ("daskboost", common.QUANTIZED, "xgboost", "lightgbm")
+LIBRARIES = ("daskboost", common.QUANTIZED, common.FLOAT, "xgboost", "lightgbm")
 DATASETS = ("flights", "diamonds")
 ROUNDS, DEPTH, LEARNING_RATE = 100, 6, 0.1
 
@@ -87,11 +87,11 @@ def metric(task, y, prediction):
 def make_library(name, task, train, label, categorical, lake):
     """A ``fit() -> predict(test_frame)`` pair for one library."""
     features = [c for c in train.columns if c != label]
-    if name in ("daskboost", common.QUANTIZED):
+    if name in common.DASKBOOST_VARIANTS:
         import dask.dataframe as dd
         from daskboost import DaskBoostClassifier, DaskBoostRegressor
         cls = DaskBoostClassifier if task == "binary" else DaskBoostRegressor
-        extra = common.QUANTIZED_PARAMS if name == common.QUANTIZED else {}
+        extra = common.DASKBOOST_VARIANTS[name]
         model = cls(n_estimators=ROUNDS, max_depth=DEPTH, learning_rate=LEARNING_RATE,
                     max_bin=256, max_cat_to_onehot=4, max_cat_threshold=64, **extra)
 
@@ -121,7 +121,7 @@ def make_library(name, task, train, label, categorical, lake):
 
     def predict(test):
         X_test = test[features]
-        if name not in ("daskboost", common.QUANTIZED):
+        if name not in common.DASKBOOST_VARIANTS:
             X_test = as_category(X_test, categorical, categories)
         if task == "binary":
             return np.asarray(model.predict_proba(X_test))[:, 1]

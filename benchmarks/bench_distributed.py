@@ -68,8 +68,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
 from common import (FEATURE_NAMES, LABEL_NAME, LEARNING_RATE, MAX_BIN, MAX_DEPTH,  # noqa: E402
-                    N_ESTIMATORS, QUANTIZED, QUANTIZED_PARAMS, WARMUP_ROWS, add_run_options,
-                    fit_ratios, machine_info,
+                    N_ESTIMATORS, QUANTIZED, QUANTIZED_PARAMS, FLOAT, FLOAT_PARAMS,
+                    DASKBOOST_VARIANTS, WARMUP_GRADIENTS, WARMUP_ROWS, add_run_options, fit_ratios, machine_info,
                     make_binary, markdown_table, median, parse_run_args, roc_auc, timed,
                     write_parquet_lake, write_results)
 
@@ -83,7 +83,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-LIBRARIES = ("daskboost", QUANTIZED, "lightgbm", "xgboost")
+LIBRARIES = ("daskboost", QUANTIZED, FLOAT, "lightgbm", "xgboost")
 N_WORKERS = 2
 THREADS_PER_WORKER = 1
 WARMUP_ROUNDS = 3
@@ -185,6 +185,7 @@ def make_xgboost(client, rounds):
 
 MAKERS = {"daskboost": make_daskboost,
           QUANTIZED: lambda client, rounds: make_daskboost(client, rounds, QUANTIZED_PARAMS),
+          FLOAT: lambda client, rounds: make_daskboost(client, rounds, FLOAT_PARAMS),
           "lightgbm": make_lightgbm, "xgboost": make_xgboost}
 
 
@@ -313,8 +314,10 @@ def main(argv=None):
                 if results[name]["error"] is not None:
                     continue
                 try:
-                    model, seconds, _ = timed(fit, warmup_dir, n_estimators=WARMUP_ROUNDS)
-                    predict(model, X_small, X_test_df.iloc[:WARMUP_ROWS])
+                    for gradients in WARMUP_GRADIENTS if name in DASKBOOST_VARIANTS else [{}]:
+                        model, seconds, _ = timed(fit, warmup_dir, n_estimators=WARMUP_ROUNDS,
+                                                  **gradients)
+                        predict(model, X_small, X_test_df.iloc[:WARMUP_ROWS])
                     print(f"# warm-up {name}: {seconds:.1f} s (untimed)", flush=True)
                 except Exception:
                     results[name]["error"] = traceback.format_exc()
@@ -381,7 +384,7 @@ def main(argv=None):
     lines.append("Every fit is dd.read_parquet of the same lake "
                  f"({args.files} files) + fit on the cluster, so reading is timed for all.")
     lines.append("daskboost fit ratio = daskboost fit s / library fit s (< 1: daskboost is "
-                 f"faster); {QUANTIZED}: daskboost with {QUANTIZED_PARAMS}. workers' cpu s = CPU seconds of both worker processes during the "
+                 f"faster); {QUANTIZED}: daskboost with {QUANTIZED_PARAMS}; {FLOAT}: with {FLOAT_PARAMS}. workers' cpu s = CPU seconds of both worker processes during the "
                  f"fit (up to {N_WORKERS * THREADS_PER_WORKER} x wall when both are busy).")
     lines.append(f"Warm-up: every library fitted {WARMUP_ROUNDS} trees on a {WARMUP_ROWS:,}-row "
                  "lake first (untimed). lightgbm max_bin=255 is the setting comparable to "

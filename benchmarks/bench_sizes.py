@@ -30,22 +30,23 @@ import argparse  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-LIBRARIES = ("daskboost", common.QUANTIZED, "lightgbm", "xgboost")
+LIBRARIES = ("daskboost", common.QUANTIZED, common.FLOAT, "lightgbm", "xgboost")
 SIZES = (20_000, 100_000, 1_000_000)
 DASK_FROM_ROWS = 1_000_000
 DASK_CHUNKS = 8
 ROUNDS, DEPTH, LEARNING_RATE = 100, 6, 0.1
 
 
-def make_fit(name, X, y):
-    """``fit() -> predict_proba(X_test)[:, 1]`` of one library on (X, y)."""
-    if name in ("daskboost", common.QUANTIZED):
+def make_fit(name, X, y, **overrides):
+    """``fit() -> predict_proba(X_test)[:, 1]`` of one library on (X, y) (``overrides``:
+    more daskboost parameters)."""
+    if name in common.DASKBOOST_VARIANTS:
         from daskboost import DaskBoostClassifier
         if len(X) >= DASK_FROM_ROWS:
             import dask.array as da
             chunk = -(-len(X) // DASK_CHUNKS)
             X, y = da.from_array(X, chunks=(chunk, -1)), da.from_array(y, chunks=chunk)
-        extra = common.QUANTIZED_PARAMS if name == common.QUANTIZED else {}
+        extra = {**common.DASKBOOST_VARIANTS[name], **overrides}
         model = DaskBoostClassifier(n_estimators=ROUNDS, max_depth=DEPTH,
                                     learning_rate=LEARNING_RATE, max_bin=256, reg_lambda=1.0,
                                     min_child_weight=1.0, **extra)
@@ -88,7 +89,9 @@ def main(argv=None):
     X_test, y_test, _ = common.make_binary(args.test_rows, args.seed + 1, missing)
     X_warm, y_warm, _ = common.make_binary(1000, args.seed + 2, missing)
     for name in args.libraries:  # JIT compilation and imports: untimed
-        make_fit(name, X_warm, y_warm)()
+        for gradients in (common.WARMUP_GRADIENTS if name in common.DASKBOOST_VARIANTS
+                          else [{}]):
+            make_fit(name, X_warm, y_warm, **gradients)()
     rows, results = [], {}
     for size in sizes:
         X, y, _ = common.make_binary(size, args.seed, missing)

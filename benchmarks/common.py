@@ -349,10 +349,17 @@ def write_parquet_lake(directory, X, y, n_files, feature_names=FEATURE_NAMES,
 
 # ---- the benchmark: settings and the four contestants ---------------------------------
 
-# daskboost with quantized gradients (issue 15): a contestant of its own, side by side
+# daskboost with its defaults ("daskboost": quantized gradients from 100,000 numeric rows),
+# with quantized gradients always and never (issue 15): contestants of their own
 QUANTIZED = "daskboost-quantized"
 QUANTIZED_PARAMS = {"quantized_grad": True, "num_grad_quant_bins": 4}
-LIBRARIES = ("daskboost", QUANTIZED, "xgboost", "lightgbm", "sklearn")
+FLOAT = "daskboost-float"
+FLOAT_PARAMS = {"quantized_grad": False}
+DASKBOOST_VARIANTS = {"daskboost": {}, QUANTIZED: QUANTIZED_PARAMS, FLOAT: FLOAT_PARAMS}
+# a warm-up fit is small, so the default would take float gradients: warm-ups fit with
+# each kind of gradients, so that no timed fit loads compiled kernels
+WARMUP_GRADIENTS = ({"quantized_grad": True}, {"quantized_grad": False})
+LIBRARIES = ("daskboost", QUANTIZED, FLOAT, "xgboost", "lightgbm", "sklearn")
 REFERENCE = "xgboost"
 N_ESTIMATORS = 100
 MAX_DEPTH = 6
@@ -395,8 +402,9 @@ def make_daskboost(task, lake_dir, warmup_lake_dir, extra_params=None):
         return _predictor(task, model)
 
     def warmup(X_small):
-        predict = fit_lake(warmup_lake_dir, n_estimators=3)
-        predict(X_small)
+        for gradients in WARMUP_GRADIENTS:
+            predict = fit_lake(warmup_lake_dir, n_estimators=3, **gradients)
+            predict(X_small)
 
     notes = ["fit = dd.read_parquet + column selection + fit (parquet read included)",
              "local threaded scheduler (dask default), no distributed Client",
@@ -644,7 +652,7 @@ def run_benchmark(case, argv=None):
         lake = None
         lake_dir, warmup_dir = Path(tmp) / "train", Path(tmp) / "warmup"
         for name in args.libraries:
-            if name in ("daskboost", QUANTIZED) and lake is None:
+            if name in DASKBOOST_VARIANTS and lake is None:
                 import dask
                 import dask.dataframe as dd
                 start = time.perf_counter()
@@ -657,10 +665,9 @@ def run_benchmark(case, argv=None):
                       f"{npartitions} dask partitions, written in "
                       f"{time.perf_counter() - start:.1f} s (untimed); dask threaded "
                       f"scheduler pool: {dask.system.CPU_COUNT} threads", flush=True)
-            if name in ("daskboost", QUANTIZED):
-                contestants[name] = make_daskboost(
-                    case.task, lake_dir, warmup_dir,
-                    QUANTIZED_PARAMS if name == QUANTIZED else None)
+            if name in DASKBOOST_VARIANTS:
+                contestants[name] = make_daskboost(case.task, lake_dir, warmup_dir,
+                                                   DASKBOOST_VARIANTS[name])
             else:
                 contestants[name] = MAKERS[name](case.task, X_train, y_train, X_small, y_small)
             results[name] = {"params": contestants[name][0], "notes": contestants[name][3],
@@ -745,7 +752,8 @@ def run_benchmark(case, argv=None):
                  f"learning_rate {LEARNING_RATE}; median of {args.repeats} run(s); "
                  f"{N_THREADS} threads each.")
     lines.append("daskboost fit ratio = daskboost fit s / library fit s (< 1: daskboost is "
-                 f"faster); {QUANTIZED}: daskboost with {QUANTIZED_PARAMS}. "
+                 f"faster); {QUANTIZED}: daskboost with {QUANTIZED_PARAMS}; {FLOAT}: with "
+                 f"{FLOAT_PARAMS}. "
                  "daskboost's fit includes reading the parquet lake "
                  f"({args.files} files) with dd.read_parquet; the others fit in-memory numpy.")
     lines.append("daskboost was warmed up (untimed 1,000-row fit) so numba JIT compile time "

@@ -432,6 +432,13 @@ class Objective:
         :meth:`base_margin` reads ``stats.label_summary``.
     needs_class_weights : bool
         :meth:`base_margin` reads ``stats.class_weights``.
+    bounded_hessian : bool
+        The hessian is bounded by a constant, whatever the labels and margins, so that
+        ``quantized_grad="auto"`` may round the gradients to a few steps of the largest
+        (``params.settle_quantized_grad``).  Where labels or margins make a few rows'
+        hessians far larger than the rest (gamma, Tweedie, Poisson, pseudo-Huber), most
+        rows' round to 0 or 1 step: 200,000 rows, 100 trees, test deviance
+        gamma +10.5%, Tweedie +1.4%, pseudo-Huber +0.5% against float gradients.
     """
 
     name = None
@@ -442,6 +449,7 @@ class Objective:
     leaf_quantile = None
     needs_label_summary = False
     needs_class_weights = False
+    bounded_hessian = False
 
     def __init__(self, num_class=None, huber_slope=1.0, quantile_alpha=0.5,
                  tweedie_variance_power=1.5, max_delta_step=0.0):
@@ -605,6 +613,7 @@ class SquaredError(Objective):
     name = "reg:squarederror"
     kind = REGRESSION
     default_metric = "rmse"
+    bounded_hessian = True  # 1
     _kernel = staticmethod(_squared_error_kernel)
 
     def _base_margin(self, stats):
@@ -628,6 +637,7 @@ class AbsoluteError(Objective):
     kind = REGRESSION
     default_metric = "mae"
     leaf_quantile = 0.5
+    bounded_hessian = True  # 1 (and the leaves refit from the residuals)
     needs_label_summary = True
     _kernel = staticmethod(_absolute_error_kernel)
 
@@ -651,6 +661,7 @@ class QuantileError(Objective):
     name = "reg:quantileerror"
     kind = REGRESSION
     default_metric = "quantile"
+    bounded_hessian = True  # 1 (and the leaves refit from the residuals)
     needs_label_summary = True
     _kernel = staticmethod(_quantile_kernel)
 
@@ -757,6 +768,7 @@ class _LogisticBase(Objective):
     single-class data set gives a finite start.
     """
 
+    bounded_hessian = True  # at most 1/4
     _kernel = staticmethod(_logistic_kernel)
 
     def _check_domain(self, stats):
@@ -959,6 +971,7 @@ class _Softmax(Objective):
 
     needs_class_weights = True
     default_metric = "mlogloss"
+    bounded_hessian = True  # at most 1/2
     _kernel = staticmethod(_softmax_kernel)
 
     def _configure(self, *, num_class, **_):

@@ -39,9 +39,14 @@ PACK_SHIFT = 32
 _MAX_ABS_SUM = 2 ** 31 - 1
 
 
+def max_rows(n_bins):
+    """The most rows whose packed sums of ``n_bins``-bin gradients a cell holds."""
+    return _MAX_ABS_SUM // n_bins
+
+
 def check_rows(n_rows, n_bins):
     """ValueError before any pass if the data has too many rows for packed sums."""
-    limit = _MAX_ABS_SUM // n_bins
+    limit = max_rows(n_bins)
     if n_rows > limit:
         raise ValueError(
             f"quantized_grad with num_grad_quant_bins={n_bins} sums at most {limit} rows "

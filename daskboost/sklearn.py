@@ -63,7 +63,7 @@ class _DaskBoostModel:
                  cache_dir=None, cache_compression="lz4", monotone_constraints=None,
                  interaction_constraints=None, enable_categorical=True, feature_types=None,
                  max_cat_to_onehot=4, max_cat_threshold=64, max_cat=4096,
-                 quantized_grad=False, num_grad_quant_bins=4):
+                 quantized_grad="auto", num_grad_quant_bins=4):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate

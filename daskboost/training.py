@@ -36,7 +36,7 @@ from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
 from .metrics import get_metric
 from .model_file import check_model, in_memory_checks_enabled
 from .objectives import CustomObjective, LabelStats, get_objective
-from .params import MAX_EXACT_VALUES, resolve_constraints
+from .params import MAX_EXACT_VALUES, resolve_constraints, settle_quantized_grad
 from .quantize import check_rows
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, category_table,
@@ -74,6 +74,11 @@ def scan(runtime, data, params, classifier):
         raise ValueError("sample_weight is zero for every row (it sums to 0); at least one row "
                          "needs a positive weight")
     return result
+
+
+def has_categorical(data):
+    """Whether any feature of ``data`` (``data.partition_input``) is categorical."""
+    return bool(categorical_features(data.feature_types or []))
 
 
 def _categorical_spec(data, params):
@@ -318,8 +323,10 @@ def _write_checkpoint(path, trees, base_margin, objective, data, objective_param
 def _train(runtime, params, data, evals, classifier, previous=None, progress=None,
            checkpoint=None, callbacks=CallbackList(None)):
     scanned = scan(runtime, data, params, classifier)
-    check_scanned(scanned, params, data.feature_names)
     objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
+    params = settle_quantized_grad(params, objective, scanned.n_rows, data.w_keys is not None,
+                                   has_categorical(data))
+    check_scanned(scanned, params, data.feature_names)
     categories = scanned.categories
     if previous is not None:
         _check_previous(previous, objective, data)

@@ -201,7 +201,7 @@ def test_quantized_fits_are_repeatable_and_saved_with_their_parameters(tmp_path)
 
 def test_bad_quantization_parameters_are_refused_before_any_pass():
     X, y = binary_data(500, 6)
-    with pytest.raises(TypeError, match=r"quantized_grad='yes' must be True or False"):
+    with pytest.raises(TypeError, match=r"quantized_grad='yes' must be True, False or 'auto'"):
         DaskBoostClassifier(quantized_grad="yes").fit(X, y)
     with pytest.raises(ValueError, match=r"num_grad_quant_bins=1 must be in \[2, 1024\]"):
         DaskBoostClassifier(quantized_grad=True, num_grad_quant_bins=1).fit(X, y)
@@ -233,3 +233,77 @@ def test_continued_quantized_training_equals_training_in_one_go():
     continued = DaskBoostClassifier(n_estimators=4, **params).fit(
         X, y, xgb_model=first.get_booster())
     np.testing.assert_array_equal(continued.predict_proba(X), one_go.predict_proba(X))
+
+
+def test_auto_settles_on_rows_feature_types_weights_and_objective():
+    from daskboost.objectives import get_objective
+    from daskboost.params import QUANTIZED_FROM_ROWS, settle_quantized_grad, validate_params
+    auto = validate_params(DaskBoostClassifier().get_params(), ("binary:logistic",))
+    assert auto.quantized_grad == "auto"
+    logistic = get_objective("binary:logistic")
+
+    def settle(params=auto, rows=QUANTIZED_FROM_ROWS, weighted=False, categorical=False,
+               objective=logistic):
+        return settle_quantized_grad(params, objective, rows, weighted,
+                                     categorical).quantized_grad
+
+    assert settle() is True
+    assert settle(rows=QUANTIZED_FROM_ROWS - 1) is False
+    assert settle(rows=10 * QUANTIZED_FROM_ROWS, categorical=True) is False
+    assert settle(rows=10 * QUANTIZED_FROM_ROWS, weighted=True) is False
+    # more rows than packed sums hold: float gradients, not the explicit setting's error
+    limit = quantize.max_rows(auto.num_grad_quant_bins)
+    assert settle(rows=limit) is True and settle(rows=limit + 1) is False
+    # bounded hessians only
+    for name in ("reg:squarederror", "reg:absoluteerror", "reg:quantileerror",
+                 "reg:logistic", "binary:logitraw", "multi:softprob", "multi:softmax"):
+        assert settle(objective=get_objective(name, num_class=3)) is True, name
+    for name in ("reg:gamma", "reg:tweedie", "count:poisson", "reg:pseudohubererror"):
+        assert settle(objective=get_objective(name)) is False, name
+    for given in (True, False):  # a setting given is kept, whatever the data
+        params = validate_params({**DaskBoostClassifier().get_params(),
+                                  "quantized_grad": given}, ("binary:logistic",))
+        assert settle(params, rows=10, categorical=True) is given
+        assert settle(params, rows=10 ** 7, objective=get_objective("reg:gamma")) is given
+
+
+def test_default_fit_is_quantized_from_the_threshold_on(monkeypatch):
+    import daskboost.params as params_module
+    monkeypatch.setattr(params_module, "QUANTIZED_FROM_ROWS", 2000)
+    X, y = binary_data(3000, 9)
+
+    def proba(X_fit, y_fit, **setting):
+        return DaskBoostClassifier(n_estimators=5, **setting).fit(X_fit, y_fit).predict_proba(X)
+
+    np.testing.assert_array_equal(proba(X, y), proba(X, y, quantized_grad=True))
+    assert not np.array_equal(proba(X, y), proba(X, y, quantized_grad=False))
+    np.testing.assert_array_equal(proba(X[:1999], y[:1999]),
+                                  proba(X[:1999], y[:1999], quantized_grad=False))
+    # weights keep float gradients
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    weighted = [DaskBoostClassifier(n_estimators=5, **setting).fit(X, y, sample_weight=w)
+                for setting in ({}, {"quantized_grad": False})]
+    np.testing.assert_array_equal(*(m.predict_proba(X) for m in weighted))
+    # a categorical feature keeps float gradients at any size
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    frame["c"] = pd.Categorical(np.where(X[:, 0] > 0, "a", "b"))
+    auto_cat = DaskBoostClassifier(n_estimators=5).fit(frame, y)
+    float_cat = DaskBoostClassifier(n_estimators=5, quantized_grad=False).fit(frame, y)
+    np.testing.assert_array_equal(auto_cat.predict_proba(frame), float_cat.predict_proba(frame))
+
+
+def test_cv_settles_auto_on_a_folds_training_rows(monkeypatch):
+    import daskboost
+    import daskboost.params as params_module
+    X, y = binary_data(3000, 10)
+    params = dict(n_estimators=3, max_depth=3)
+
+    def results(**extra):
+        return daskboost.cv({**params, **extra}, X, y, nfold=3, metrics="logloss", seed=2)
+
+    # a fold trains on 2,000 of the 3,000 rows
+    monkeypatch.setattr(params_module, "QUANTIZED_FROM_ROWS", 2000)
+    pd.testing.assert_frame_equal(results(), results(quantized_grad=True))
+    monkeypatch.setattr(params_module, "QUANTIZED_FROM_ROWS", 2001)
+    pd.testing.assert_frame_equal(results(), results(quantized_grad=False))
+    assert not results(quantized_grad=True).equals(results(quantized_grad=False))

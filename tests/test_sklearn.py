@@ -36,7 +36,7 @@ XGBOOST_DEFAULTS = {
     "enable_categorical": True, "feature_types": None, "max_cat_to_onehot": 4,
     "max_cat_threshold": 64, "max_cat": 4096,
     # quantized gradients (issue 15): LightGBM's names (without its ``use_``) and defaults
-    "quantized_grad": False, "num_grad_quant_bins": 4,
+    "quantized_grad": "auto", "num_grad_quant_bins": 4,
 }
 ESTIMATORS = [DaskBoostRegressor, DaskBoostClassifier]
 
