@@ -79,7 +79,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
 from common import (FEATURE_NAMES, LABEL_NAME, LEARNING_RATE, MAX_BIN, MAX_DEPTH,  # noqa: E402
-                    N_FEATURES, N_THREADS, WARMUP_ROWS, machine_info,
+                    N_FEATURES, N_THREADS, WARMUP_GRADIENTS, WARMUP_ROWS, machine_info,
                     make_binary, markdown_table, median, timed, write_parquet_lake,
                     write_results)
 
@@ -238,7 +238,7 @@ def child_main(spec):
 
     params = dict(n_estimators=spec["rounds"], max_depth=MAX_DEPTH, learning_rate=LEARNING_RATE,
                   max_bin=MAX_BIN, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0,
-                  memory_budget=spec["budget"])
+                  memory_budget=spec["budget"], quantized_grad=spec["quantized_grad"])
     if spec["cache_dir"] is not None:
         params["cache_dir"] = spec["cache_dir"]
         spill_dir, spill_prefix = spec["cache_dir"], "daskboost-cache-"
@@ -259,8 +259,10 @@ def child_main(spec):
                                      processes=True, dashboard_address=None,
                                      memory_limit=0))
     start = time.perf_counter()
-    fit(spec["warmup_lake"], n_estimators=WARMUP_ROUNDS)
-    fit(spec["warmup_lake"], n_estimators=WARMUP_ROUNDS, memory_budget=WARMUP_SPILL_BUDGET)
+    for gradients in WARMUP_GRADIENTS:  # the small warm-up lake alone would take float ones
+        fit(spec["warmup_lake"], n_estimators=WARMUP_ROUNDS, **gradients)
+        fit(spec["warmup_lake"], n_estimators=WARMUP_ROUNDS, memory_budget=WARMUP_SPILL_BUDGET,
+            **gradients)
     warmup_s = time.perf_counter() - start
     gc.collect()
     rss_before = psutil.Process().memory_info().rss
@@ -386,6 +388,14 @@ def _int_list(text):
     return [int(float(part)) for part in text.split(",") if part.strip()]
 
 
+def _quantized_grad(text):
+    """--quantized-grad: "auto", "true" or "false" as the parameter's value."""
+    values = {"auto": "auto", "true": True, "false": False}
+    if text.lower() not in values:
+        raise argparse.ArgumentTypeError(f"must be auto, true or false; got {text!r}")
+    return values[text.lower()]
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=20_000_000, help="training rows")
@@ -415,6 +425,8 @@ def parse_args(argv=None):
                         help="fit on a distributed LocalCluster of this many one-thread "
                              "worker processes (0: the threaded scheduler); with "
                              "--scaling the peak is the largest worker's")
+    parser.add_argument("--quantized-grad", default="auto", type=_quantized_grad,
+                        help="quantized_grad of every fit: auto (the default), true or false")
     parser.add_argument("--repeats", type=int, default=1,
                         help="fits per configuration; medians are reported")
     parser.add_argument("--seed", type=int, default=0, help="data seed")
@@ -485,6 +497,7 @@ def _run_fits(configs, args, tmp_root, model_dir):
                 continue
             spec = {"lake": entry["lake"], "warmup_lake": args.warmup_lake,
                     "budget": entry["budget"], "rounds": args.rounds,
+                    "quantized_grad": args.quantized_grad,
                     "cache_dir": args.cache_dir, "cluster_workers": args.cluster_workers,
                     "model_path": str(Path(model_dir) / f"model-{_label(key)}-r{repeat}.json")}
             print(f"# fitting {entry['title']} (repeat {repeat + 1}/{args.repeats}) ...",
@@ -572,7 +585,8 @@ def run_budgets(args, tmp_root, model_dir):
                  f"({args.missing_fraction:.0%} NaN) in a parquet "
                  f"lake of {args.files} files ({lake_info['bytes'] / 2**20:,.0f} MiB); "
                  f"{args.rounds} trees, depth {MAX_DEPTH}, learning_rate {LEARNING_RATE}, "
-                 f"max_bin {MAX_BIN}; median of {args.repeats} run(s); dask threaded "
+                 f"max_bin {MAX_BIN}, quantized_grad={args.quantized_grad!r}; median of "
+                 f"{args.repeats} run(s); dask threaded "
                  f"scheduler, {N_THREADS} threads.")
     lines.append("Each fit ran in a fresh process after an untimed warm-up; fit s includes "
                  "dd.read_parquet. peak RSS = ru_maxrss of that process (imports and warm-up "
@@ -754,7 +768,8 @@ def main(argv=None):
               flush=True)
         print(f"# targets: {TARGETS}", flush=True)
     print(f"# {args.rounds} trees, depth {MAX_DEPTH}, learning_rate {LEARNING_RATE}, max_bin "
-          f"{MAX_BIN}, repeats {args.repeats} (median), seed {args.seed}; one fresh process "
+          f"{MAX_BIN}, quantized_grad={args.quantized_grad!r}, repeats {args.repeats} "
+          f"(median), seed {args.seed}; one fresh process "
           f"per fit; lakes under {args.lake_dir}", flush=True)
 
     Path(args.lake_dir).mkdir(parents=True, exist_ok=True)

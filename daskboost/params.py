@@ -151,7 +151,7 @@ MAX_GRAD_QUANT_BINS = 1024
 # order of a node's categories, from the rounded gradients of the few rows each of
 # thousands of categories has, is noise (flights: -0.023 AUC).  Not with weights or an
 # unbounded hessian: rounded to steps of the largest, most rows' hessians become 0 or 1
-# step.
+# step (gamma: +11.5% test deviance, benchmarks/bench_quantized_objectives.py).
 QUANTIZED_FROM_ROWS = 100_000
 
 
