@@ -69,9 +69,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
 from common import (FEATURE_NAMES, LABEL_NAME, LEARNING_RATE, MAX_BIN, MAX_DEPTH,  # noqa: E402
                     N_ESTIMATORS, QUANTIZED, QUANTIZED_PARAMS, FLOAT, FLOAT_PARAMS,
-                    DASKBOOST_VARIANTS, WARMUP_GRADIENTS, WARMUP_ROWS, add_run_options, fit_ratios, machine_info,
-                    make_binary, markdown_table, median, parse_run_args, roc_auc, timed,
-                    write_parquet_lake, write_results)
+                    DASKBOOST_VARIANTS, WARMUP_GRADIENTS, WARMUP_ROWS, add_run_options,
+                    fit_ratios, machine_info, make_binary, markdown_table, median,
+                    parse_run_args, roc_auc, timed, write_parquet_lake, write_results)
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
@@ -384,7 +384,9 @@ def main(argv=None):
     lines.append("Every fit is dd.read_parquet of the same lake "
                  f"({args.files} files) + fit on the cluster, so reading is timed for all.")
     lines.append("daskboost fit ratio = daskboost fit s / library fit s (< 1: daskboost is "
-                 f"faster); {QUANTIZED}: daskboost with {QUANTIZED_PARAMS}; {FLOAT}: with {FLOAT_PARAMS}. workers' cpu s = CPU seconds of both worker processes during the "
+                 f"faster); {QUANTIZED}: daskboost with {QUANTIZED_PARAMS}; {FLOAT}: with "
+                 f"{FLOAT_PARAMS}. workers' cpu s = CPU seconds of both worker processes "
+                 "during the "
                  f"fit (up to {N_WORKERS * THREADS_PER_WORKER} x wall when both are busy).")
     lines.append(f"Warm-up: every library fitted {WARMUP_ROUNDS} trees on a {WARMUP_ROWS:,}-row "
                  "lake first (untimed). lightgbm max_bin=255 is the setting comparable to "

@@ -145,7 +145,7 @@ QUANTIZATION_DEFAULTS = {"quantized_grad": "auto", "num_grad_quant_bins": 4}
 MAX_GRAD_QUANT_BINS = 1024
 # quantized_grad="auto": quantized gradients for unweighted numeric data of at least this
 # many training rows, with an objective whose hessian is bounded
-# (``Objective.bounded_hessian``).  There they fit 1.2-1.6x faster at the same test metric
+# (``Objective.bounded_hessian``).  There they fit 1.1-1.7x faster at the same test metric
 # (benchmarks/RESULTS.md, "Quantized gradients by default"); below this size the fixed
 # cost per pass dominates and they gain nothing.  Not with categorical features: the
 # order of a node's categories, from the rounded gradients of the few rows each of
