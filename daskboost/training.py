@@ -423,6 +423,9 @@ class _Boosting:
         self.objective, self.mapper = objective, mapper
         self.start = start  # (base_margin, classes, previous) of bin_partition
         self.offsets = offsets
+        if not isinstance(params.quantized_grad, bool):  # "auto" is truthy: never past here
+            raise RuntimeError("quantized_grad must be settled for the data before training "
+                               f"(params.settle_quantized_grad); got {params.quantized_grad!r}")
         # the budget's part for the arrays every pass reads, of the rows each process holds
         row_bytes = pass_row_bytes(objective.n_outputs(), params.max_nodes,
                                    data.w_keys is not None, params.quantized_grad)

@@ -308,3 +308,25 @@ def test_cv_settles_auto_on_a_folds_training_rows(monkeypatch):
     monkeypatch.setattr(params_module, "QUANTIZED_FROM_ROWS", 2001)
     pd.testing.assert_frame_equal(results(), results(quantized_grad=False))
     assert not results(quantized_grad=True).equals(results(quantized_grad=False))
+
+
+def test_auto_is_decided_once_on_the_client_a_cluster_fits_the_same(monkeypatch, cluster):
+    # the scan's row count decides on the client; the workers grow with that decision
+    import dask
+    import distributed
+    import daskboost.params as params_module
+    monkeypatch.setattr(params_module, "QUANTIZED_FROM_ROWS", 2000)
+    X, y = binary_data(3000, 11)
+    frame = dd.from_pandas(pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]),
+                           npartitions=3)
+    labels = dd.from_pandas(pd.Series(y), npartitions=3)
+
+    def proba(**setting):
+        model = DaskBoostClassifier(n_estimators=4, max_depth=3, **setting)
+        return model.fit(frame, labels).predict_proba(X)
+
+    with dask.config.set(scheduler="threads"):
+        threaded = proba()
+        np.testing.assert_array_equal(threaded, proba(quantized_grad=True))
+    with distributed.Client(cluster):
+        np.testing.assert_array_equal(proba(), threaded)
