@@ -37,14 +37,14 @@ from .folds import FoldLayout, check_nfold
 from .level_loop import round_leaf_values
 from .metrics import get_metric
 from .objectives import classifier_objectives, is_classification, regressor_objectives
-from .params import integer_param, resolve_constraints, settle_quantized_grad, validate_params
+from .params import integer_param, resolve_constraints, validate_params
 from .partition import LeafSummaryMerger
 from .runtime import make_runtime
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor, _fit_input
 from .training import (_Boosting, _each_round, _metric_names, _PartialsCombiner,
-                       _trained_model, check_scanned, finish_step, has_categorical, label_stats,
+                       _trained_model, check_scanned, finish_step, label_stats,
                        refit_from_summaries, resolve_objective, row_offsets, scan,
-                       sketch_size_for, start_margin)
+                       settle_for_data, sketch_size_for, start_margin)
 
 # xgboost's native names of the estimator's parameters
 XGBOOST_ALIASES = {"eta": "learning_rate", "lambda": "reg_lambda", "alpha": "reg_alpha",
@@ -312,9 +312,8 @@ def _cross_validate(runtime, params, data, classifier, run):
     check_nfold(run.nfold, scanned.n_rows)
     objective, objective_params, classes, _ = resolve_objective(params, scanned, classifier)
     # quantized or not as a fit on a fold's training rows would be
-    fold_rows = scanned.n_rows - scanned.n_rows // run.nfold
-    params = settle_quantized_grad(params, objective, fold_rows, data.w_keys is not None,
-                                   has_categorical(data))
+    params = settle_for_data(params, objective, data,
+                             scanned.n_rows - scanned.n_rows // run.nfold)
     check_scanned(scanned, params, data.feature_names)
     labels = None if classes is None else classes.tolist()
     class_counts = None

@@ -76,9 +76,11 @@ def scan(runtime, data, params, classifier):
     return result
 
 
-def has_categorical(data):
-    """Whether any feature of ``data`` (``data.partition_input``) is categorical."""
-    return bool(categorical_features(data.feature_types or []))
+def settle_for_data(params, objective, data, training_rows):
+    """``params.settle_quantized_grad`` for ``data`` (``data.partition_input``: whether
+    it has weights or categorical features) and ``training_rows`` rows a model trains on."""
+    return settle_quantized_grad(params, objective, training_rows, data.w_keys is not None,
+                                 bool(categorical_features(data.feature_types or [])))
 
 
 def _categorical_spec(data, params):
@@ -324,8 +326,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
            checkpoint=None, callbacks=CallbackList(None)):
     scanned = scan(runtime, data, params, classifier)
     objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
-    params = settle_quantized_grad(params, objective, scanned.n_rows, data.w_keys is not None,
-                                   has_categorical(data))
+    params = settle_for_data(params, objective, data, scanned.n_rows)
     check_scanned(scanned, params, data.feature_names)
     categories = scanned.categories
     if previous is not None:
