@@ -32,8 +32,10 @@ from .constraints import NodeConstraints
 from .node_columns import (BIN, DEFAULT_LEFT, DEPTH, FEATURE, GAIN, LEFT, RIGHT, G, H,
                            NodeColumns, decide_splits, split_arrays)
 from .quantize import unpack_histograms
-from .splitting import (find_splits, find_splits_categorical, find_splits_monotone,
-                        leaf_values_of)
+from . import native_threads
+from .splitting import (find_splits, find_splits_categorical,
+                        find_splits_categorical_parallel, find_splits_monotone,
+                        find_splits_monotone_parallel, find_splits_parallel, leaf_values_of)
 from .thread_passes import map_ranges, thread_ranges
 from .tree import Tree
 
@@ -308,17 +310,22 @@ class TreeGrower:
 
     def _split_kernel(self, hists, sums, masks, nodes):
         """The split-finding kernel for these nodes: (gain, feature, bin, default_left,
-        left sums) and, with categorical features, the right sets."""
+        left sums) and, with categorical features, the right sets.  With native threads
+        (``native_threads``), the nodes are searched on them: the same results."""
         p = self.params
+        on_threads = len(nodes) > 1 and native_threads.threads() > 1
         if self.mapper.has_categorical:  # monotone constraints are refused with these
-            return find_splits_categorical(
+            kernel = find_splits_categorical_parallel if on_threads else find_splits_categorical
+            return kernel(
                 hists, sums, self.mapper.cell_offsets, self.mapper.n_codes, masks,
                 self.mapper.is_categorical, p.reg_lambda, p.reg_alpha, p.max_delta_step,
                 p.min_child_weight, p.gamma, p.max_cat_to_onehot, p.max_cat_threshold)
         if p.monotone_constraints is None:
-            return find_splits(hists, sums, self.mapper.cell_offsets, masks, p.reg_lambda,
-                               p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma)
-        return find_splits_monotone(
+            kernel = find_splits_parallel if on_threads else find_splits
+            return kernel(hists, sums, self.mapper.cell_offsets, masks, p.reg_lambda,
+                          p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma)
+        kernel = find_splits_monotone_parallel if on_threads else find_splits_monotone
+        return kernel(
             hists, sums, self._constraints.bounds(nodes.tolist()), self.mapper.cell_offsets,
             masks, self._constraints.monotone, p.reg_lambda, p.reg_alpha, p.max_delta_step,
             p.min_child_weight, p.gamma)

@@ -29,7 +29,7 @@ from . import raw_cache
 from .binning import narrowed
 from .blockstore import RowColumn, StoredArray
 from .lake import ParquetColumns
-from .histogram import (accumulate_root_histograms, add_block_histograms,
+from .histogram import (add_block_histograms, add_root_histograms,
                         add_leaf_values_kernel, add_leaf_values_kernel_categorical,
                         build_histograms, new_histograms, row_blocks)
 from .keyed_random import GOLDEN, MIX1, uniform
@@ -222,6 +222,10 @@ class PartitionState:
     # quantized gradients (``quantize``): (K, n_rows) int64 packed (g, h) of the
     # round's trees, from its second pass on; None: float gradients
     quantized: np.ndarray = None
+
+    @property
+    def n_rows(self):
+        return self.codes.shape[0]
 
 
 def encode_labels(labels, classes):
@@ -603,8 +607,8 @@ def _start_round(state, step):
             block_positions[...] = 0
         grad, hess = _round_gradients(state, step, i, rows, margin)
         if not step.quant_bins:
-            accumulate_root_histograms(block, grad, hess, root_slots, hist,
-                                       step.cell_offsets, step.cell_width)
+            add_root_histograms(hist, block, grad, hess, root_slots, step.cell_offsets,
+                                step.cell_width)
         elif in_blocks:  # the largest gradients, block by block (a maximum: any order)
             block_maxima = gradient_maxima(grad, hess)
             maxima = block_maxima if maxima is None else np.maximum(maxima, block_maxima)

@@ -280,6 +280,28 @@ def find_node_split(hist, cell_offsets, node_g, node_h, feature_mask,
     return best_gain, best_feature, best_bin, best_default_left, best_lg, best_lh
 
 
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _new_results(n_nodes):
+    """The split kernels' arrays for ``n_nodes`` nodes, before any is searched: gain,
+    feature (-1), bin (-1), default_left, left (G, H)."""
+    return (np.zeros(n_nodes, dtype=np.float64), np.full(n_nodes, -1, dtype=np.int32),
+            np.full(n_nodes, -1, dtype=np.int32), np.zeros(n_nodes, dtype=np.bool_),
+            np.zeros((n_nodes, 2), dtype=np.float64))
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _store_result(gain, feature, bin_, default_left, left_sums, i, found):
+    """Node ``i``'s ``(gain, feature, bin, default_left, left_g, left_h)`` into the
+    arrays of ``_new_results`` (passed one by one: numba's parallel loops lost the
+    stores into arrays unpacked from a tuple inside the loop)."""
+    gain[i] = found[0]
+    feature[i] = found[1]
+    bin_[i] = found[2]
+    default_left[i] = found[3]
+    left_sums[i, 0] = found[4]
+    left_sums[i, 1] = found[5]
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def find_splits(hists, node_sums, cell_offsets, feature_masks, reg_lambda, reg_alpha,
                 max_delta_step, min_child_weight, gamma):
@@ -296,22 +318,24 @@ def find_splits(hists, node_sums, cell_offsets, feature_masks, reg_lambda, reg_a
     gain (float64), feature (int32), bin (int32), default_left (bool),
     left_sums ((n_nodes, 2) float64), one entry per node.
     """
-    n_nodes = hists.shape[0]
-    gain = np.zeros(n_nodes, dtype=np.float64)
-    feature = np.full(n_nodes, -1, dtype=np.int32)
-    bin_ = np.full(n_nodes, -1, dtype=np.int32)
-    default_left = np.zeros(n_nodes, dtype=np.bool_)
-    left_sums = np.zeros((n_nodes, 2), dtype=np.float64)
-    for i in range(n_nodes):
-        g, f, b, dl, lg, lh = find_node_split(
+    gain, feature, bin_, default_left, left_sums = _new_results(hists.shape[0])
+    for i in range(hists.shape[0]):
+        _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split(
             hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
-            reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma)
-        gain[i] = g
-        feature[i] = f
-        bin_[i] = b
-        default_left[i] = dl
-        left_sums[i, 0] = lg
-        left_sums[i, 1] = lh
+            reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma))
+    return gain, feature, bin_, default_left, left_sums
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", parallel=True)
+def find_splits_parallel(hists, node_sums, cell_offsets, feature_masks, reg_lambda,
+                         reg_alpha, max_delta_step, min_child_weight, gamma):
+    """``find_splits`` with the nodes spread over native threads (``native_threads``):
+    each node searched as there, so the same results."""
+    gain, feature, bin_, default_left, left_sums = _new_results(hists.shape[0])
+    for i in numba.prange(hists.shape[0]):
+        _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split(
+            hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
+            reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma))
     return gain, feature, bin_, default_left, left_sums
 
 
@@ -415,27 +439,30 @@ def find_node_split_monotone(hist, cell_offsets, node_g, node_h, feature_mask, l
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def find_splits_monotone(hists, node_sums, bounds, cell_offsets, feature_masks, monotone, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
-                         gamma):
+def find_splits_monotone(hists, node_sums, bounds, cell_offsets, feature_masks, monotone,
+                         reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma):
     """``find_splits`` under monotone constraints; ``bounds``: (n_nodes, 2) float64
     lower and upper weight bound of each node; ``monotone``: (n_features,) int8."""
-    n_nodes = hists.shape[0]
-    gain = np.zeros(n_nodes, dtype=np.float64)
-    feature = np.full(n_nodes, -1, dtype=np.int32)
-    bin_ = np.full(n_nodes, -1, dtype=np.int32)
-    default_left = np.zeros(n_nodes, dtype=np.bool_)
-    left_sums = np.zeros((n_nodes, 2), dtype=np.float64)
-    for i in range(n_nodes):
-        g, f, b, dl, lg, lh = find_node_split_monotone(
+    gain, feature, bin_, default_left, left_sums = _new_results(hists.shape[0])
+    for i in range(hists.shape[0]):
+        _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split_monotone(
             hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
             bounds[i, 0], bounds[i, 1], monotone, reg_lambda, reg_alpha, max_delta_step,
-            min_child_weight, gamma)
-        gain[i] = g
-        feature[i] = f
-        bin_[i] = b
-        default_left[i] = dl
-        left_sums[i, 0] = lg
-        left_sums[i, 1] = lh
+            min_child_weight, gamma))
+    return gain, feature, bin_, default_left, left_sums
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", parallel=True)
+def find_splits_monotone_parallel(hists, node_sums, bounds, cell_offsets, feature_masks,
+                                  monotone, reg_lambda, reg_alpha, max_delta_step,
+                                  min_child_weight, gamma):
+    """``find_splits_monotone`` with the nodes spread over native threads."""
+    gain, feature, bin_, default_left, left_sums = _new_results(hists.shape[0])
+    for i in numba.prange(hists.shape[0]):
+        _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split_monotone(
+            hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
+            bounds[i, 0], bounds[i, 1], monotone, reg_lambda, reg_alpha, max_delta_step,
+            min_child_weight, gamma))
     return gain, feature, bin_, default_left, left_sums
 
 
@@ -737,22 +764,27 @@ def find_splits_categorical(hists, node_sums, cell_offsets, n_codes, feature_mas
                             min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold):
     """``find_splits`` with categorical features; also returns the right sets
     ((n_nodes, n_codes) bool; rows of numeric or no splits all False)."""
-    n_nodes = hists.shape[0]
-    gain = np.zeros(n_nodes, dtype=np.float64)
-    feature = np.full(n_nodes, -1, dtype=np.int32)
-    bin_ = np.full(n_nodes, -1, dtype=np.int32)
-    default_left = np.zeros(n_nodes, dtype=np.bool_)
-    left_sums = np.zeros((n_nodes, 2), dtype=np.float64)
-    right = np.zeros((n_nodes, n_codes), dtype=np.bool_)
-    for i in range(n_nodes):
-        g, f, b, dl, lg, lh = find_node_split_categorical(
+    gain, feature, bin_, default_left, left_sums = _new_results(hists.shape[0])
+    right = np.zeros((hists.shape[0], n_codes), dtype=np.bool_)
+    for i in range(hists.shape[0]):
+        _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split_categorical(
             hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
             is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
-            max_cat_to_onehot, max_cat_threshold, right[i])
-        gain[i] = g
-        feature[i] = f
-        bin_[i] = b
-        default_left[i] = dl
-        left_sums[i, 0] = lg
-        left_sums[i, 1] = lh
+            max_cat_to_onehot, max_cat_threshold, right[i]))
+    return gain, feature, bin_, default_left, left_sums, right
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", parallel=True)
+def find_splits_categorical_parallel(hists, node_sums, cell_offsets, n_codes, feature_masks,
+                                     is_categorical, reg_lambda, reg_alpha, max_delta_step,
+                                     min_child_weight, gamma, max_cat_to_onehot,
+                                     max_cat_threshold):
+    """``find_splits_categorical`` with the nodes spread over native threads."""
+    gain, feature, bin_, default_left, left_sums = _new_results(hists.shape[0])
+    right = np.zeros((hists.shape[0], n_codes), dtype=np.bool_)
+    for i in numba.prange(hists.shape[0]):
+        _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split_categorical(
+            hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
+            is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
+            max_cat_to_onehot, max_cat_threshold, right[i]))
     return gain, feature, bin_, default_left, left_sums, right

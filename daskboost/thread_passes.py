@@ -11,9 +11,15 @@ next partition, runs it and adds its result into the reduction tree as far as it
 Whoever adds which pair, the same sums are added in the same order: the total is the
 same, byte for byte.
 
+Where numba has a thread-safe threading layer (``native_threads``), a pass over
+partitions that are few or small runs them one after the other on the calling thread
+instead, each kernel spread over native threads, which start in microseconds; the
+pool's runners keep the passes over many large partitions, where one thread a
+partition measured faster.
+
 Between passes the same threads serve the level loop's own kernels (split finding over
-a level's nodes: ``map_ranges``); whoever runs a loop says which threads they may use
-with ``kernel_threads``."""
+a level's nodes: ``map_ranges``, or one kernel call on native threads); whoever runs a
+loop says which threads they may use with ``kernel_threads``."""
 
 import contextlib
 import contextvars
@@ -23,6 +29,7 @@ import threading
 import time
 from concurrent.futures import wait
 
+from . import native_threads
 from .reduction import reduction_steps
 
 
@@ -86,15 +93,21 @@ def run_partitions(func, states, arg, combine, pool=None, n_threads=1, indices=N
     done takes the sibling and computes the parent (outside the lock).  Which runner
     adds which pair does not change what is added to what, in which order.  ``combine``
     may reuse its first argument's memory: every partial sum is used exactly once.
+    Small partitions (``_pass_on_native_threads``) instead go one after the other on
+    the caller, each kernel on ``n_threads`` native threads: the same sums again.
     """
     indices = list(range(len(states))) if indices is None else list(indices)
     n_partitions = len(states) if n_partitions is None else n_partitions
     tree = _ReductionTree(n_partitions, combine)
     new_states = [None] * len(states)
-    if len(states) == 1 or pool is None or n_threads <= 1:
-        for j, state in enumerate(states):
-            new_states[j], result = func(state, arg)
-            tree.add((0, indices[j]), result)
+    on_native = _pass_on_native_threads(states, n_threads)
+    if len(states) == 1 or pool is None or n_threads <= 1 or on_native:
+        # one partition after the other on this thread, each kernel on ``n_threads``
+        # native threads where they are available (``native_threads``)
+        with native_threads.use(n_threads if on_native else 1):
+            for j, state in enumerate(states):
+                new_states[j], result = func(state, arg)
+                tree.add((0, indices[j]), result)
         return new_states, tree.nodes
     taken = itertools.count()
     lock = threading.Lock()
@@ -116,6 +129,27 @@ def run_partitions(func, states, arg, combine, pool=None, n_threads=1, indices=N
     with kernel_threads(None, 1):
         run_spread(pool, runner, [None] * n_threads)
     return new_states, tree.nodes
+
+
+# rows a partition holds on average above which a pass runs partitions on the pool's
+# threads (one thread each) rather than one after the other with native threads in
+# each kernel: at 1M rows in 8 partitions the pool measured ~9% faster, at 400k rows in
+# 8 partitions the native threads ~5% faster, at 100k in one partition 20% faster
+# (alternating fits in one process; see benchmarks/RESULTS.md)
+NATIVE_PASS_MAX_ROWS = 65536
+
+
+def _pass_on_native_threads(states, n_threads):
+    """Whether a pass runs its partitions one after the other on the calling thread,
+    each kernel on ``n_threads`` native threads (``native_threads``): where they are
+    available, and the partitions are fewer than the threads or small on average
+    (states that do not say their ``n_rows`` go to the pool)."""
+    if n_threads <= 1 or not native_threads.available():
+        return False
+    if len(states) < n_threads:
+        return True
+    rows = [getattr(state, "n_rows", None) for state in states]
+    return None not in rows and sum(rows) <= NATIVE_PASS_MAX_ROWS * len(rows)
 
 
 class _ReductionTree:
@@ -175,7 +209,8 @@ def kernel_threads(pool, n_threads):
     a worker's event loop) sees its own."""
     token = _KERNEL_THREADS.set((pool, n_threads))
     try:
-        yield
+        with native_threads.use(n_threads):
+            yield
     finally:
         _KERNEL_THREADS.reset(token)
 
@@ -184,6 +219,8 @@ def thread_ranges(n_items, min_items_per_thread=1):
     """Contiguous ranges covering ``range(n_items)``: one per thread of
     ``kernel_threads``, each of at least ``min_items_per_thread`` items (one range
     without threads)."""
+    if native_threads.threads() > 1:  # the kernel spreads the items over native threads
+        return [range(n_items)]
     pool, n_threads = _KERNEL_THREADS.get()
     n_groups = min(n_threads, n_items // max(1, min_items_per_thread)) if pool else 1
     return contiguous_groups(n_items, n_groups)

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from daskboost import native_threads, thread_passes
 from daskboost.reduction import reduce_all, reduce_nodes
 from daskboost.thread_passes import (kernel_threads, map_ranges, run_partitions, run_pass,
                                      thread_ranges)
@@ -67,7 +68,8 @@ def test_a_failing_partition_raises_and_leaves_no_runner_working(pool):
     assert running == []  # nothing still runs on the states once the error is raised
 
 
-def test_map_ranges_gives_results_in_range_order_on_the_loop_threads(pool):
+def test_map_ranges_gives_results_in_range_order_on_the_loop_threads(pool, monkeypatch):
+    monkeypatch.setattr(native_threads, "_switched_off", True)  # the pool's threads
     assert len(thread_ranges(10)) == 1  # no threads given: one range
     with kernel_threads(pool, 3):
         ranges = thread_ranges(10)
@@ -95,3 +97,33 @@ def test_a_pass_driven_from_a_busy_pool_takes_its_runners_back():
         busy.shutdown(wait=False)
     assert states == [i + 1 for i in range(6)]
     assert total == reduce_all([f"p{i}" for i in range(6)], bracket)
+
+
+class Sized:
+    """A state that says how many rows it holds (as ``PartitionState.n_rows``)."""
+
+    def __init__(self, n_rows):
+        self.n_rows = n_rows
+
+
+@pytest.mark.skipif(not native_threads.available(), reason="no native threads here")
+def test_few_or_small_partitions_go_one_after_the_other_on_native_threads(pool):
+    small = thread_passes.NATIVE_PASS_MAX_ROWS
+    on_native = thread_passes._pass_on_native_threads
+    assert on_native([Sized(10**7)], 2)  # fewer partitions than threads
+    assert on_native([Sized(small)] * 8, 2)  # small ones
+    assert not on_native([Sized(small + 1)] * 8, 2)  # large ones: the pool's runners
+    assert not on_native([1, 2, 3], 2)  # states that do not say their rows
+    assert not on_native([Sized(10)] * 4, 1)  # one thread: the serial kernels
+
+    seen = []
+
+    def step(state, arg):
+        seen.append((threading.get_ident(), native_threads.threads()))
+        return state, "x"
+
+    run_partitions(step, [Sized(100)] * 4, None, bracket, pool, 2)
+    assert seen == [(threading.get_ident(), 2)] * 4
+    seen.clear()
+    run_partitions(step, [Sized(small + 1)] * 4, None, bracket, pool, 2)
+    assert {threads for _, threads in seen} == {1}
