@@ -169,7 +169,7 @@ class Runtime:
             current[0], total = self.map_reduce(func, current[0], arg, combine, combine_into)
             return total
 
-        with kernel_threads(self._pool, self._threads):
+        with kernel_threads(self._pool, self._threads, states):
             result = run_sync(drive(loop(), reduce_pass))
         return current[0], result
 

@@ -133,10 +133,11 @@ def run_partitions(func, states, arg, combine, pool=None, n_threads=1, indices=N
 
 # rows a partition holds on average above which a pass runs partitions on the pool's
 # threads (one thread each) rather than one after the other with native threads in
-# each kernel: at 1M rows in 8 partitions the pool measured ~9% faster, at 400k rows in
-# 8 partitions the native threads ~5% faster, at 100k in one partition 20% faster
-# (alternating fits in one process; see benchmarks/RESULTS.md)
-NATIVE_PASS_MAX_ROWS = 65536
+# each kernel (alternating fits in one process; see benchmarks/RESULTS.md): the pool
+# measured faster at 1M rows in 8 partitions (~9%) and on flights' four 65k-row
+# partitions (~15%: its 4,000-category feature makes one thread's features the
+# costly ones); native threads faster on diamonds' four 11k-row partitions (~15%)
+NATIVE_PASS_MAX_ROWS = 32768
 
 
 def _pass_on_native_threads(states, n_threads):
@@ -203,13 +204,18 @@ _KERNEL_THREADS = contextvars.ContextVar("daskboost_kernel_threads", default=(No
 
 
 @contextlib.contextmanager
-def kernel_threads(pool, n_threads):
+def kernel_threads(pool, n_threads, states=None):
     """Within the block, ``map_ranges`` runs on the caller's thread and ``pool``
-    (``n_threads`` in all).  A context variable: each loop (a thread, or a coroutine on
-    a worker's event loop) sees its own."""
+    (``n_threads`` in all), or, for a loop over ``states`` whose passes run on native
+    threads (``_pass_on_native_threads``), its kernels spread their items over as many
+    native threads.  (Split searches on native threads between passes on the pool's
+    runners measured slower: 3.5 s against 2.4 s for the flights fit.)  A context
+    variable: each loop (a thread, or a coroutine on a worker's event loop) sees its
+    own."""
     token = _KERNEL_THREADS.set((pool, n_threads))
+    native = states is not None and _pass_on_native_threads(states, n_threads)
     try:
-        with native_threads.use(n_threads):
+        with native_threads.use(n_threads if native else 1):
             yield
     finally:
         _KERNEL_THREADS.reset(token)

@@ -127,3 +127,8 @@ def test_few_or_small_partitions_go_one_after_the_other_on_native_threads(pool):
     seen.clear()
     run_partitions(step, [Sized(small + 1)] * 4, None, bracket, pool, 2)
     assert {threads for _, threads in seen} == {1}
+    # the loop's own kernels (split search) on native threads only with such passes
+    with kernel_threads(pool, 2, [Sized(100)] * 4):
+        assert native_threads.threads() == 2 and len(thread_ranges(10)) == 1
+    with kernel_threads(pool, 2, [Sized(small + 1)] * 4):
+        assert native_threads.threads() == 1 and len(thread_ranges(10)) == 2
