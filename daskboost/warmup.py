@@ -8,7 +8,9 @@ installed, numba imports ``scipy.linalg`` there to look for BLAS, which
 ``_import_arraymath_without_scipy_linalg`` avoids): ~0.3 s, which a fresh process's
 first fit spent inside its first kernel.  ``start()`` does that work in a daemon thread
 right after import, while the caller reads or prepares its data; a fit that starts
-earlier simply waits on numba's own lock for the rest of it.
+earlier simply waits on numba's own lock for the rest of it: ``start()`` returns only
+once the thread holds that lock, so a fit's first kernel cannot build the target
+first (with the ``scipy.linalg`` import) by winning the race to it.
 
 A fork while the thread runs could copy a held lock (the import lock, numba's compiler
 lock) into the child, so the process waits for the warm-up to end before any fork
@@ -22,6 +24,12 @@ import threading
 
 import numba
 import numpy as np
+
+try:
+    from numba.core.compiler_lock import global_compiler_lock
+except ImportError:  # (numba's internals moved: warm up without holding it)
+    import contextlib
+    global_compiler_lock = contextlib.nullcontext()
 
 from .memory import raise_dynamic_thresholds
 
@@ -49,7 +57,6 @@ def _import_arraymath_without_scipy_linalg():
         return
     try:
         import numba.np.linalg as linalg
-        from numba.core.compiler_lock import global_compiler_lock
         ensure_blas = linalg.ensure_blas
     except (ImportError, AttributeError):
         return
@@ -58,22 +65,26 @@ def _import_arraymath_without_scipy_linalg():
         if importlib.util.find_spec("scipy") is None:
             raise ImportError("scipy is not installed")
 
-    # under numba's compiler lock, as a first kernel call imports it: the same order of
-    # that lock and the module's import lock as a fit's thread starting its first kernel
-    with global_compiler_lock:
-        linalg.ensure_blas = scipy_installed
-        try:
-            import numba.np.arraymath  # noqa: F401
-        finally:
-            linalg.ensure_blas = ensure_blas
-
-
-def _warm():
+    linalg.ensure_blas = scipy_installed
     try:
-        _import_arraymath_without_scipy_linalg()
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        linalg.ensure_blas = ensure_blas
+
+
+def _warm(holding_the_compiler_lock):
+    try:
+        # under numba's compiler lock, as a first kernel call imports numba's modules:
+        # the same order of that lock and the modules' import locks as a fit's thread
+        # starting its first kernel
+        with global_compiler_lock:
+            holding_the_compiler_lock.set()
+            _import_arraymath_without_scipy_linalg()
         _first_kernel(np.zeros(1))
     except Exception:  # noqa: BLE001  (a warm-up must never break the import or a fit)
         pass
+    finally:
+        holding_the_compiler_lock.set()
 
 
 def _wait_before_fork():
@@ -89,7 +100,10 @@ def start():
     if _thread is not None or os.environ.get("DASKBOOST_NO_WARMUP", "") not in ("", "0"):
         return
     raise_dynamic_thresholds()
-    _thread = threading.Thread(target=_warm, name="daskboost-numba-warmup", daemon=True)
+    holding_the_compiler_lock = threading.Event()
+    _thread = threading.Thread(target=_warm, args=(holding_the_compiler_lock,),
+                               name="daskboost-numba-warmup", daemon=True)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(before=_wait_before_fork)
     _thread.start()
+    holding_the_compiler_lock.wait(timeout=5.0)  # (~0.1 ms: the thread's start)

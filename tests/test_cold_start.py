@@ -76,6 +76,28 @@ print(json.dumps([before, value, "scipy.linalg" in sys.modules]))
     assert json.loads(run_python(code)) == [False, 3.0, True]
 
 
+def test_a_fit_started_while_the_warmup_is_slow_still_does_not_import_scipy_linalg():
+    # the warm-up holds numba's compiler lock before start() returns, so a fit's first
+    # kernel waits for it instead of building numba's target (and importing
+    # scipy.linalg) first; here the warm-up is made slow to lose that race surely
+    code = """
+import os, sys, time, json
+os.environ["DASKBOOST_NO_WARMUP"] = "1"
+import daskboost.warmup as warmup
+del os.environ["DASKBOOST_NO_WARMUP"]
+slow = warmup._import_arraymath_without_scipy_linalg
+def slowly():
+    time.sleep(0.5)
+    slow()
+warmup._import_arraymath_without_scipy_linalg = slowly
+warmup.start()
+""" + FIT_ON_NUMPY + """
+warmup._thread.join(60)
+print(json.dumps("scipy.linalg" in sys.modules))
+"""
+    assert json.loads(run_python(code)) is False
+
+
 def test_the_warmup_can_be_turned_off():
     code = "import daskboost.warmup as warmup; print(warmup._thread is None)"
     assert run_python(code, env={"DASKBOOST_NO_WARMUP": "1"}) == "True"
