@@ -303,20 +303,6 @@ def _goes_left(code, split_bin, missing_code, default_left, cat_table):
     return not cat_table[-1 - split_bin, code]
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
-def _moved(codes, i, t, positions, split_feature, split_bin, default_left, left_child,
-           right_child, missing_code, cat_table):
-    """Row ``i``'s node in tree ``t`` once the node it sits at applies its split (if
-    split), as an unsigned index (numba then skips its negative-index fix-up)."""
-    node = np.uint64(positions[t, i])
-    f_split = split_feature[t, node]
-    if f_split >= 0:
-        go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node], missing_code,
-                             default_left[t, node], cat_table)
-        node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
-    return node
-
-
 @numba.njit(nogil=True, cache=True)
 def accumulate_histograms_categorical(codes, grad, hess, positions, split_feature, split_bin,
                                       default_left, left_child, right_child, missing_code,
@@ -329,8 +315,12 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
     flat = hist.reshape((hist.shape[0], hist.shape[1] * 2))
     for t in range(n_trees):
         for i in range(n_rows):
-            node = _moved(codes, i, t, positions, split_feature, split_bin, default_left,
-                          left_child, right_child, missing_code, cat_table)
+            node = np.uint64(positions[t, i])  # unsigned indices (see above)
+            f_split = split_feature[t, node]
+            if f_split >= 0:
+                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
+                                     missing_code, default_left[t, node], cat_table)
+                node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
             slot = node_to_slot[t, node]
             if slot < 0:
@@ -350,8 +340,12 @@ def add_leaf_values_kernel_categorical(codes, positions, split_feature, split_bi
     ``accumulate_histograms_categorical``)."""
     for t in range(positions.shape[0]):
         for i in range(positions.shape[1]):
-            node = _moved(codes, i, t, positions, split_feature, split_bin, default_left,
-                          left_child, right_child, missing_code, cat_table)
+            node = np.uint64(positions[t, i])  # unsigned indices (see above)
+            f_split = split_feature[t, node]
+            if f_split >= 0:
+                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
+                                     missing_code, default_left[t, node], cat_table)
+                node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             out[t, i] = margin[t, i] + leaf_values[t, node]
 
 
@@ -368,8 +362,12 @@ def accumulate_packed_histograms(codes, packed, positions, split_feature, split_
     n_rows, n_features = codes.shape
     for t in range(n_trees):
         for i in range(n_rows):
-            node = _moved(codes, i, t, positions, split_feature, split_bin, default_left,
-                          left_child, right_child, missing_code, cat_table)
+            node = np.uint64(positions[t, i])  # unsigned indices (see above)
+            f_split = split_feature[t, node]
+            if f_split >= 0:
+                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
+                                     missing_code, default_left[t, node], cat_table)
+                node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
             slot = node_to_slot[t, node]
             if slot < 0:
@@ -446,8 +444,12 @@ def _route_rows(codes, positions, split_feature, split_bin, default_left, left_c
     for t in range(positions.shape[0]):
         for row in range(first, stop):
             i = np.uint64(row)  # unsigned indices (see above)
-            node = _moved(codes, i, t, positions, split_feature, split_bin, default_left,
-                          left_child, right_child, missing_code, cat_table)
+            node = np.uint64(positions[t, i])
+            f_split = split_feature[t, node]
+            if f_split >= 0:
+                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
+                                     missing_code, default_left[t, node], cat_table)
+                node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
             row_slots[t, i] = node_to_slot[t, node]
 
