@@ -309,7 +309,11 @@ def accumulate_histograms_categorical(codes, grad, hess, positions, split_featur
                                       node_to_slot, new_positions, hist, cell_offsets,
                                       width, cat_table):
     """``accumulate_histograms`` where a split with ``split_bin < 0`` is categorical: rows
-    whose code is in ``cat_table[-1 - split_bin]`` go right (see ``build_histograms``)."""
+    whose code is in ``cat_table[-1 - split_bin]`` go right (see ``build_histograms``).
+
+    The row's move (five lines) is written out here and in the kernels below: as a
+    helper taking the node arrays, numba did not compile it away (its IR inlining
+    included), and the diamonds fit took twice as long (``benchmarks/RESULTS.md``)."""
     n_trees = positions.shape[0]
     n_rows = codes.shape[0]
     flat = hist.reshape((hist.shape[0], hist.shape[1] * 2))
