@@ -31,9 +31,6 @@ import numpy as np
 from . import native_threads
 
 
-# the category table of models without categorical splits (the packed kernel serves both)
-NO_CATEGORIES = np.zeros((0, 1), dtype=np.bool_)
-
 
 def row_blocks(codes):
     """``(start, stop, block)`` row blocks of a code matrix: a numpy array is one block;
@@ -77,8 +74,8 @@ def build_histograms(codes, grad, hess, positions, split_feature, split_bin, def
         module docstring); ``cell_offsets[-1]`` cells per histogram.
     cat_table : None, or for models with categorical features the (n_sets, n_codes) bool
         right sets of the categorical splits: a node with ``split_bin = -1 - r`` sends a
-        row whose code is ``c`` right iff ``cat_table[r, c]`` (the ``_categorical``
-        kernel; numeric models keep the plain one).
+        row whose code is ``c`` right iff ``cat_table[r, c]`` (None: numba compiles
+        the kernels without the category test).
     cell_width : ``uniform_width(cell_offsets)`` if known (``BinMapper.cell_width``),
         else None to compute it here.
     quantized : None, or the (K, n_rows) packed gradients of ``quantize.quantize``
@@ -126,19 +123,15 @@ def add_block_histograms(hist, codes, grad, hess, positions, new_positions, spli
     if _on_native_threads(codes):
         row_slots = np.empty(positions.shape, dtype=np.int32)
         route_rows_parallel(codes, positions, *splits, missing_code, node_to_slot,
-                            new_positions, NO_CATEGORIES if cat_table is None else cat_table,
-                            row_slots, native_threads.threads())
+                            new_positions, cat_table, row_slots, native_threads.threads())
         _add_rows(hist, codes, grad, hess, quantized, row_slots, cell_offsets, cell_width)
         return
     moves = (positions, *splits, missing_code, node_to_slot, new_positions, hist,
              cell_offsets, cell_width)
     if quantized is not None:
-        accumulate_packed_histograms(codes, quantized, *moves,
-                                     NO_CATEGORIES if cat_table is None else cat_table)
-    elif cat_table is None:
-        accumulate_histograms(codes, grad, hess, *moves)
+        accumulate_packed_histograms(codes, quantized, *moves, cat_table)
     else:
-        accumulate_histograms_categorical(codes, grad, hess, *moves, cat_table)
+        accumulate_histograms(codes, grad, hess, *moves, cat_table)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -172,30 +165,54 @@ def _add_row_features(row_hist, codes, i, first, stop, g, h, cell_offsets, width
             row_hist[cell + np.uint64(1)] += h
 
 
+# ---- a row's move under its node's split ----------------------------------------------
+# Every kernel that moves rows writes the move out (five lines) around ``_goes_left``, a
+# helper of scalars.  A helper taking the node arrays was not compiled away (the
+# diamonds fit took twice as long).  A model without categorical splits passes
+# ``cat_table=None``, which numba compiles away: an empty table passed instead slowed
+# the packed kernel's additions too, by up to half of its time (roots' pass of 125k rows
+# x 28 features 5.0 -> 2.5 ms).  And the side a row takes is computed without a branch:
+# a split sends rows either way at random, and the mispredicted branch cost up to a
+# quarter of a level's kernel (``benchmarks/RESULTS.md``).
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _goes_left(code, split_bin, missing_code, default_left, cat_table):
+    """Whether a row with ``code`` goes left at a split on ``split_bin``: missing rows
+    take the default direction; with ``split_bin >= 0``, or any split when ``cat_table``
+    is None: numeric, ``code <= split_bin`` (a monotone-constrained split may have bin
+    -1: every present value right); else categorical, left unless ``code`` is in
+    ``cat_table[-1 - split_bin]``.  Computed without a branch on the outcome."""
+    missing = code == missing_code
+    if cat_table is None:
+        present_left = code <= split_bin
+    elif split_bin >= 0:
+        present_left = code <= split_bin
+    else:  # (the missing code may lie past the table: clamped, its answer unused)
+        present_left = not cat_table[np.uint64(-1 - split_bin),
+                                     min(np.uint64(code), np.uint64(cat_table.shape[1] - 1))]
+    return (missing & default_left) | ((not missing) & present_left)
+
+
 @numba.njit(nogil=True, cache=True)
 def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin,
-                           default_left, left_child, right_child, missing_code, node_to_slot,
-                           new_positions, hist, cell_offsets, width):
+                          default_left, left_child, right_child, missing_code, node_to_slot,
+                          new_positions, hist, cell_offsets, width, cat_table=None):
     """The kernel of ``build_histograms`` on one block of rows (adds into ``hist``);
-    ``width``: ``uniform_width(cell_offsets)``."""
+    ``width``: ``uniform_width(cell_offsets)``; ``cat_table``: None for a model without
+    categorical features (numba then compiles a version without the category test)."""
     n_trees = positions.shape[0]
     n_rows = codes.shape[0]
     flat = hist.reshape((hist.shape[0], hist.shape[1] * 2))
     for t in range(n_trees):
         for i in range(n_rows):
-            # move the row to its child (the split test is written out here and in
-            # add_leaf_values_kernel, not called: a function call in this loop, even
-            # numba-inlined, measured 1.3-2.7x slower)
-            # unsigned indices: numba then skips its negative-index fix-up (~18% of
-            # this loop's time)
+            # the row moves to its child (the move written out in each kernel: see
+            # ``_goes_left``); unsigned indices: numba then skips its negative-index
+            # fix-up (~18% of this loop's time)
             node = np.uint64(positions[t, i])
             f_split = split_feature[t, node]
             if f_split >= 0:
-                code = codes[i, np.uint64(f_split)]
-                if code == missing_code:
-                    go_left = default_left[t, node]
-                else:
-                    go_left = code <= split_bin[t, node]
+                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
+                                     missing_code, default_left[t, node], cat_table)
                 node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
             slot = node_to_slot[t, node]
@@ -260,88 +277,16 @@ def add_histograms_into(a, b):
 
 @numba.njit(nogil=True, cache=True)
 def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_left,
-                           left_child, right_child, missing_code, leaf_values, margin, out):
+                           left_child, right_child, missing_code, leaf_values, margin, out,
+                           cat_table=None):
     """``out = margin + leaf value of each row`` after applying the last splits, for
     one block of rows (``out`` may be ``margin`` itself).
 
     Finishes the K trees of a round: the rows move to their leaves and the leaves'
     outputs (learning rate included) are added to the margins.  ``positions``/``margin``
-    /``out``: (K, n_rows); split arrays and ``leaf_values``: (K, n_nodes).
+    /``out``: (K, n_rows); split arrays and ``leaf_values``: (K, n_nodes); ``cat_table``
+    as for ``accumulate_histograms``.
     """
-    for t in range(positions.shape[0]):
-        for i in range(positions.shape[1]):
-            # the split test of build_histograms, written out (see there)
-            node = np.uint64(positions[t, i])  # unsigned indices (see above)
-            f_split = split_feature[t, node]
-            if f_split >= 0:
-                code = codes[i, np.uint64(f_split)]
-                if code == missing_code:
-                    go_left = default_left[t, node]
-                else:
-                    go_left = code <= split_bin[t, node]
-                node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
-            out[t, i] = margin[t, i] + leaf_values[t, node]
-
-
-# ---- models with categorical features (issue 13) -------------------------------------
-# The two kernels above with the category-set test; kept apart so that the numeric
-# kernels stay exactly as fast as they were.  Here the test is one inlined function,
-# ``_goes_left``, shared with the packed kernel: measured as fast as written out (1M
-# rows, 16 slots: 17.15 / 17.08 ms, 18.64 / 18.60 ms written out / called).
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _goes_left(code, split_bin, missing_code, default_left, cat_table):
-    """Whether a row with ``code`` goes left at a split on ``split_bin``: missing rows
-    take the default direction; ``split_bin >= 0``, or any split of a model without
-    categorical splits (``cat_table`` of no rows): numeric, ``code <= split_bin``
-    (a monotone-constrained split may have bin -1: every present value right); else
-    categorical, left unless ``code`` is in ``cat_table[-1 - split_bin]``."""
-    if code == missing_code:
-        return default_left
-    if split_bin >= 0 or cat_table.shape[0] == 0:
-        return code <= split_bin
-    return not cat_table[-1 - split_bin, code]
-
-
-@numba.njit(nogil=True, cache=True)
-def accumulate_histograms_categorical(codes, grad, hess, positions, split_feature, split_bin,
-                                      default_left, left_child, right_child, missing_code,
-                                      node_to_slot, new_positions, hist, cell_offsets,
-                                      width, cat_table):
-    """``accumulate_histograms`` where a split with ``split_bin < 0`` is categorical: rows
-    whose code is in ``cat_table[-1 - split_bin]`` go right (see ``build_histograms``).
-
-    The row's move (five lines) is written out here and in the kernels below: as a
-    helper taking the node arrays, numba did not compile it away (its IR inlining
-    included), and the diamonds fit took twice as long (``benchmarks/RESULTS.md``)."""
-    n_trees = positions.shape[0]
-    n_rows = codes.shape[0]
-    flat = hist.reshape((hist.shape[0], hist.shape[1] * 2))
-    for t in range(n_trees):
-        for i in range(n_rows):
-            node = np.uint64(positions[t, i])  # unsigned indices (see above)
-            f_split = split_feature[t, node]
-            if f_split >= 0:
-                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
-                                     missing_code, default_left[t, node], cat_table)
-                node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
-            new_positions[t, i] = node
-            slot = node_to_slot[t, node]
-            if slot < 0:
-                continue
-            g = np.float64(grad[t, i])
-            h = np.float64(hess[t, i])
-            if g == 0.0 and h == 0.0:
-                continue  # a row left out (sampled out, weight 0, held out by a cv fold)
-            _add_row(flat[np.uint64(slot)], codes, i, g, h, cell_offsets, width)
-
-
-@numba.njit(nogil=True, cache=True)
-def add_leaf_values_kernel_categorical(codes, positions, split_feature, split_bin,
-                                       default_left, left_child, right_child, missing_code,
-                                       leaf_values, margin, out, cat_table):
-    """``add_leaf_values_kernel`` with categorical splits (see
-    ``accumulate_histograms_categorical``)."""
     for t in range(positions.shape[0]):
         for i in range(positions.shape[1]):
             node = np.uint64(positions[t, i])  # unsigned indices (see above)
@@ -358,10 +303,10 @@ def accumulate_packed_histograms(codes, packed, positions, split_feature, split_
                                  default_left, left_child, right_child, missing_code,
                                  node_to_slot, new_positions, hist, cell_offsets, width,
                                  cat_table):
-    """``accumulate_histograms_categorical`` for quantized gradients (``quantize``):
+    """``accumulate_histograms`` for quantized gradients (``quantize``):
     ``packed`` (K, n_rows) int64 holds each row's (g, h), and a cell of ``hist``
     (n_slots, n_cells) int64 is one addition (half the memory and about half the time
-    of a float64 pair).  Numeric splits only when ``cat_table`` is ``NO_CATEGORIES``."""
+    of a float64 pair); ``cat_table`` as for ``accumulate_histograms``."""
     n_trees = positions.shape[0]
     n_rows, n_features = codes.shape
     for t in range(n_trees):
@@ -429,10 +374,10 @@ def route_rows_parallel(codes, positions, split_feature, split_bin, default_left
                         right_child, missing_code, node_to_slot, new_positions, cat_table,
                         row_slots, n_parts):
     """Phase one: each row of each tree moves under the splits (as in
-    ``accumulate_histograms_categorical``; a numeric model's ``cat_table`` is
-    ``NO_CATEGORIES``) from ``positions`` to ``new_positions`` (may be the same array),
-    and ``row_slots[t, i]`` is its node's histogram slot (-1: none); the rows in
-    ``n_parts`` ranges, one a thread."""
+    ``accumulate_histograms``; a numeric model's ``cat_table`` is None) from
+    ``positions`` to ``new_positions`` (may be the same array), and ``row_slots[t, i]``
+    is its node's histogram slot (-1: none); the rows in ``n_parts`` ranges, one a
+    thread."""
     for part in numba.prange(n_parts):
         first, stop = _part_range(part, n_parts, codes.shape[0])
         _route_rows(codes, positions, split_feature, split_bin, default_left, left_child,

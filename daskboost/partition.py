@@ -29,8 +29,7 @@ from . import raw_cache
 from .binning import narrowed
 from .blockstore import RowColumn, StoredArray
 from .lake import ParquetColumns
-from .histogram import (add_block_histograms, add_root_histograms,
-                        add_leaf_values_kernel, add_leaf_values_kernel_categorical,
+from .histogram import (add_block_histograms, add_leaf_values_kernel, add_root_histograms,
                         build_histograms, new_histograms, row_blocks)
 from .keyed_random import GOLDEN, MIX1, uniform
 from .quantize import GradientMaxima, gradient_maxima, quantize
@@ -639,13 +638,8 @@ def _start_round(state, step):
 def _add_round_trees(block, positions, step, margin, out):
     """``out = margin +`` the round's leaf values, for one block of rows: each row moves
     to its leaf under the round's last splits (``step``'s) from ``positions``."""
-    if step.cat_table is None:
-        add_leaf_values_kernel(block, positions, *step.split_arrays(), step.missing_code,
-                               step.leaf_values, margin, out)
-    else:
-        add_leaf_values_kernel_categorical(
-            block, positions, *step.split_arrays(), step.missing_code, step.leaf_values,
-            margin, out, step.cat_table)
+    add_leaf_values_kernel(block, positions, *step.split_arrays(), step.missing_code,
+                           step.leaf_values, margin, out, step.cat_table)
 
 
 def margins_with_round(state, step):
