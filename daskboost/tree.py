@@ -294,47 +294,33 @@ def add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right
     """
     out = margin if in_place else margin.copy()
     for start, stop, block in row_blocks(codes):
-        args = (block, feature, split_bin, default_left, left, right, value, missing_code,
-                out[:, start:stop])
-        if cat_table is None:
-            _add_binned_tree_outputs(*args)
-        else:
-            _add_binned_tree_outputs_categorical(*args, cat_table)
+        _add_binned_tree_outputs(block, feature, split_bin, default_left, left, right, value,
+                                 missing_code, out[:, start:stop], cat_table)
     return out
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _binned_goes_left(code, split_bin, missing_code, default_left, cat_table):
+    """The split test on bin codes (``histogram._goes_left``'s decisions), with branches:
+    a walk down a tree waits on each level's outcome, which a predicted branch does not
+    (the training kernels' branch-free test measured 3-11% slower here)."""
+    if code == missing_code:
+        return default_left
+    if cat_table is None or split_bin >= 0:
+        return code <= split_bin
+    return not cat_table[-1 - split_bin, code]
 
 
 @numba.njit(nogil=True, cache=True)
 def _add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right, value,
-                             missing_code, out):
-    """The kernel of ``add_binned_tree_outputs`` on one block of rows (adds into ``out``)."""
+                             missing_code, out, cat_table):
+    """The kernel of ``add_binned_tree_outputs`` on one block of rows (adds into
+    ``out``); a ``cat_table`` of None compiles the numeric version."""
     for t in range(feature.shape[0]):
         for i in range(codes.shape[0]):
             node = 0
             while feature[t, node] >= 0:
-                code = codes[i, feature[t, node]]
-                if code == missing_code:
-                    go_left = default_left[t, node]
-                else:
-                    go_left = code <= split_bin[t, node]
-                node = left[t, node] if go_left else right[t, node]
-            out[t, i] += value[t, node]
-
-
-@numba.njit(nogil=True, cache=True)
-def _add_binned_tree_outputs_categorical(codes, feature, split_bin, default_left, left, right,
-                                         value, missing_code, out, cat_table):
-    """``_add_binned_tree_outputs`` with categorical splits (issue 13)."""
-    for t in range(feature.shape[0]):
-        for i in range(codes.shape[0]):
-            node = 0
-            while feature[t, node] >= 0:
-                code = codes[i, feature[t, node]]
-                b = split_bin[t, node]
-                if code == missing_code:
-                    go_left = default_left[t, node]
-                elif b >= 0:
-                    go_left = code <= b
-                else:
-                    go_left = not cat_table[-1 - b, code]
+                go_left = _binned_goes_left(codes[i, feature[t, node]], split_bin[t, node],
+                                            missing_code, default_left[t, node], cat_table)
                 node = left[t, node] if go_left else right[t, node]
             out[t, i] += value[t, node]
