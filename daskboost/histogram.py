@@ -31,7 +31,6 @@ import numpy as np
 from . import native_threads
 
 
-
 def row_blocks(codes):
     """``(start, stop, block)`` row blocks of a code matrix: a numpy array is one block;
     a ``blockstore.StoredArray`` streams its blocks (prefetching those on disk)."""
