@@ -106,4 +106,6 @@ def start():
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(before=_wait_before_fork)
     _thread.start()
-    holding_the_compiler_lock.wait(timeout=5.0)  # (~0.1 ms: the thread's start)
+    # ~0.1 ms, the thread's start; bounded, as another thread may be compiling with
+    # numba's lock held: then the import goes on and the race is that thread's to win
+    holding_the_compiler_lock.wait(timeout=1.0)
