@@ -642,17 +642,19 @@ def _add_round_trees(block, positions, step, margin, out):
                            step.leaf_values, margin, out, step.cat_table)
 
 
-def margins_with_round(state, step):
-    """The state's margins with the round's finished trees added, as a new array (the
-    state is left as it is: the next round's first pass adds them): ``step`` carries
-    the round's last splits and leaf values, as the next round's first pass does.
-    (A state held in row blocks: one partition's margins whole at a time.)"""
+def add_round_to_margins(state, step):
+    """Add the round's finished trees to the state's margins, in place, and return
+    them whole: ``step`` carries the round's last splits and leaf values, as the next
+    round's first pass does, and that pass then finds ``state.rounds == step.round``
+    and does not add them again.  (A state held in row blocks: one partition's margins
+    whole at a time, stored back.)"""
     margin, positions = whole(state.margin), whole(state.positions)
-    out = np.empty_like(margin)
     for start, stop, block in row_blocks(state.codes):
         rows = slice(start, stop)
-        _add_round_trees(block, positions[:, rows], step, margin[:, rows], out[:, rows])
-    return out
+        _add_round_trees(block, positions[:, rows], step, margin[:, rows], margin[:, rows])
+    store_whole(state.margin, margin)
+    state.rounds = step.round
+    return margin
 
 
 def _round_gradients(state, step, i, rows, margin):
