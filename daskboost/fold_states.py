@@ -10,9 +10,9 @@ folds' models grow together, ``nfold * K`` trees per round.
 - ``FoldObjective``: the gradients of every fold's trees, zero for the rows a fold holds
   out (``partition._round_gradients`` calls its ``fold_gradients``);
 - ``fold_leaf_residual_summaries``: adaptive leaves, per fold;
-- ``fold_partials``: after a round, the round's trees added to the margins (the next
-  round's first pass does not add them again) and each fold's metric partial sums on
-  its training rows and on its held-out rows.
+- ``fold_partials``: after a round, each fold's metric partial sums on its training
+  rows and on its held-out rows, from margins with the round's trees added (kept for
+  the next round's first pass, which then does not add them again).
 """
 
 import dataclasses
@@ -23,7 +23,7 @@ import numpy as np
 
 from .blockstore import RowColumn
 from .objectives import gradient_dtype
-from .partition import (PartitionState, add_round_to_margins, in_row_blocks, leaf_positions,
+from .partition import (PartitionState, in_row_blocks, leaf_positions, margins_with_round,
                         merge_scans, read_partition, rebuild_partition, residual_summaries,
                         scan_labels, start_state, whole, with_positions)
 from .reduction import reduce_all
@@ -61,8 +61,8 @@ class FoldObjective:
 def _zero_held_out(grad, hess, folds, per_model):
     """(g, h) = 0 in each row's held-out trees: fold f's trees are ``f * per_model`` ..
     ``f * per_model + per_model - 1`` and ``folds`` (n,) holds each row's fold, in
-    [0, nfold).  (One pass writing only those cells: a boolean mask per fold cost ~20x
-    more.)"""
+    [0, nfold).  (One pass writing only those cells: a boolean mask per fold measured
+    ~8x slower at 125,000 rows and 5 folds.)"""
     for i in range(folds.shape[0]):
         first = folds[i] * per_model
         for t in range(first, first + per_model):
@@ -188,21 +188,23 @@ class FoldEvalStep:
 def fold_partials(state, step):
     """Metric partial sums of every fold after the round, on its training rows and on
     the rows it holds out: a flat tuple, fold by fold, train then test, metric by
-    metric.  The round's trees are added to the state's margins here, once
-    (``partition.add_round_to_margins``): the next round's first pass starts from them.
+    metric.  The margins with the round's trees are computed here and kept in the
+    state for the next round's first pass (``PartitionState.ahead``), the state's own
+    margins left as they are: a worker lost during this pass costs the round, grown
+    again from them.  (A state held in row blocks keeps nothing: its next round's first
+    pass adds the trees again, so no whole per-row array outlives this pass.)
 
     Each model is evaluated on each fold's rows, contiguous once the rows are sorted
-    by fold (stable; the order is the same every round, kept in the state); a model's
+    by fold (stable; the same order every round, kept in the state too); a model's
     training partials are the sum of those of the folds it trains on (metric partials
     add up), so no row is copied per model.  (A state held in row blocks is read whole
     here, one partition at a time.)"""
-    if state.fold_order is None:
-        folds = whole(state.folds)
-        by_fold = np.argsort(folds, kind="stable")
-        state.fold_order = (by_fold, np.searchsorted(folds[by_fold],
-                                                     np.arange(step.nfold + 1)))
-    by_fold, bounds = state.fold_order
-    margin = add_round_to_margins(state, step.finish)[:, by_fold]
+    in_memory = not isinstance(state.margin, RowColumn)
+    by_fold, bounds = state.fold_order or _fold_order(whole(state.folds), step.nfold)
+    ahead = margins_with_round(state, step.finish)
+    if in_memory:
+        state.fold_order, state.ahead = (by_fold, bounds), (step.finish.round, ahead)
+    margin = ahead[:, by_fold]
     label = whole(state.label)[by_fold]
     weight = None if state.weight is None else whole(state.weight)[by_fold]
     pieces = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
@@ -218,3 +220,9 @@ def fold_partials(state, step):
         partials.extend(train)
         partials.extend(by_piece[f])
     return state, tuple(partials)
+
+
+def _fold_order(folds, nfold):
+    """(the rows sorted by fold, stable; the bounds of each fold's rows in that order)."""
+    by_fold = np.argsort(folds, kind="stable")
+    return by_fold, np.searchsorted(folds[by_fold], np.arange(nfold + 1))

@@ -221,6 +221,12 @@ class PartitionState:
     # quantized gradients (``quantize``): (K, n_rows) int64 packed (g, h) of the
     # round's trees, from its second pass on; None: float gradients
     quantized: np.ndarray = None
+    # (round, margins): the margins with the trees of every round before ``round``,
+    # computed ahead by cross-validation's evaluation pass (``fold_states``); that
+    # round's first pass takes them instead of adding the trees again; any other
+    # round's first pass drops them (a round grown again after a lost worker starts
+    # from ``margin``).
+    ahead: tuple = None
 
     @property
     def n_rows(self):
@@ -576,6 +582,9 @@ def _start_round(state, step):
     n_trees, n_rows = state.margin.shape
     in_blocks = isinstance(state.margin, RowColumn)
     add_trees = step.leaf_values is not None and state.rounds < step.round
+    ahead, state.ahead = state.ahead, None
+    if add_trees and ahead is not None and ahead[0] == step.round:
+        state.margin, add_trees = ahead[1], False  # the same additions, made ahead
     # the old positions become the new ones, block by block once read (every row back
     # at the root); the old gradients are freed before the new ones are made (held in
     # row blocks, their columns are reused)
@@ -642,19 +651,17 @@ def _add_round_trees(block, positions, step, margin, out):
                            step.leaf_values, margin, out, step.cat_table)
 
 
-def add_round_to_margins(state, step):
-    """Add the round's finished trees to the state's margins, in place, and return
-    them whole: ``step`` carries the round's last splits and leaf values, as the next
-    round's first pass does, and that pass then finds ``state.rounds == step.round``
-    and does not add them again.  (A state held in row blocks: one partition's margins
-    whole at a time, stored back.)"""
+def margins_with_round(state, step):
+    """The state's margins with the round's finished trees added, as a new array (the
+    state is left as it is): ``step`` carries the round's last splits and leaf values,
+    as the next round's first pass does.  (A state held in row blocks: one partition's
+    margins whole at a time.)"""
     margin, positions = whole(state.margin), whole(state.positions)
+    out = np.empty_like(margin)
     for start, stop, block in row_blocks(state.codes):
         rows = slice(start, stop)
-        _add_round_trees(block, positions[:, rows], step, margin[:, rows], margin[:, rows])
-    store_whole(state.margin, margin)
-    state.rounds = step.round
-    return margin
+        _add_round_trees(block, positions[:, rows], step, margin[:, rows], out[:, rows])
+    return out
 
 
 def _round_gradients(state, step, i, rows, margin):

@@ -349,7 +349,28 @@ def test_nfold_above_the_rows_of_a_dask_frame_is_refused_after_the_scan():
 
 # ---- a cluster --------------------------------------------------------------------------
 
-def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog):
+def _die_in_an_evaluation_pass(flag, round_):
+    """(Run on each worker.) The first worker to evaluate round ``round_`` (after the
+    pass's margins ahead are made) waits a second, then kills itself (once: ``flag``)."""
+    import time
+    import daskboost.fold_states as fold_states
+    evaluate = fold_states.fold_partials
+
+    def fold_partials(state, step):
+        result = evaluate(state, step)
+        if step.finish.round == round_ + 1:
+            try:
+                os.close(os.open(flag, os.O_CREAT | os.O_EXCL))
+            except FileExistsError:
+                return result
+            time.sleep(1.0)
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    fold_states.fold_partials = fold_partials
+
+
+def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog, tmp_path):
     distributed = pytest.importorskip("distributed")
     from daskboost import worker_states
     X, y, _ = discrete(n=800)
@@ -388,11 +409,20 @@ def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog
         assert Kill.killed is not None
         assert "were lost with a worker; rebuilding them" in caplog.text
         client.wait_for_workers(2, timeout=60)
+        # a worker lost within the evaluation pass after round 2, once the other has
+        # evaluated its partitions (and computed their margins ahead): the round is
+        # grown again from the margins the survivors still hold unchanged
+        flag = os.path.join(tmp_path, "died")
+        client.run(_die_in_an_evaluation_pass, flag, 2)
+        lost_in_evaluation = cv(FAST, frame, target, nfold=3, num_boost_round=4)
+        assert os.path.exists(flag)
+        client.wait_for_workers(2, timeout=60)
         with pytest.raises(RuntimeError, match="boom in round 1"):
             cv(FAST, frame, target, nfold=3, num_boost_round=4, callbacks=[Boom()])
         left = client.run(held)
     pd.testing.assert_frame_equal(on_cluster, threaded, rtol=0, atol=0)
     pd.testing.assert_frame_equal(recovered, threaded, rtol=0, atol=0)
+    pd.testing.assert_frame_equal(lost_in_evaluation, threaded, rtol=0, atol=0)
     # every worker forgot the fits: no states, actor, thread pool or handler left
     assert list(left.values()) == [(0, 0, 0, False)] * 2
 
