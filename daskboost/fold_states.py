@@ -23,7 +23,7 @@ import numpy as np
 
 from .blockstore import RowColumn
 from .objectives import gradient_dtype
-from .partition import (PartitionState, in_row_blocks, leaf_positions, margins_with_round,
+from .partition import (PartitionState, in_row_blocks, leaf_positions, margins_ahead,
                         merge_scans, read_partition, rebuild_partition, residual_summaries,
                         scan_labels, start_state, whole, with_positions)
 from .reduction import reduce_all
@@ -188,23 +188,19 @@ class FoldEvalStep:
 def fold_partials(state, step):
     """Metric partial sums of every fold after the round, on its training rows and on
     the rows it holds out: a flat tuple, fold by fold, train then test, metric by
-    metric.  The margins with the round's trees are computed here and kept in the
-    state for the next round's first pass (``PartitionState.ahead``), the state's own
-    margins left as they are: a worker lost during this pass costs the round, grown
-    again from them.  (A state held in row blocks keeps nothing: its next round's first
-    pass adds the trees again, so no whole per-row array outlives this pass.)
+    metric.  The margins with the round's trees are computed here and kept for the
+    next round's first pass (``partition.margins_ahead``); so is the rows' order by
+    fold, unless the state is held in row blocks.
 
     Each model is evaluated on each fold's rows, contiguous once the rows are sorted
     by fold (stable; the same order every round, kept in the state too); a model's
     training partials are the sum of those of the folds it trains on (metric partials
     add up), so no row is copied per model.  (A state held in row blocks is read whole
     here, one partition at a time.)"""
-    in_memory = not isinstance(state.margin, RowColumn)
     by_fold, bounds = state.fold_order or _fold_order(whole(state.folds), step.nfold)
-    ahead = margins_with_round(state, step.finish)
-    if in_memory:
-        state.fold_order, state.ahead = (by_fold, bounds), (step.finish.round, ahead)
-    margin = ahead[:, by_fold]
+    if not isinstance(state.margin, RowColumn):
+        state.fold_order = (by_fold, bounds)
+    margin = margins_ahead(state, step.finish)[:, by_fold]
     label = whole(state.label)[by_fold]
     weight = None if state.weight is None else whole(state.weight)[by_fold]
     pieces = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]

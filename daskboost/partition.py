@@ -222,10 +222,10 @@ class PartitionState:
     # round's trees, from its second pass on; None: float gradients
     quantized: np.ndarray = None
     # (round, margins): the margins with the trees of every round before ``round``,
-    # computed ahead by cross-validation's evaluation pass (``fold_states``); that
-    # round's first pass takes them instead of adding the trees again; any other
-    # round's first pass drops them (a round grown again after a lost worker starts
-    # from ``margin``).
+    # computed ahead by a pass that evaluates the training rows after a round
+    # (``margins_ahead``); that round's first pass takes them instead of adding the
+    # trees again; any other round's first pass drops them (a round grown again after
+    # a lost worker starts from ``margin``).
     ahead: tuple = None
 
     @property
@@ -651,16 +651,23 @@ def _add_round_trees(block, positions, step, margin, out):
                            step.leaf_values, margin, out, step.cat_table)
 
 
-def margins_with_round(state, step):
-    """The state's margins with the round's finished trees added, as a new array (the
-    state is left as it is): ``step`` carries the round's last splits and leaf values,
-    as the next round's first pass does.  (A state held in row blocks: one partition's
-    margins whole at a time.)"""
+def margins_ahead(state, step):
+    """The state's margins with the round's finished trees added, as a new array:
+    ``step`` carries the round's last splits and leaf values, as the next round's first
+    pass does, and that pass takes them (``PartitionState.ahead``) instead of adding
+    the trees again.  ``margin`` and ``rounds`` are left as they are, so a worker lost
+    during this pass costs the round, grown again from them.  A state held in row
+    blocks keeps nothing (no whole per-row array outlives a pass there) and reads its
+    margins whole here, one partition at a time.  For the pass after a round that
+    evaluates metrics on the training rows (``training.training_eval_step``,
+    ``fold_states.fold_partials``)."""
     margin, positions = whole(state.margin), whole(state.positions)
     out = np.empty_like(margin)
     for start, stop, block in row_blocks(state.codes):
         rows = slice(start, stop)
         _add_round_trees(block, positions[:, rows], step, margin[:, rows], out[:, rows])
+    if not isinstance(state.margin, RowColumn):
+        state.ahead = (step.round, out)
     return out
 
 

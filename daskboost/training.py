@@ -14,7 +14,10 @@
    runtime puts it (``run_loop``): in process on the client, on a cluster on every
    worker at once;
 4. after each round, one pass per eval set adds the round's trees to the eval margins
-   (kept per partition, so nothing is recomputed) and returns metric partial sums.
+   (kept per partition, so nothing is recomputed) and returns metric partial sums.  An
+   eval set that is the training data itself (``data.same_input``) has no states of
+   its own: its pass runs on the training states, whose margins it computes ahead for
+   the next round (``training_eval_step``).
 
 The client only ever holds sketches, histograms, metric sums and trees: never rows.
 """
@@ -29,7 +32,7 @@ from .binning import BinMapper
 from .blockstore import StoreConfig, StoreRef, check_cache_dirs
 from .callbacks import CallbackList
 from .booster import Booster, write_json_atomically
-from .data import categorical_features, checked_categories, partition_input
+from .data import categorical_features, checked_categories, partition_input, same_input
 from .grower import stack_node_arrays
 from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
                          stack_category_tables)
@@ -41,9 +44,9 @@ from .quantize import check_rows
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, category_table,
                         hessian_self_summaries, hessian_summaries, leaf_residual_summaries,
-                        merge_scans, no_splits, partition_step, pass_row_bytes, position_dtype,
-                        rebin_partition, rebuild_fit_partition, scan_partition, store_whole,
-                        whole)
+                        margins_ahead, merge_scans, no_splits, partition_step, pass_row_bytes,
+                        position_dtype, rebin_partition, rebuild_fit_partition, scan_partition,
+                        store_whole, whole)
 from .graphs import (StatesLost, add_tree_reduction, margin_input, per_partition_graph,
                      raw_inputs)
 from .runtime import make_runtime
@@ -159,7 +162,8 @@ def start_margin(objective, stats, params):
 
 
 class EvalSet:
-    """An eval set binned with the training cut points, with margins kept per partition."""
+    """An eval set binned with the training cut points, with margins kept per partition;
+    ``states`` None: the training data itself (evaluated on the training states)."""
 
     def __init__(self, name, states, metrics):
         self.name = name
@@ -192,6 +196,28 @@ def eval_step(state, step):
     label, weight = whole(state.label), whole(state.weight)
     partials = tuple(m.partial(label, margin, weight, step.objective) for m in step.metrics)
     return state, partials
+
+
+@dataclass(frozen=True)
+class TrainingEvalStep:
+    """The pass over the training states after a round, for an eval set that is the
+    training data: ``finish`` (``finish_step``) adds the round's trees to a copy of the
+    margins; ``metrics`` of ``objective``."""
+
+    finish: object
+    metrics: list
+    objective: object
+
+
+def training_eval_step(state, step):
+    """Metric partial sums of the training rows after the round, from their margins
+    with the round's trees (``partition.margins_ahead``: kept for the next round's
+    first pass, the state's own margins left as they are).  The same margins, row for
+    row, as an eval set of the same rows would hold: the same trees' leaf values added
+    to the same starting margins in the same order."""
+    margin = margins_ahead(state, step.finish)
+    label, weight = whole(state.label), whole(state.weight)
+    return state, tuple(m.partial(label, margin, weight, step.objective) for m in step.metrics)
 
 
 class _PartialsCombiner:
@@ -233,16 +259,26 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     params = resolve_constraints(params, data.feature_names, data.n_features,
                                  data.feature_types)
     n_evals = len(eval_set or [])
-    evals = [partition_input(Xe, ye, we, me, *types) for (Xe, ye), we, me in
+    # an eval set that is the training data (the same X, y, weights and base margins)
+    # is evaluated on the training states: None here
+    evals = [None if _is_training_data((Xe, ye, we, me), (X, y, sample_weight, base_margin))
+             else partition_input(Xe, ye, we, me, *types) for (Xe, ye), we, me in
              zip(eval_set or [], sample_weight_eval_set or [None] * n_evals,
                  base_margin_eval_set or [None] * n_evals)]
     for i, e in enumerate(evals):
-        _check_eval_types(data, e, i)
+        if e is not None:
+            _check_eval_types(data, e, i)
     if store_config is None:
         store_config = StoreConfig(None, tuple(check_cache_dirs(None)))
     with make_runtime(uuid.uuid4().hex[:12], store_config, data.in_memory) as runtime:
         return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint,
                       callbacks)
+
+
+def _is_training_data(eval_inputs, training_inputs):
+    """Whether an eval set's (X, y, weights, base margins) are the training ones
+    (``data.same_input``, each)."""
+    return all(same_input(a, b) for a, b in zip(eval_inputs, training_inputs))
 
 
 def _check_eval_types(data, evals, index):
@@ -440,7 +476,7 @@ class _Boosting:
         self.states = runtime.create_states("train", data, self.bin_state,
                                             self._bin_args(), self._last_args(data, offsets))
         self.eval_sets = [
-            EvalSet(f"validation_{i}", runtime.create_states(
+            EvalSet(f"validation_{i}", None if e is None else runtime.create_states(
                 f"validation_{i}", e, bin_partition, self._bin_args(),
                 self._last_args(e, np.zeros(e.n_partitions, np.int64))), metrics)
             for i, e in enumerate(evals)]
@@ -547,13 +583,23 @@ class _Boosting:
         scores = {}
         if not self.eval_sets:
             return scores
-        binned, table = _binned_round(growers)
+        binned = table = None
         for e in self.eval_sets:
-            e.states, partials = self.runtime.map_reduce(
-                eval_step, e.states,
-                EvalStep(binned, self.mapper.missing_code, e.metrics, self.objective, round_,
-                         table),
-                _PartialsCombiner(e.metrics))
+            if e.states is None:  # the training data: from the training states' margins
+                finish = finish_step(pending, round_leaf_values(growers), self.objective,
+                                     self.mapper, self.params, round_ + 1)
+                self.states, partials = self.runtime.map_reduce(
+                    training_eval_step, self.states,
+                    TrainingEvalStep(finish, e.metrics, self.objective),
+                    _PartialsCombiner(e.metrics))
+            else:
+                if binned is None:
+                    binned, table = _binned_round(growers)
+                e.states, partials = self.runtime.map_reduce(
+                    eval_step, e.states,
+                    EvalStep(binned, self.mapper.missing_code, e.metrics, self.objective,
+                             round_, table),
+                    _PartialsCombiner(e.metrics))
             scores[e.name] = {m.name: float(m.finalize(total))
                               for m, total in zip(e.metrics, partials)}
         return scores
@@ -620,7 +666,8 @@ def _propose_again(runtime, data, evals, states, eval_sets, mapper, params):
     store = StoreRef(runtime.fit_id, runtime.store_config)
     states = runtime.source_pass(data, states, rebin_partition, (mapper, store))
     for e, source in zip(eval_sets, evals):
-        e.states = runtime.source_pass(source, e.states, rebin_partition, (mapper, store))
+        if e.states is not None:  # (an eval set on the training states: binned with them)
+            e.states = runtime.source_pass(source, e.states, rebin_partition, (mapper, store))
     return states, mapper, eval_sets
 
 

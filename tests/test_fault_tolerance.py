@@ -100,6 +100,49 @@ def test_killing_a_worker_mid_training_gives_the_same_model(tmp_path, monkeypatc
         assert recovered.evals_result() == undisturbed.evals_result()
 
 
+def _die_in_a_training_evaluation(flag, round_):
+    """(Run on each worker.) The first worker to evaluate the training rows after round
+    ``round_`` (margins ahead made) waits half a second, then kills itself (once:
+    ``flag``)."""
+    import time
+    import daskboost.training as training
+    evaluate = training.training_eval_step
+
+    def training_eval_step(state, step):
+        result = evaluate(state, step)
+        if step.finish.round == round_ + 1:
+            try:
+                os.close(os.open(flag, os.O_CREAT | os.O_EXCL))
+            except FileExistsError:
+                return result
+            time.sleep(0.5)
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    training.training_eval_step = training_eval_step
+
+
+def test_a_worker_killed_while_evaluating_the_training_rows_gives_the_same_model(tmp_path,
+                                                                                 caplog):
+    # the eval set is the training data: its pass runs on the training states and
+    # computes their margins ahead; the survivors' own margins are unchanged, so the
+    # round grown again after the loss gives the same model and metrics
+    path = lake(tmp_path)
+    make = lambda: DaskBoostClassifier(n_estimators=8, max_depth=4)  # noqa: E731
+    with dask.config.set(scheduler="threads"):
+        undisturbed = fit(make(), path, eval_set=True)
+    flag = str(tmp_path / "died")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        client.run(_die_in_a_training_evaluation, flag, 3)
+        recovered = fit(make(), path, eval_set=True)
+    assert os.path.exists(flag)
+    assert "were lost with a worker; rebuilding them" in caplog.text
+    assert recovered.get_booster().to_dict() == undisturbed.get_booster().to_dict()
+    assert recovered.evals_result() == undisturbed.evals_result()
+
+
 def test_a_worker_killed_while_the_workers_grow_many_rounds_gives_the_same_model(tmp_path,
                                                                                  caplog):
     # no eval set and no progress display: the workers grow all the rounds in one call;

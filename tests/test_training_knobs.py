@@ -290,6 +290,72 @@ def test_dask_and_in_memory_eval_sets_give_the_same_values(estimator):
                                        rtol=1e-9, atol=1e-12)
 
 
+def _eval_passes_on_training_states(monkeypatch):
+    """Count the passes that evaluate an eval set on the training states."""
+    import daskboost.training as training
+    calls = []
+    evaluate = training.training_eval_step
+
+    def counted(state, step):
+        calls.append(step)
+        return evaluate(state, step)
+
+    monkeypatch.setattr(training, "training_eval_step", counted)
+    return calls
+
+
+@pytest.mark.parametrize("case", ["numpy", "weighted", "multiclass", "dask frame",
+                                  "out of core", "approx, adaptive leaves"])
+def test_an_eval_set_that_is_the_training_data_is_evaluated_on_the_training_states(
+        case, monkeypatch):
+    # the same values, bit for bit, as for an equal copy of the data (evaluated on eval
+    # states of its own), and the same model; early stopping reads them
+    make, params, fit_kw = DaskBoostClassifier, {}, {}
+    X, y = binary_data(60, n=2000)
+    if case == "multiclass":
+        X, y = multiclass_data(61, n=2000, n_classes=4)
+    elif case == "approx, adaptive leaves":
+        make, (X, y) = DaskBoostRegressor, regression_data(62, n=2000)
+        params = dict(tree_method="approx", objective="reg:absoluteerror")
+    elif case == "out of core":
+        params = dict(memory_budget="8KB")
+    if case == "weighted":
+        fit_kw["sample_weight"] = np.random.default_rng(4).uniform(0.1, 3.0, len(y))
+    X_eval, y_eval = X.copy(), y.copy()
+    if case == "dask frame":
+        X, y = as_dask(X, y, 3)
+        X_eval, y_eval = as_dask(X_eval, y_eval, 3)
+        X_eval = X_eval[list(reversed(COLUMNS))][COLUMNS]  # equal partitions, another graph
+    params = dict(n_estimators=12, max_depth=3, early_stopping_rounds=3, **params)
+    weights = [fit_kw.get("sample_weight")] * 2 if fit_kw else None
+    calls = _eval_passes_on_training_states(monkeypatch)
+    copied = make(**params).fit(X, y, eval_set=[(X_eval, y_eval)],
+                                sample_weight_eval_set=weights and weights[:1], **fit_kw)
+    assert not calls
+    same = make(**params).fit(X, y, eval_set=[(X, y)],
+                              sample_weight_eval_set=weights and weights[:1], **fit_kw)
+    rounds = same.get_booster().num_boosted_rounds()
+    assert sorted({step.finish.round for step in calls}) == list(range(1, rounds + 1))
+    assert same.evals_result() == copied.evals_result()
+    assert same.get_booster().to_dict() == copied.get_booster().to_dict()
+    assert same.best_iteration == copied.best_iteration
+
+
+def test_an_eval_set_with_the_training_x_but_other_labels_or_weights_gets_states_of_its_own(
+        monkeypatch):
+    X, y = binary_data(63, n=800)
+    w = np.random.default_rng(5).uniform(0.1, 3.0, len(y))
+    calls = _eval_passes_on_training_states(monkeypatch)
+    params = dict(n_estimators=3, max_depth=3)
+    for eval_set, weights in (([(X, 1 - y)], None), ([(X, y)], [w])):
+        model = DaskBoostClassifier(**params).fit(X, y, eval_set=eval_set,
+                                                  sample_weight_eval_set=weights)
+        assert not calls
+        expected = DaskBoostClassifier(**params).fit(
+            X, y, eval_set=[(X.copy(), eval_set[0][1].copy())], sample_weight_eval_set=weights)
+        assert model.evals_result() == expected.evals_result()
+
+
 def weighted_mae(y_true, y_pred, sample_weight=None):
     return float(np.average(np.abs(y_true - y_pred), weights=sample_weight))
 
