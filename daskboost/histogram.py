@@ -165,7 +165,7 @@ def _add_row_features(row_hist, codes, i, first, stop, g, h, cell_offsets, width
 
 
 # ---- a row's move under its node's split ----------------------------------------------
-# Every kernel that moves rows writes the move out (five lines) around ``_goes_left``, a
+# Every kernel that moves rows writes the move out (five lines) around ``goes_left``, a
 # helper of scalars.  A helper taking the node arrays was not compiled away (the
 # diamonds fit took twice as long).  A model without categorical splits passes
 # ``cat_table=None``, which numba compiles away: an empty table passed instead slowed
@@ -175,7 +175,7 @@ def _add_row_features(row_hist, codes, i, first, stop, g, h, cell_offsets, width
 # quarter of a level's kernel (``benchmarks/RESULTS.md``).
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _goes_left(code, split_bin, missing_code, default_left, cat_table):
+def goes_left(code, split_bin, missing_code, default_left, cat_table):
     """Whether a row with ``code`` goes left at a split on ``split_bin``: missing rows
     take the default direction; with ``split_bin >= 0``, or any split when ``cat_table``
     is None: numeric, ``code <= split_bin`` (a monotone-constrained split may have bin
@@ -205,12 +205,12 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
     for t in range(n_trees):
         for i in range(n_rows):
             # the row moves to its child (the move written out in each kernel: see
-            # ``_goes_left``); unsigned indices: numba then skips its negative-index
+            # ``goes_left``); unsigned indices: numba then skips its negative-index
             # fix-up (~18% of this loop's time)
             node = np.uint64(positions[t, i])
             f_split = split_feature[t, node]
             if f_split >= 0:
-                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
+                go_left = goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
                                      missing_code, default_left[t, node], cat_table)
                 node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
@@ -291,7 +291,7 @@ def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_l
             node = np.uint64(positions[t, i])  # unsigned indices (see above)
             f_split = split_feature[t, node]
             if f_split >= 0:
-                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
+                go_left = goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
                                      missing_code, default_left[t, node], cat_table)
                 node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             out[t, i] = margin[t, i] + leaf_values[t, node]
@@ -313,7 +313,7 @@ def accumulate_packed_histograms(codes, packed, positions, split_feature, split_
             node = np.uint64(positions[t, i])  # unsigned indices (see above)
             f_split = split_feature[t, node]
             if f_split >= 0:
-                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
+                go_left = goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
                                      missing_code, default_left[t, node], cat_table)
                 node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
@@ -395,7 +395,7 @@ def _route_rows(codes, positions, split_feature, split_bin, default_left, left_c
             node = np.uint64(positions[t, i])
             f_split = split_feature[t, node]
             if f_split >= 0:
-                go_left = _goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
+                go_left = goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
                                      missing_code, default_left[t, node], cat_table)
                 node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node

@@ -202,6 +202,25 @@ def _check_binary_labels(metric_name, y):
                          f"got labels in [{y.min()}, {y.max()}]")
 
 
+@numba.njit(nogil=True, cache=True)
+def _sigmoid_logloss(y, margin, max_loss):
+    """Each row's log loss from its margin: ``y * -log max(p, eps) + (1 - y) *
+    -log max(1 - p, eps)``, a term with a zero coefficient 0.  ``-log p = softplus(-m)``
+    and ``-log(1 - p) = softplus(m)``, where ``softplus(x) = max(x, 0) + log1p(exp(-|x|))``
+    (numpy's ``logaddexp(0, x)``, term for term): the two share one ``exp`` and one
+    ``log1p``, and a 0/1 label needs only one of them (numpy's two ``logaddexp`` over the
+    whole array took ~70% of an eval set's pass)."""
+    loss = np.empty(y.shape[0], dtype=np.float64)
+    for i in range(y.shape[0]):
+        m = margin[i]
+        shared = math.log1p(math.exp(-abs(m)))
+        pos = min(max(-m, 0.0) + shared, max_loss)   # -log max(p, eps)
+        neg = min(max(m, 0.0) + shared, max_loss)    # -log max(1 - p, eps)
+        yi = y[i]
+        loss[i] = (0.0 if yi == 0.0 else yi * pos) + (0.0 if yi == 1.0 else (1.0 - yi) * neg)
+    return loss
+
+
 def _weighted_sums(loss, weight):
     if weight is None:
         return np.array([loss.sum(), float(loss.shape[0])])
@@ -295,11 +314,7 @@ class LogLoss(_MeanLoss):
         if m.shape[0] != 1:
             _single_output(self.name, m, objective)          # raises
         _check_binary_labels(self.name, y)
-        max_loss = -math.log(_LOG_EPS)
-        pos = np.minimum(np.logaddexp(0.0, -m[0]), max_loss)   # -log max(p, eps)
-        neg = np.minimum(np.logaddexp(0.0, m[0]), max_loss)    # -log max(1 - p, eps)
-        loss = np.where(y == 0.0, 0.0, y * pos) + np.where(y == 1.0, 0.0, (1.0 - y) * neg)
-        return _weighted_sums(loss, weight)
+        return _weighted_sums(_sigmoid_logloss(y, m[0], -math.log(_LOG_EPS)), weight)
 
     def row_loss(self, y, pred):
         with np.errstate(divide="ignore", invalid="ignore"):

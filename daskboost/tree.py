@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .histogram import row_blocks
+from . import native_threads
+from .histogram import goes_left, row_blocks
 from .sparse import add_margin as add_sparse_margin, is_sparse
 
 NODE_FIELDS = ("feature", "threshold", "default_left", "left", "right", "value", "gain", "cover")
@@ -290,37 +291,67 @@ def add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right
     ``code <= split_bin`` go left): the same decisions as the raw-value thresholds,
     since binning is monotone.  Used for eval sets binned with the training cut points.
     ``cat_table``: the right sets of categorical splits (``split_bin = -1 - row``; see
-    ``histogram.build_histograms``), or None.
+    ``histogram.build_histograms``), or None.  The rows are spread over native threads
+    when a kernel may use them (``native_threads``; each row's sum is the same).
     """
     out = margin if in_place else margin.copy()
+    n_parts = native_threads.threads()
     for start, stop, block in row_blocks(codes):
-        _add_binned_tree_outputs(block, feature, split_bin, default_left, left, right, value,
-                                 missing_code, out[:, start:stop], cat_table)
+        trees = (feature, split_bin, default_left, left, right, value, missing_code,
+                 out[:, start:stop], cat_table)
+        if n_parts > 1 and stop - start >= PARALLEL_WALK_MIN_ROWS:
+            _add_binned_tree_outputs_parallel(block, *trees, n_parts)
+        else:
+            _add_binned_tree_outputs(block, *trees, 0, stop - start)
     return out
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
-def _binned_goes_left(code, split_bin, missing_code, default_left, cat_table):
-    """The split test on bin codes (``histogram._goes_left``'s decisions), with branches:
-    a walk down a tree waits on each level's outcome, which a predicted branch does not
-    (the training kernels' branch-free test measured 3-11% slower here)."""
-    if code == missing_code:
-        return default_left
-    if cat_table is None or split_bin >= 0:
-        return code <= split_bin
-    return not cat_table[-1 - split_bin, code]
+# rows walked down the trees together (``_add_binned_tree_outputs``), and the fewest rows
+# of a block whose walk goes to native threads
+WALK_GROUP_ROWS = 8
+PARALLEL_WALK_MIN_ROWS = 4096
+
+
+@numba.njit(nogil=True, cache=True, parallel=True)
+def _add_binned_tree_outputs_parallel(codes, feature, split_bin, default_left, left, right,
+                                      value, missing_code, out, cat_table, n_parts):
+    """``_add_binned_tree_outputs`` with the rows in ``n_parts`` ranges, one a thread."""
+    for part in numba.prange(n_parts):
+        first = part * codes.shape[0] // n_parts
+        stop = (part + 1) * codes.shape[0] // n_parts
+        _add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right,
+                                 value, missing_code, out, cat_table, first, stop)
 
 
 @numba.njit(nogil=True, cache=True)
 def _add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right, value,
-                             missing_code, out, cat_table):
-    """The kernel of ``add_binned_tree_outputs`` on one block of rows (adds into
-    ``out``); a ``cat_table`` of None compiles the numeric version."""
+                             missing_code, out, cat_table, first, stop):
+    """The kernel of ``add_binned_tree_outputs`` on rows ``first..stop-1`` of one block
+    (adds into ``out``); a ``cat_table`` of None compiles the numeric version.
+
+    ``WALK_GROUP_ROWS`` rows go down a tree together, a level at a time, with the split
+    test and the child chosen without a branch on the outcome
+    (``histogram.goes_left``): one row's walk is a chain of dependent loads, which
+    several rows' walks overlap, and an outcome that is a coin toss is never
+    mispredicted.  (One row at a time, the branch-free test measured 3-11% slower than
+    branches; eight rows together, ~24% faster than that: 38 against 50 ns a row and a
+    depth-6 tree.)"""
+    nodes = np.zeros(WALK_GROUP_ROWS, dtype=np.int64)
     for t in range(feature.shape[0]):
-        for i in range(codes.shape[0]):
-            node = 0
-            while feature[t, node] >= 0:
-                go_left = _binned_goes_left(codes[i, feature[t, node]], split_bin[t, node],
-                                            missing_code, default_left[t, node], cat_table)
-                node = left[t, node] if go_left else right[t, node]
-            out[t, i] += value[t, node]
+        for group in range(first, stop, WALK_GROUP_ROWS):
+            m = min(WALK_GROUP_ROWS, stop - group)
+            nodes[:m] = 0
+            moving = True
+            while moving:
+                moving = False
+                for g in range(m):
+                    node = nodes[g]
+                    f = feature[t, node]
+                    if f >= 0:
+                        go_left = goes_left(codes[group + g, f], split_bin[t, node],
+                                             missing_code, default_left[t, node], cat_table)
+                        right_child = right[t, node]
+                        nodes[g] = right_child + (left[t, node] - right_child) * go_left
+                        moving = True
+            for g in range(m):
+                out[t, group + g] += value[t, nodes[g]]

@@ -645,3 +645,19 @@ def test_custom_metric_rejects_non_finite_values():
         warnings.simplefilter("error")
         assert math.isnan(evaluate(CustomMetric(lambda yt, yp: 1.0),
                                    [(np.zeros(0), np.zeros((1, 0)), None)], IDENTITY))
+
+
+def test_sigmoid_logloss_kernel_is_numpys_logaddexp_form_bit_for_bit():
+    # the eval pass's log loss from margins: one exp and one log1p a row instead of two
+    # logaddexp over the array; the same values, extremes and soft labels included
+    from daskboost.metrics import _LOG_EPS, _sigmoid_logloss
+    rng = np.random.default_rng(7)
+    m = np.concatenate([rng.normal(0, 3, 20000), rng.normal(0, 40, 2000),
+                        [0.0, -0.0, 1e-300, -1e-300, 36.8, -36.8, 700.0, -700.0, 745.0]])
+    y = np.concatenate([(rng.random(20000) < 0.5).astype(float), rng.random(2000),
+                        [0, 1, 0, 1, 0, 1, 0.5, 0.5, 1]])
+    max_loss = -math.log(_LOG_EPS)
+    pos = np.minimum(np.logaddexp(0.0, -m), max_loss)
+    neg = np.minimum(np.logaddexp(0.0, m), max_loss)
+    expected = np.where(y == 0.0, 0.0, y * pos) + np.where(y == 1.0, 0.0, (1.0 - y) * neg)
+    np.testing.assert_array_equal(_sigmoid_logloss(y, m, max_loss), expected)
