@@ -84,7 +84,7 @@ import warnings
 import numba
 import numpy as np
 
-from .links import class_index, log_softmax, sigmoid_direct
+from .links import class_index, sigmoid_direct
 from .objectives import BINARY, MULTICLASS, REGRESSION, objective_kind, objectives_of_kind
 from .reduction import reduce_all
 
@@ -218,6 +218,24 @@ def _sigmoid_logloss(y, margin, max_loss):
         neg = min(max(m, 0.0) + shared, max_loss)    # -log max(1 - p, eps)
         yi = y[i]
         loss[i] = (0.0 if yi == 0.0 else yi * pos) + (0.0 if yi == 1.0 else (1.0 - yi) * neg)
+    return loss
+
+
+@numba.njit(nogil=True, cache=True)
+def _softmax_logloss(labels, margin, max_loss):
+    """Each row's ``min(-log p_y, max_loss)`` from its (K,) margins, as
+    ``links.log_softmax`` computes ``log p_y``: ``(m_y - top) - log sum_k exp(m_k -
+    top)``, the sum in class order, ``top`` the row's largest margin; row by row, with
+    no (K, n) temporaries."""
+    loss = np.empty(labels.shape[0], dtype=np.float64)
+    for i in range(labels.shape[0]):
+        top = margin[0, i]
+        for k in range(1, margin.shape[0]):
+            top = max(top, margin[k, i])
+        total = 0.0
+        for k in range(margin.shape[0]):
+            total += math.exp(margin[k, i] - top)
+        loss[i] = min(-((margin[labels[i], i] - top) - math.log(total)), max_loss)
     return loss
 
 
@@ -454,10 +472,7 @@ class MultiLogLoss(_MultiClassLoss):
     """``-log p_y`` of the softmax probabilities, ``p_y`` clipped below at 1e-16."""
 
     def row_loss(self, labels, m):
-        if labels.size == 0:
-            return np.zeros(0)
-        log_p = log_softmax(m)[labels, np.arange(labels.shape[0])]
-        return np.minimum(-log_p, -math.log(_LOG_EPS))
+        return _softmax_logloss(labels, m, -math.log(_LOG_EPS))
 
 
 class MultiError(_MultiClassLoss):

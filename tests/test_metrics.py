@@ -661,3 +661,19 @@ def test_sigmoid_logloss_kernel_is_numpys_logaddexp_form_bit_for_bit():
     neg = np.minimum(np.logaddexp(0.0, m), max_loss)
     expected = np.where(y == 0.0, 0.0, y * pos) + np.where(y == 1.0, 0.0, (1.0 - y) * neg)
     np.testing.assert_array_equal(_sigmoid_logloss(y, m, max_loss), expected)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 10])
+def test_softmax_logloss_kernel_is_log_softmax_bit_for_bit(n_classes):
+    # mlogloss's row losses from one loop over the rows: the same values as the clipped
+    # numpy log softmax, huge margins (the clip) included
+    from daskboost.links import log_softmax
+    from daskboost.metrics import _LOG_EPS, _softmax_logloss
+    rng = np.random.default_rng(8)
+    n = 5000
+    m = rng.normal(0, 4, size=(n_classes, n))
+    m[:, :50] *= 100.0
+    labels = rng.integers(0, n_classes, n)
+    max_loss = -math.log(_LOG_EPS)
+    expected = np.minimum(-log_softmax(m)[labels, np.arange(n)], max_loss)
+    np.testing.assert_array_equal(_softmax_logloss(labels, m, max_loss), expected)
