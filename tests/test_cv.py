@@ -13,6 +13,7 @@ import pytest
 import daskboost.cross_validation as cross_validation
 from daskboost import (DaskBoostClassifier, DaskBoostRegressor, TrainingCallback, cv,
                        cv_folds)
+from worker_faults import die_once_in_pass
 
 FAST = {"max_depth": 3, "learning_rate": 0.3}
 
@@ -349,27 +350,6 @@ def test_nfold_above_the_rows_of_a_dask_frame_is_refused_after_the_scan():
 
 # ---- a cluster --------------------------------------------------------------------------
 
-def _die_in_an_evaluation_pass(flag, round_):
-    """(Run on each worker.) The first worker to evaluate round ``round_`` (after the
-    pass's margins ahead are made) waits a second, then kills itself (once: ``flag``)."""
-    import time
-    import daskboost.fold_states as fold_states
-    evaluate = fold_states.fold_partials
-
-    def fold_partials(state, step):
-        result = evaluate(state, step)
-        if step.finish.round == round_ + 1:
-            try:
-                os.close(os.open(flag, os.O_CREAT | os.O_EXCL))
-            except FileExistsError:
-                return result
-            time.sleep(1.0)
-            os.kill(os.getpid(), signal.SIGKILL)
-        return result
-
-    fold_states.fold_partials = fold_partials
-
-
 def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog, tmp_path):
     distributed = pytest.importorskip("distributed")
     from daskboost import worker_states
@@ -413,7 +393,8 @@ def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog
         # evaluated its partitions (and computed their margins ahead): the round is
         # grown again from the margins the survivors still hold unchanged
         flag = os.path.join(tmp_path, "died")
-        client.run(_die_in_an_evaluation_pass, flag, 2)
+        client.run(die_once_in_pass, "daskboost.fold_states", "fold_partials", flag, 2,
+                   1.0)
         lost_in_evaluation = cv(FAST, frame, target, nfold=3, num_boost_round=4)
         assert os.path.exists(flag)
         client.wait_for_workers(2, timeout=60)

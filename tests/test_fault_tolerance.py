@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from daskboost import DaskBoostClassifier, DaskBoostRegressor
+from worker_faults import die_once_in_pass
 
 distributed = pytest.importorskip("distributed")
 
@@ -100,28 +101,6 @@ def test_killing_a_worker_mid_training_gives_the_same_model(tmp_path, monkeypatc
         assert recovered.evals_result() == undisturbed.evals_result()
 
 
-def _die_in_a_training_evaluation(flag, round_):
-    """(Run on each worker.) The first worker to evaluate the training rows after round
-    ``round_`` (margins ahead made) waits half a second, then kills itself (once:
-    ``flag``)."""
-    import time
-    import daskboost.training as training
-    evaluate = training.training_eval_step
-
-    def training_eval_step(state, step):
-        result = evaluate(state, step)
-        if step.finish.round == round_ + 1:
-            try:
-                os.close(os.open(flag, os.O_CREAT | os.O_EXCL))
-            except FileExistsError:
-                return result
-            time.sleep(0.5)
-            os.kill(os.getpid(), signal.SIGKILL)
-        return result
-
-    training.training_eval_step = training_eval_step
-
-
 def test_a_worker_killed_while_evaluating_the_training_rows_gives_the_same_model(tmp_path,
                                                                                  caplog):
     # the eval set is the training data: its pass runs on the training states and
@@ -135,7 +114,7 @@ def test_a_worker_killed_while_evaluating_the_training_rows_gives_the_same_model
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
-        client.run(_die_in_a_training_evaluation, flag, 3)
+        client.run(die_once_in_pass, "daskboost.training", "training_eval_step", flag, 3)
         recovered = fit(make(), path, eval_set=True)
     assert os.path.exists(flag)
     assert "were lost with a worker; rebuilding them" in caplog.text
