@@ -34,7 +34,6 @@ from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_
                           fold_leaf_residual_summaries, fold_partials, no_result,
                           rebuild_fold_partition, set_start_margins, take_label_scans)
 from .folds import FoldLayout, check_nfold
-from .level_loop import round_leaf_values
 from .metrics import get_metric
 from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .params import integer_param, resolve_constraints, validate_params
@@ -42,7 +41,7 @@ from .partition import LeafSummaryMerger
 from .runtime import make_runtime
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor, _fit_input
 from .training import (_Boosting, _each_round, _metric_names, _PartialsCombiner,
-                       _trained_model, check_scanned, finish_step, label_stats,
+                       _trained_model, check_scanned, label_stats,
                        refit_from_summaries, resolve_objective, row_offsets, scan,
                        settle_for_data, sketch_size_for, start_margin)
 
@@ -96,10 +95,9 @@ class _FoldBoosting(_Boosting):
 
     def _evaluate(self, growers, round_, pending):
         """{"train"/"test": {metric: [one value per fold]}} after the round."""
-        finish = finish_step(pending, round_leaf_values(growers), self.objective,
-                             self.mapper, self.params, round_ + 1)
         metrics = self.fold_metrics
-        step = FoldEvalStep(finish, metrics, self.model_objective, self.layout.nfold)
+        step = FoldEvalStep(self._finish_of(growers, round_, pending), metrics,
+                            self.model_objective, self.layout.nfold)
         self.states, totals = self.runtime.map_reduce(
             fold_partials, self.states, step, _PartialsCombiner(metrics * 2 * step.nfold))
         values = iter(float(m.finalize(t)) for m, t in zip(metrics * 2 * step.nfold, totals))

@@ -211,7 +211,7 @@ def accumulate_histograms(codes, grad, hess, positions, split_feature, split_bin
             f_split = split_feature[t, node]
             if f_split >= 0:
                 go_left = goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
-                                     missing_code, default_left[t, node], cat_table)
+                                    missing_code, default_left[t, node], cat_table)
                 node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
             slot = node_to_slot[t, node]
@@ -292,7 +292,7 @@ def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_l
             f_split = split_feature[t, node]
             if f_split >= 0:
                 go_left = goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
-                                     missing_code, default_left[t, node], cat_table)
+                                    missing_code, default_left[t, node], cat_table)
                 node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             out[t, i] = margin[t, i] + leaf_values[t, node]
 
@@ -314,7 +314,7 @@ def accumulate_packed_histograms(codes, packed, positions, split_feature, split_
             f_split = split_feature[t, node]
             if f_split >= 0:
                 go_left = goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
-                                     missing_code, default_left[t, node], cat_table)
+                                    missing_code, default_left[t, node], cat_table)
                 node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
             slot = node_to_slot[t, node]
@@ -378,7 +378,7 @@ def route_rows_parallel(codes, positions, split_feature, split_bin, default_left
     is its node's histogram slot (-1: none); the rows in ``n_parts`` ranges, one a
     thread."""
     for part in numba.prange(n_parts):
-        first, stop = _part_range(part, n_parts, codes.shape[0])
+        first, stop = part_range(part, n_parts, codes.shape[0])
         _route_rows(codes, positions, split_feature, split_bin, default_left, left_child,
                     right_child, missing_code, node_to_slot, new_positions, cat_table,
                     row_slots, first, stop)
@@ -396,14 +396,14 @@ def _route_rows(codes, positions, split_feature, split_bin, default_left, left_c
             f_split = split_feature[t, node]
             if f_split >= 0:
                 go_left = goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],
-                                     missing_code, default_left[t, node], cat_table)
+                                    missing_code, default_left[t, node], cat_table)
                 node = np.uint64(left_child[t, node] if go_left else right_child[t, node])
             new_positions[t, i] = node
             row_slots[t, i] = node_to_slot[t, node]
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _part_range(part, n_parts, n_items):
+def part_range(part, n_parts, n_items):
     """The items (rows or features) of thread ``part`` of ``n_parts``: contiguous, in
     order."""
     return part * n_items // n_parts, (part + 1) * n_items // n_parts
@@ -415,7 +415,7 @@ def add_rows_parallel(codes, grad, hess, row_slots, hist, cell_offsets, width, n
     slot's cells (rows whose g and h are both 0 skipped, as in the one-thread kernels);
     the features in ``n_parts`` ranges, one a thread."""
     for part in numba.prange(n_parts):
-        first, stop = _part_range(part, n_parts, codes.shape[1])
+        first, stop = part_range(part, n_parts, codes.shape[1])
         _add_rows_of_features(codes, grad, hess, row_slots, hist, cell_offsets, width,
                               first, stop)
 
@@ -444,7 +444,7 @@ def _add_rows_of_features(codes, grad, hess, row_slots, hist, cell_offsets, widt
 def add_packed_rows_parallel(codes, packed, row_slots, hist, cell_offsets, width, n_parts):
     """Phase two, quantized gradients (``accumulate_packed_histograms``' additions)."""
     for part in numba.prange(n_parts):
-        first, stop = _part_range(part, n_parts, codes.shape[1])
+        first, stop = part_range(part, n_parts, codes.shape[1])
         _add_packed_rows_of_features(codes, packed, row_slots, hist, cell_offsets, width,
                                      first, stop)
 

@@ -577,6 +577,13 @@ class _Boosting:
                                              self.objective, self.mapper, self.params)
         return pending
 
+    def _finish_of(self, growers, round_, pending):
+        """The step that finishes round ``round_`` on the training states (its last
+        ``pending`` splits and its trees' leaf values), for a pass after the round
+        (``finish_step``)."""
+        return finish_step(pending, round_leaf_values(growers), self.objective, self.mapper,
+                           self.params, round_ + 1)
+
     def _evaluate(self, growers, round_, pending):
         """Add the round's trees to the eval margins; {eval set: {metric: value}}.
         (``pending``: the round's last splits, not applied to the training rows yet.)"""
@@ -586,11 +593,10 @@ class _Boosting:
         binned = table = None
         for e in self.eval_sets:
             if e.states is None:  # the training data: from the training states' margins
-                finish = finish_step(pending, round_leaf_values(growers), self.objective,
-                                     self.mapper, self.params, round_ + 1)
                 self.states, partials = self.runtime.map_reduce(
                     training_eval_step, self.states,
-                    TrainingEvalStep(finish, e.metrics, self.objective),
+                    TrainingEvalStep(self._finish_of(growers, round_, pending), e.metrics,
+                                     self.objective),
                     _PartialsCombiner(e.metrics))
             else:
                 if binned is None:

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from . import native_threads
-from .histogram import goes_left, row_blocks
+from .histogram import goes_left, part_range, row_blocks
 from .sparse import add_margin as add_sparse_margin, is_sparse
 
 NODE_FIELDS = ("feature", "threshold", "default_left", "left", "right", "value", "gain", "cover")
@@ -317,8 +317,7 @@ def _add_binned_tree_outputs_parallel(codes, feature, split_bin, default_left, l
                                       value, missing_code, out, cat_table, n_parts):
     """``_add_binned_tree_outputs`` with the rows in ``n_parts`` ranges, one a thread."""
     for part in numba.prange(n_parts):
-        first = part * codes.shape[0] // n_parts
-        stop = (part + 1) * codes.shape[0] // n_parts
+        first, stop = part_range(part, n_parts, codes.shape[0])
         _add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right,
                                  value, missing_code, out, cat_table, first, stop)
 
@@ -349,7 +348,7 @@ def _add_binned_tree_outputs(codes, feature, split_bin, default_left, left, righ
                     f = feature[t, node]
                     if f >= 0:
                         go_left = goes_left(codes[group + g, f], split_bin[t, node],
-                                             missing_code, default_left[t, node], cat_table)
+                                            missing_code, default_left[t, node], cat_table)
                         right_child = right[t, node]
                         nodes[g] = right_child + (left[t, node] - right_child) * go_left
                         moving = True
