@@ -431,8 +431,7 @@ def parse_args(argv=None):
                         help="fits per configuration; medians are reported")
     parser.add_argument("--seed", type=int, default=0, help="data seed")
     parser.add_argument("--missing-fraction", type=float, default=MISSING_FRACTION,
-                        help="fraction of feature values missing (0: none, so the codes "
-                             "take one byte each)")
+                        help="fraction of feature values missing")
     parser.add_argument("--output", default=None,
                         help="write PATH.json and PATH.md with the results")
     args = parser.parse_args(argv)

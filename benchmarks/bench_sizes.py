@@ -75,8 +75,7 @@ def main(argv=None):
                         help="comma list of training row counts")
     parser.add_argument("--test-rows", type=int, default=200_000)
     parser.add_argument("--missing-fraction", type=float, default=0.05,
-                        help="fraction of feature values set missing (0: none, so "
-                             "daskboost keeps its codes in one byte)")
+                        help="fraction of feature values set missing")
     common.add_run_options(parser, LIBRARIES)
     args = common.parse_run_args(parser, LIBRARIES, argv)
     sizes = common.parse_number_list(parser, "--sizes", args.sizes, int, "integers")

@@ -123,6 +123,10 @@ class FeatureSummary:
     wmin: np.ndarray
     eps: float
     total_weight: float
+    # some value of the feature was missing (NaN, or not stored in a sparse block),
+    # whatever its row's weight: its codes then include the missing code
+    # (``binning.BinMapper.from_summaries``)
+    missing: bool = False
 
     def __post_init__(self) -> None:
         n = len(self.values)
@@ -395,24 +399,26 @@ def _as_float(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _finish(values, rmin, rmax, wmin, total, eps, size) -> FeatureSummary:
+def _finish(values, rmin, rmax, wmin, total, eps, size, missing) -> FeatureSummary:
     """Build a summary, pruning it to ``size`` entries if it is larger."""
     if values.shape[0] > size:
         values, rmin, rmax, wmin = _prune(values, rmin, rmax, wmin, total, size)
         eps = eps + 1.0 / (size - 1)
-    return FeatureSummary(values, rmin, rmax, wmin, float(eps), float(total))
+    return FeatureSummary(values, rmin, rmax, wmin, float(eps), float(total), bool(missing))
 
 
 def _summary_from_sorted(sorted_values: np.ndarray, size: int) -> FeatureSummary:
     values, rmin, rmax, wmin, total = _exact_from_sorted(sorted_values)
-    return _finish(values, rmin, rmax, wmin, total, 0.0, size)
+    missing = sorted_values.shape[0] > 0 and np.isnan(sorted_values[-1])  # NaNs sort last
+    return _finish(values, rmin, rmax, wmin, total, 0.0, size, missing)
 
 
 def _summary_from_order(
     column: np.ndarray, weights: np.ndarray, order: np.ndarray, size: int
 ) -> FeatureSummary:
     values, rmin, rmax, wmin, total = _exact_from_order(column, weights, order)
-    return _finish(values, rmin, rmax, wmin, total, 0.0, size)
+    missing = order.shape[0] > 0 and np.isnan(column[order[-1]])  # NaNs sort last
+    return _finish(values, rmin, rmax, wmin, total, 0.0, size, missing)
 
 
 def summarize_column(
@@ -521,7 +527,8 @@ def _summarize_each_column(column, n_features, w, size):
 
 
 def summarize_columns(
-    indptr: np.ndarray, values: np.ndarray, weights: np.ndarray | None, size: int
+    indptr: np.ndarray, values: np.ndarray, weights: np.ndarray | None, size: int,
+    n_rows: int,
 ) -> list[FeatureSummary]:
     """Summarise every column of a sparse block from its stored values only.
 
@@ -542,6 +549,8 @@ def summarize_columns(
         weights.
     size : int
         Maximum number of entries per summary, ``>= 2``.
+    n_rows : int
+        The block's rows: a column with fewer stored values has missing ones.
 
     Returns
     -------
@@ -552,8 +561,12 @@ def summarize_columns(
     v = np.ascontiguousarray(_as_float(np.asarray(values)))
     w = _check_weights(weights, v.shape[0])
     bounds = np.asarray(indptr, dtype=np.int64)
-    return [_summarize_checked(v[a:b], None if w is None else w[a:b], size)
-            for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+    summaries = []
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        summary = _summarize_checked(v[a:b], None if w is None else w[a:b], size)
+        summary.missing = summary.missing or b - a < n_rows
+        summaries.append(summary)
+    return summaries
 
 
 def merge(a: FeatureSummary, b: FeatureSummary, size: int) -> FeatureSummary:
@@ -583,15 +596,17 @@ def merge(a: FeatureSummary, b: FeatureSummary, size: int) -> FeatureSummary:
     """
     size = _check_int_at_least_2(size, "size")
     eps = max(a.eps, b.eps)
+    missing = a.missing or b.missing
     if len(b) == 0 or len(a) == 0:
         s = a if len(b) == 0 else b
-        return _finish(s.values, s.rmin, s.rmax, s.wmin, s.total_weight, s.eps, size)
+        return _finish(s.values, s.rmin, s.rmax, s.wmin, s.total_weight, s.eps, size,
+                       missing)
     total = a.total_weight + b.total_weight
     values, rmin, rmax, wmin = _merge(
         a.values, a.rmin, a.rmax, a.wmin, a.total_weight,
         b.values, b.rmin, b.rmax, b.wmin, b.total_weight,
     )  # fmt: skip
-    return _finish(values, rmin, rmax, wmin, total, eps, size)
+    return _finish(values, rmin, rmax, wmin, total, eps, size, missing)
 
 
 def merge_blocks(

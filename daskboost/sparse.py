@@ -71,7 +71,7 @@ def summarize(csr, weights, size):
     ``sketch.summarize_columns``); ``weights``: one per row, or None."""
     csc = columns(csr)
     per_value = None if weights is None else np.asarray(weights, dtype=np.float64)[csc.indices]
-    return summarize_columns(csc.indptr, csc.data, per_value, size)
+    return summarize_columns(csc.indptr, csc.data, per_value, size, csr.shape[0])
 
 
 def dense_rows(csr, start, stop):

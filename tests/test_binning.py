@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from daskboost.binning import BinMapper, narrowed
-from daskboost.sketch import summarize_block
+from daskboost.sketch import cut_points, summarize_block
 
 
 def mapper_for(X, max_bin, size=4096):
@@ -48,6 +48,62 @@ def test_code_width_follows_the_number_of_codes():
     wide = mapper_for(X, max_bin=1000)
     assert wide.dtype == np.uint16 and wide.n_bins.max() == 1000
     assert wide.transform(X).max() < 1000
+
+
+def test_missing_values_at_max_bin_256_leave_255_value_bins_and_one_byte_codes():
+    # LightGBM's count: at max_bin=256 the missing code takes the 256th code, so codes
+    # fit in uint8; any numeric feature's missing value decides it for every feature
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(20000, 2))
+    X[17, 1] = np.nan
+    mapper = mapper_for(X, max_bin=256)
+    np.testing.assert_array_equal(mapper.n_bins, [255, 255])
+    assert mapper.missing_code == 255 and mapper.dtype == np.uint8
+    codes = mapper.transform(X)
+    assert codes.dtype == np.uint8 and codes[17, 1] == 255 and codes[:, 0].max() == 254
+    # the cuts are those max_bin=255 picks
+    for f, summary in enumerate(summarize_block(X, None, 4096)):
+        np.testing.assert_array_equal(mapper.cuts[f], cut_points(summary, 255))
+    # other max_bin values: as many value bins as asked
+    assert mapper_for(X, max_bin=1000).n_bins.max() == 1000
+    assert mapper_for(X, max_bin=255).n_bins.max() == 255
+    assert mapper_for(X, max_bin=100).n_bins.max() == 100
+
+
+def test_the_missing_flag_survives_merging_and_sparse_blocks():
+    from scipy import sparse
+
+    from daskboost.sketch import merge_blocks
+    from daskboost.sparse import summarize as summarize_sparse
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(4000, 2))
+    with_nan = X.copy()
+    with_nan[5, 0] = np.nan
+    clean, dirty = summarize_block(X, None, 512), summarize_block(with_nan, None, 512)
+    assert [s.missing for s in clean] == [False, False]
+    assert [s.missing for s in dirty] == [True, False]
+    weighted = summarize_block(with_nan, np.where(np.arange(4000) == 5, 0.0, 1.0), 512)
+    assert [s.missing for s in weighted] == [True, False]  # whatever the row's weight
+    for a, b in ((clean, dirty), (dirty, clean)):
+        merged = merge_blocks(a, b, 512)
+        assert [s.missing for s in merged] == [True, False]
+        assert BinMapper.from_summaries(merged, 256).dtype == np.uint8
+    assert BinMapper.from_summaries(merge_blocks(clean, clean, 512), 256).n_bins.max() == 256
+    # sparse: an entry not stored is missing
+    dense = rng.normal(size=(300, 2))
+    dense[::3, 1] = 0.0
+    stored = sparse.csr_matrix(dense)
+    assert [s.missing for s in summarize_sparse(stored, None, 512)] == [False, True]
+
+
+def test_missing_categories_alone_keep_256_value_bins():
+    # the rule looks at the numeric features: a categorical feature's missing values
+    # take the missing code past its own categories whatever max_bin is
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.normal(size=5000), np.full(5000, np.nan)])
+    summaries = summarize_block(X, None, 4096)  # (a categorical column sketches as NaN)
+    mapper = BinMapper.from_summaries(summaries, 256, categories={1: ["a", "b", "c"]})
+    assert mapper.n_bins[0] == 256 and mapper.missing_code == 256
 
 
 def test_exact_greedy_with_many_distinct_values():

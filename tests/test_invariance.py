@@ -91,14 +91,17 @@ def test_distributed_cluster_gives_a_byte_identical_model(tmp_path, cluster, dir
 
 def test_partitions_of_both_code_widths_give_the_threaded_model_on_a_cluster(tmp_path,
                                                                             cluster):
-    # continuous features (256 value bins, so a missing value takes code 256) with
-    # missing values in the first partition only: its codes stay uint16, the others'
-    # are kept as uint8 (binning.narrowed), on the workers as in the threaded fit
+    # continuous features without missing values (256 value bins, so the missing code
+    # is 256) and a categorical one with missing values in the first partition only:
+    # its codes stay uint16, the others' are kept as uint8 (binning.narrowed), on the
+    # workers as in the threaded fit
     import distributed
     rng = np.random.default_rng(5)
     X = pd.DataFrame(rng.normal(size=(8000, 4)), columns=[f"f{i}" for i in range(4)])
-    y = pd.Series(X["f0"] + np.sin(2 * X["f1"]) + rng.normal(0, 0.2, 8000), name="y")
-    X.iloc[:500, 2] = np.nan
+    X["c"] = pd.Categorical(rng.choice(["a", "b", "c"], 8000))
+    y = pd.Series(X["f0"] + np.sin(2 * X["f1"]) + (X["c"] == "b") + rng.normal(0, 0.2, 8000),
+                  name="y")
+    X.loc[:499, "c"] = np.nan
 
     def saved(name):
         model = DaskBoostRegressor(n_estimators=6, max_depth=4).fit(

@@ -76,10 +76,14 @@ def test_spilled_blocks_give_the_same_model(tmp_path, small_blocks, make, budget
 def test_blocks_of_both_code_widths_give_the_same_model(tmp_path, small_blocks, monkeypatch,
                                                         budget):
     """Missing values in the first rows only: those blocks keep uint16 codes, the others
-    are narrowed to uint8 (``binning.narrowed``), in memory and on disk alike."""
+    are narrowed to uint8 (``binning.narrowed``), in memory and on disk alike.  The
+    numeric features have no missing value (256 value bins: code 256 is the missing
+    one); a categorical feature has them."""
     X, y = frame()
-    X[:] = np.random.default_rng(3).normal(size=X.shape)  # 256 value bins: code 256 missing
-    X.iloc[:300, 1] = np.nan
+    rng = np.random.default_rng(3)
+    X[:] = rng.normal(size=X.shape)
+    X["c"] = pd.Categorical(rng.choice(["a", "b", "c"], len(X)))
+    X.loc[X.index[:300], "c"] = np.nan
     widths = set()
     spiller = blockstore.BlockStore._array_spiller
 
