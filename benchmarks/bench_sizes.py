@@ -17,10 +17,15 @@ What it measures, side by side in one process and one run:
   ``--repeats`` fits per size and library, round robin over the libraries (a shared,
   noisy machine drifts on all of them alike). Reported per size: median fit seconds,
   test AUC, and daskboost's fit time as a ratio to each library's (< 1: faster).
+* ``--auc-samples K`` (default 1): the test AUC is also given as the mean over K
+  training samples (data seeds ``--seed``, ``--seed + 100``, ...; the K - 1 more fits
+  untimed). One 20,000-row sample's AUC moves by about +-0.002 between equally good
+  models (two binnings, or two libraries), so a comparison of accuracy at small
+  sizes needs several.
 
 Run from the repository root::
 
-    python benchmarks/bench_sizes.py --repeats 5
+    python benchmarks/bench_sizes.py --repeats 5 --auc-samples 5
     python benchmarks/bench_sizes.py --sizes 20000 --libraries daskboost,lightgbm
 """
 
@@ -76,11 +81,16 @@ def main(argv=None):
     parser.add_argument("--test-rows", type=int, default=200_000)
     parser.add_argument("--missing-fraction", type=float, default=0.05,
                         help="fraction of feature values set missing")
+    parser.add_argument("--auc-samples", type=int, default=1,
+                        help="training samples whose mean test AUC is reported too (the "
+                             "first is the timed one)")
     common.add_run_options(parser, LIBRARIES)
     args = common.parse_run_args(parser, LIBRARIES, argv)
     sizes = common.parse_number_list(parser, "--sizes", args.sizes, int, "integers")
-    if not sizes or min(sizes) < 1000 or args.repeats < 1 or args.test_rows < 1000:
-        parser.error("--sizes of at least 1000 rows, --test-rows >= 1000, --repeats >= 1")
+    if (not sizes or min(sizes) < 1000 or args.repeats < 1 or args.test_rows < 1000
+            or args.auc_samples < 1):
+        parser.error("--sizes of at least 1000 rows, --test-rows >= 1000, --repeats >= 1, "
+                     "--auc-samples >= 1")
     if not 0.0 <= args.missing_fraction < 1.0:
         parser.error(f"--missing-fraction must be in [0, 1); got {args.missing_fraction}")
     missing = args.missing_fraction
@@ -105,14 +115,22 @@ def main(argv=None):
                       f"fit {seconds:.3f} s", flush=True)
         aucs = {name: common.roc_auc(y_test, predict(X_test))
                 for name, predict in predictors.items()}
+        sample_aucs = {name: [auc] for name, auc in aucs.items()}
+        for sample in range(1, args.auc_samples):  # untimed: accuracy only
+            X, y, _ = common.make_binary(size, args.seed + 100 * sample, missing)
+            for name in args.libraries:
+                predict = make_fit(name, X, y)()
+                sample_aucs[name].append(common.roc_auc(y_test, predict(X_test)))
         medians = {name: common.median(v) for name, v in times.items()}
-        results[size] = {"seconds": times, "auc": aucs}
+        results[size] = {"seconds": times, "auc": aucs, "sample_aucs": sample_aucs}
         for name in args.libraries:
             rows.append([f"{size:,}", name, f"{medians[name]:.3f}", f"{aucs[name]:.4f}",
+                         f"{np.mean(sample_aucs[name]):.4f}",
                          common.ratio_cell(medians, name),
                          common.ratio_cell(medians, name, common.QUANTIZED)])
     common.report(args, "sizes",
-                  ["rows", "library", "fit s (median)", "test AUC", "daskboost fit ÷ library's",
+                  ["rows", "library", "fit s (median)", "test AUC",
+                   f"mean test AUC of {args.auc_samples} samples", "daskboost fit ÷ library's",
                    f"{common.QUANTIZED} fit ÷ library's"],
                   rows, machine, results)
     return 0
