@@ -72,7 +72,7 @@ stable) and ``-0.0`` is stored as ``0.0``.
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
@@ -564,7 +564,8 @@ def summarize_columns(
     summaries = []
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         summary = _summarize_checked(v[a:b], None if w is None else w[a:b], size)
-        summary.missing = summary.missing or b - a < n_rows
+        if b - a < n_rows:  # (summaries are immutable: a new one)
+            summary = replace(summary, missing=True)
         summaries.append(summary)
     return summaries
 
