@@ -49,6 +49,9 @@ READ_BUFFERS = 6  # read buffers kept per block size (``BlockStore._read_buffer`
 # them on every pass cost more CPU than reading raw bytes from the page cache
 MAX_COMPRESSED_FRACTION = 0.8
 
+# what an array is to the budget (``BlockStore._reserve``)
+PER_PASS, CODES, OTHER = "per pass", "codes", "other"
+
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 _UNITS = {"": 1, "b": 1}
 for _i, _prefix in enumerate("kmgt", start=1):
@@ -203,6 +206,10 @@ class StoreConfig:
     # ids, gradients: ``RowColumn(per_pass=True)``); the codes and the other arrays
     # take the rest (``BlockStore._reserve``)
     pass_bytes: int = 0
+    # rows of training codes this process will store: until they are stored, room for
+    # them is kept from the other arrays (labels, margins...), which the passes read
+    # once a round against the codes' every pass (``BlockStore._reserve``)
+    code_rows: int = 0
 
     def __post_init__(self):
         object.__setattr__(self, "cache_dirs", tuple(self.cache_dirs))
@@ -219,9 +226,10 @@ class StoreConfig:
         if isinstance(self.block_rows, bool) or not isinstance(
             self.block_rows, numbers.Integral) or self.block_rows < 1:
             raise ValueError(f"block_rows must be a positive integer; got {self.block_rows!r}")
-        if isinstance(self.pass_bytes, bool) or not isinstance(
-                self.pass_bytes, numbers.Integral) or self.pass_bytes < 0:
-            raise ValueError(f"pass_bytes must be an integer >= 0; got {self.pass_bytes!r}")
+        for name in ("pass_bytes", "code_rows"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+                raise ValueError(f"{name} must be an integer >= 0; got {value!r}")
 
 
 _stores = {}
@@ -324,6 +332,8 @@ class BlockStore:
         self._dirs = [os.path.join(d, fit_dir_name(fit_id)) for d in config.cache_dirs]
         self._made_dirs = set()
         self._n_spills = 0
+        self._code_rows_to_come = config.code_rows
+        self._code_row_bytes = 0  # bytes a row of the last codes stored took
         self._lock = threading.Lock()
         self._arrays = weakref.WeakSet()
         self._read_buffers = {}  # bytes -> buffers that disk blocks are read into
@@ -337,14 +347,15 @@ class BlockStore:
             raise ValueError(f"expected a 2-D numeric array; got {array.dtype} {array.shape}")
         if self.closed:
             raise RuntimeError(f"block store {self.fit_id!r} is closed")
-        if self._reserve(array.nbytes):
+        self._codes_coming(array.shape[0], array.shape[1] * array.dtype.itemsize)
+        if self._reserve(array.nbytes, CODES):
             blocks = [(0, array.shape[0], array)]
         else:
             blocks, spill = [], self._array_spiller()
             try:
                 for start in range(0, array.shape[0], self.config.block_rows):
                     part = array[start:start + self.config.block_rows]
-                    data = part.copy() if self._reserve(part.nbytes) else spill(part)
+                    data = part.copy() if self._reserve(part.nbytes, CODES) else spill(part)
                     blocks.append((start, start + part.shape[0], data))
             except BaseException:
                 self._discard(blocks)
@@ -377,7 +388,8 @@ class BlockStore:
         if self.closed:
             raise RuntimeError(f"block store {self.fit_id!r} is closed")
         nbytes = n_rows * width * dtype.itemsize
-        if self._reserve(nbytes):
+        self._codes_coming(n_rows, width * dtype.itemsize)
+        if self._reserve(nbytes, CODES):
             try:
                 whole = self._checked(make_rows(0, n_rows), (n_rows, width), dtype)
             except BaseException:
@@ -392,7 +404,7 @@ class BlockStore:
             for start in range(0, n_rows, self.config.block_rows):
                 stop = min(n_rows, start + self.config.block_rows)
                 part = self._checked(make_rows(start, stop), (stop - start, width), dtype)
-                data = part if self._reserve(part.nbytes) else spill(part)
+                data = part if self._reserve(part.nbytes, CODES) else spill(part)
                 blocks.append((start, stop, data))
         except BaseException:
             self._discard(blocks)
@@ -428,15 +440,34 @@ class BlockStore:
         self._arrays.add(column)
         return column
 
-    def _reserve(self, nbytes, per_pass=False):
-        """Take ``nbytes`` of the budget if there is room; the last ``pass_bytes`` of it
-        only for a per-pass column.  Those columns' blocks are small (64 KB of node ids,
-        256 KB of gradients, against 3.7 MB of codes at 65,536 rows x 28 uint16), read
-        (node ids also written) at every pass: on disk, a 20M-row fit under a 256MB
-        budget spent more time on them than on the 16x larger bytes of the codes."""
-        budget = self.config.memory_budget
-        limit = budget if per_pass else budget - min(self.config.pass_bytes, budget)
+    def _codes_coming(self, n_rows, row_bytes):
+        """Codes of ``n_rows`` rows of ``row_bytes`` each are being stored: the room kept
+        for the codes to come shrinks by them (``_reserve``)."""
         with self._lock:
+            self._code_rows_to_come = max(0, self._code_rows_to_come - n_rows)
+            self._code_row_bytes = row_bytes
+
+    def _reserve(self, nbytes, kind=OTHER):
+        """Take ``nbytes`` of the budget if there is room, in order of how often a pass
+        reads the array (``kind``):
+
+        * ``PER_PASS`` columns (node ids, gradients) may take the whole budget, and the
+          last ``pass_bytes`` of it are theirs alone.  Their blocks are small (64 KB of
+          node ids, 128 KB of quantized gradients, against 1.8 MB of codes at 65,536
+          rows x 28), read (node ids also written) at every pass: on disk, a 20M-row fit
+          under a 256MB budget spent more time on them than on the codes' bytes.
+        * ``CODES`` (``put``, ``put_rows``) take the rest.
+        * ``OTHER`` arrays (labels, margins, a partition's per-row arrays kept whole)
+          take the rest minus room for the codes still to come (``code_rows``): read or
+          written once or twice a round, they are worth less of the budget than the
+          codes every pass reads (a 20M-row fit under 256MB had half its codes' part
+          taken by the first partitions' per-row arrays).  Once every partition's codes
+          are stored they may take what is left."""
+        budget = self.config.memory_budget
+        limit = budget if kind == PER_PASS else budget - min(self.config.pass_bytes, budget)
+        with self._lock:
+            if kind == OTHER:
+                limit -= self._code_rows_to_come * self._code_row_bytes
             if self.memory_bytes + nbytes > limit:
                 return False
             self.memory_bytes += nbytes
@@ -697,7 +728,7 @@ class RowColumn:
         if isinstance(old, _DiskBlock):  # written again over its file, raw
             self._store._forget_disk_block(old)
             blocks[i] = self._store._spill(block, compress=False, path=old.path)
-        elif self._store._reserve(block.nbytes, self.per_pass):
+        elif self._store._reserve(block.nbytes, PER_PASS if self.per_pass else OTHER):
             blocks[i] = block.copy() if block is values else block
         else:
             # raw: per-row values (margins, gradients) compress little, and a column's

@@ -297,15 +297,29 @@ def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_l
             out[t, i] = margin[t, i] + leaf_values[t, node]
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def wide_packed(v, row_bits):
+    """A row's packed quantized ``q_g * 2**row_bits + q_h`` (``quantize.row_dtype``;
+    ``row_bits``: half the bits of its integer type) as a histogram cell's
+    ``q_g * 2**32 + q_h``.  (Here beside the kernels that inline it: numba's cache of a
+    kernel does not notice a change to a function of another module.)"""
+    v = np.int64(v)
+    half = np.int64(1) << (row_bits - 1)
+    low = (np.int64(1) << row_bits) - 1
+    h = ((v + half) & low) - half  # the low row_bits bits, signed
+    return (((v - h) >> row_bits) << 32) + h
+
+
 @numba.njit(nogil=True, cache=True)
 def accumulate_packed_histograms(codes, packed, positions, split_feature, split_bin,
                                  default_left, left_child, right_child, missing_code,
                                  node_to_slot, new_positions, hist, cell_offsets, width,
                                  cat_table):
     """``accumulate_histograms`` for quantized gradients (``quantize``):
-    ``packed`` (K, n_rows) int64 holds each row's (g, h), and a cell of ``hist``
-    (n_slots, n_cells) int64 is one addition (half the memory and about half the time
-    of a float64 pair); ``cat_table`` as for ``accumulate_histograms``."""
+    ``packed`` (K, n_rows) holds each row's (g, h) (``quantize.row_dtype``), and a cell
+    of ``hist`` (n_slots, n_cells) int64 is one addition (half the memory and about half
+    the time of a float64 pair); ``cat_table`` as for ``accumulate_histograms``."""
+    row_bits = packed.itemsize * 4
     n_trees = positions.shape[0]
     n_rows, n_features = codes.shape
     for t in range(n_trees):
@@ -323,8 +337,8 @@ def accumulate_packed_histograms(codes, packed, positions, split_feature, split_
             v = packed[t, i]
             if v == 0:
                 continue  # a row left out (or whose g and h both rounded to 0)
-            _add_packed_row_features(hist[np.uint64(slot)], codes, i, 0, n_features, v,
-                                     cell_offsets, width)
+            _add_packed_row_features(hist[np.uint64(slot)], codes, i, 0, n_features,
+                                     wide_packed(v, row_bits), cell_offsets, width)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -453,6 +467,7 @@ def add_packed_rows_parallel(codes, packed, row_slots, hist, cell_offsets, width
 def _add_packed_rows_of_features(codes, packed, row_slots, hist, cell_offsets, width, first,
                                  stop):
     """A thread's part of ``add_packed_rows_parallel``: features ``first..stop-1``."""
+    row_bits = packed.itemsize * 4
     for t in range(row_slots.shape[0]):
         for i in range(codes.shape[0]):
             slot = row_slots[t, i]
@@ -461,5 +476,5 @@ def _add_packed_rows_of_features(codes, packed, row_slots, hist, cell_offsets, w
             v = packed[t, i]
             if v == 0:
                 continue
-            _add_packed_row_features(hist[np.uint64(slot)], codes, i, first, stop, v,
-                                     cell_offsets, width)
+            _add_packed_row_features(hist[np.uint64(slot)], codes, i, first, stop,
+                                     wide_packed(v, row_bits), cell_offsets, width)

@@ -99,7 +99,8 @@ def grow_levels(growers, pending, mapper, first):
         hist = yield step
         if isinstance(hist, GradientMaxima):  # a round's first pass, quantized gradients
             quantized = dict(quant_scales=scales_from_maxima(hist.maxima, first["quant_bins"]),
-                             quant_keys=quantization_keys(first, len(growers)))
+                             quant_keys=quantization_keys(first, len(growers)),
+                             quant_bins=first["quant_bins"])
             step = root_step(step, quantized)
             hist = yield step
         pending = receive_histograms(growers, hist, slot_counts,

@@ -32,7 +32,7 @@ from .lake import ParquetColumns
 from .histogram import (add_block_histograms, add_leaf_values_kernel, add_root_histograms,
                         build_histograms, new_histograms, row_blocks)
 from .keyed_random import GOLDEN, MIX1, uniform
-from .quantize import GradientMaxima, gradient_maxima, quantize
+from .quantize import GradientMaxima, gradient_maxima, quantize, row_dtype
 from .sketch import merge, merge_blocks, summarize_block, summarize_column, summarize_columns_of
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
 from .tree import PackedForest
@@ -218,8 +218,8 @@ class PartitionState:
     # fold f are trees f*K .. f*K + K - 1, and a row has zero gradients in its own
     # fold's trees.  None in a fit.
     folds: np.ndarray = None
-    # quantized gradients (``quantize``): (K, n_rows) int64 packed (g, h) of the
-    # round's trees, from its second pass on; None: float gradients
+    # quantized gradients (``quantize``): (K, n_rows) packed (g, h) of the round's
+    # trees (``quantize.row_dtype``), from its second pass on; None: float gradients
     quantized: np.ndarray = None
     # (round, margins): the margins with the trees of every round before ``round``,
     # computed ahead by a pass that evaluates the training rows after a round
@@ -227,6 +227,11 @@ class PartitionState:
     # trees again; any other round's first pass drops them (a round grown again after
     # a lost worker starts from ``margin``).
     ahead: tuple = None
+    # a state held in row blocks, quantized gradients: the step of the round's first
+    # pass, whose gradients the next pass computes again from the stored margins, to
+    # quantize them, instead of the first pass writing them out for it to read back
+    # (``_level_in_row_blocks``)
+    gradient_step: object = None
 
     @property
     def n_rows(self):
@@ -404,8 +409,8 @@ class LevelStep:
     round: int = 0
     # influence trimming: per output, rows whose hessian is below it are left out
     trim_threshold: np.ndarray = None
-    # quantized gradients (``quantize``): ``num_grad_quant_bins`` at a round's first
-    # pass (0: float gradients), the (K, 2) steps of the round's trees in later passes
+    # quantized gradients (``quantize``): ``num_grad_quant_bins`` (0: float gradients);
+    # in the passes after a round's first, the (K, 2) steps of the round's trees too
     quant_bins: int = 0
     quant_scales: np.ndarray = None
     quant_keys: np.ndarray = None  # (K,) uint64 keys of the stochastic rounding
@@ -481,7 +486,7 @@ def partition_step(state, step):
         return state, _level_in_row_blocks(state, step)
     if step.quant_scales is not None and state.quantized is None:  # the round's 2nd pass
         state.quantized = quantize(state.grad, state.hess, step.quant_scales,
-                                   step.quant_keys, state.row_offset)
+                                   step.quant_keys, state.row_offset, step.quant_bins)
     _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions,
                                *step.split_arrays(), step.missing_code, step.node_to_slot,
                                step.n_slots, step.cell_offsets, out_positions=state.positions,
@@ -497,18 +502,25 @@ def _level_in_row_blocks(state, step):
     then read only those."""
     quantizing = step.quant_scales is not None and state.quantized is None
     if quantizing:
-        state.quantized = _new_column(state, np.int64)
+        state.quantized = _new_column(state, row_dtype(step.quant_bins))
     quantized = step.quant_scales is not None
     # what the pass reads besides the codes (read ahead, block by block)
-    columns = ((state.positions, state.quantized) if quantized and not quantizing
-               else (state.positions, state.grad, state.hess))
+    if quantizing:
+        columns = (state.positions, state.margin, state.label, state.weight, state.folds)
+    elif quantized:
+        columns = (state.positions, state.quantized)
+    else:
+        columns = (state.positions, state.grad, state.hess)
     hist = new_histograms(step.n_slots, step.cell_offsets, quantized)
     for i, rows, codes in _state_blocks(state, columns):
         positions = state.positions.get(i)
         grad = hess = packed = None
         if quantizing:
-            packed = quantize(state.grad.get(i), state.hess.get(i), step.quant_scales,
-                              step.quant_keys, state.row_offset + rows.start)
+            # the first pass's gradients again (the same values: from the same margins)
+            block_grad, block_hess = _round_gradients(state, state.gradient_step, i, rows,
+                                                      state.margin.get(i))
+            packed = quantize(block_grad, block_hess, step.quant_scales, step.quant_keys,
+                              state.row_offset + rows.start, step.quant_bins)
             state.quantized.set(i, packed)
         elif quantized:
             packed = state.quantized.get(i)
@@ -518,6 +530,7 @@ def _level_in_row_blocks(state, step):
                              step.split_arrays(), step.missing_code, step.node_to_slot,
                              step.cell_offsets, step.cell_width, step.cat_table, packed)
         state.positions.set(i, positions)
+    state.gradient_step = None
     return hist
 
 
@@ -545,18 +558,18 @@ def _state_blocks(state, read_ahead=()):
         yield i, slice(start, stop), codes
 
 
-def _new_column(state, dtype, per_pass=True):
+def _new_column(state, dtype):
     """An empty (K, n_rows) column of ``dtype`` in the store of a state held in row
-    blocks: node ids or gradients, read at every pass (``pass_row_bytes``), unless
-    ``per_pass`` is False (the float gradients of a quantized fit: its passes read the
-    packed ones)."""
-    return state.margin.new_like(dtype, per_pass=per_pass)
+    blocks: node ids or gradients, read at every pass (``pass_row_bytes``)."""
+    return state.margin.new_like(dtype, per_pass=True)
 
 
-def pass_row_bytes(n_trees, max_nodes, weighted, quantized):
+def pass_row_bytes(n_trees, max_nodes, weighted, quant_bins):
     """Bytes of a row's arrays that a level pass reads: its node ids and its gradients
-    and hessians (float32, float64 with weights; packed in one int64 when quantized)."""
-    gradients = 8 if quantized else 2 * (8 if weighted else 4)
+    and hessians (float32, float64 with weights; packed in one ``quantize.row_dtype``
+    with ``quant_bins`` bins, 0: not quantized)."""
+    gradients = (row_dtype(quant_bins).itemsize if quant_bins
+                 else 2 * (8 if weighted else 4))
     return n_trees * (np.dtype(position_dtype(max_nodes)).itemsize + gradients)
 
 
@@ -578,7 +591,8 @@ def _start_round(state, step):
     quantized gradients the result is the largest gradients instead
     (``quantize.GradientMaxima``): the next pass quantizes with the scales of all rows
     and builds the roots' histograms.  A state held in row blocks stores each block's
-    margins, gradients and node ids back as it goes."""
+    margins, float gradients and node ids back as it goes (with quantized gradients,
+    the margins and node ids: the next pass computes the gradients again)."""
     n_trees, n_rows = state.margin.shape
     in_blocks = isinstance(state.margin, RowColumn)
     add_trees = step.leaf_values is not None and state.rounds < step.round
@@ -593,8 +607,14 @@ def _start_round(state, step):
         positions = (_new_column(state, step.position_dtype) if in_blocks
                      else np.zeros(state.margin.shape, dtype=step.position_dtype))
     grads, hesses = (state.grad, state.hess) if in_blocks else (None, None)
-    if isinstance(state.quantized, RowColumn):
-        state.quantized.release()
+    # held in row blocks, quantized: the gradients are not stored (the next pass
+    # computes them again from the margins: ``gradient_step``)
+    recomputed = in_blocks and bool(step.quant_bins)
+    for column in (grads, hesses, state.quantized) if recomputed else (state.quantized,):
+        if isinstance(column, RowColumn):
+            column.release()
+    if recomputed:
+        grads = hesses = None
     state.grad = state.hess = state.positions = state.quantized = None
     if not step.quant_bins:
         hist = new_histograms(step.n_slots, step.cell_offsets)
@@ -622,12 +642,12 @@ def _start_round(state, step):
             maxima = block_maxima if maxima is None else np.maximum(maxima, block_maxima)
         if in_blocks:
             positions.set(i, block_positions)
-            if grads is None or grads.dtype != grad.dtype:
-                per_pass = not step.quant_bins
-                grads = _new_column(state, grad.dtype, per_pass)
-                hesses = _new_column(state, hess.dtype, per_pass)
-            grads.set(i, grad)
-            hesses.set(i, hess)
+            if not recomputed:
+                if grads is None or grads.dtype != grad.dtype:
+                    grads = _new_column(state, grad.dtype)
+                    hesses = _new_column(state, hess.dtype)
+                grads.set(i, grad)
+                hesses.set(i, hess)
         elif rows.stop - rows.start == n_rows:  # one block: its arrays are the partition's
             grads, hesses = grad, hess
         else:
@@ -637,9 +657,11 @@ def _start_round(state, step):
             grads[:, rows], hesses[:, rows] = grad, hess
     state.grad, state.hess = grads, hesses
     state.positions, state.rounds = positions, step.round
+    state.gradient_step = step if recomputed else None
     if step.quant_bins:
-        if maxima is None:
-            maxima = gradient_maxima(state.grad, state.hess)
+        if maxima is None:  # (whole arrays; or no row at all)
+            maxima = (np.zeros((n_trees, 2)) if recomputed
+                      else gradient_maxima(state.grad, state.hess))
         return state, GradientMaxima(maxima)
     return state, hist
 

@@ -1,6 +1,6 @@
 """Quantized gradients (``quantized_grad=True``): each row's (g, h) as two small
-integers packed in one int64, so that a histogram cell is one int64 and adding a row to
-it is one integer addition.
+integers packed in one narrow integer, and a histogram cell as one int64 holding both
+sums, so that adding a row to a cell is one integer addition.
 
 Shi et al., "Quantized Training of Gradient Boosting Decision Trees" (NeurIPS 2022),
 and LightGBM's ``use_quantized_grad``: per tree and round, g is scaled into
@@ -23,9 +23,14 @@ at 4 bins on 100,000 rows.)  The grower turns each node's histogram into float64
 (``unpack_histograms``) on the thread that searches its splits.  Node sums, and so the leaf values,
 come from these histograms, as in LightGBM without ``quant_train_renew_leaf``.
 
-Packing: ``v = q_g * 2**32 + q_h``; the sum of such values is ``G * 2**32 + H`` as long
-as |H| < 2**31 and |G| < 2**31, which ``check_rows`` makes sure of before a fit starts
-(at most 2**31 / n_bins rows in all).
+Packing.  A histogram cell is ``G * 2**32 + H``, exact as long as |H| < 2**31 and
+|G| < 2**31, which ``check_rows`` makes sure of before a fit starts (at most
+2**31 / n_bins rows in all).  A row is stored narrower, ``q_g * 2**b + q_h`` in an
+integer of 4b bits (``row_dtype``: int16, b = 8, up to 64 bins; else int32, b = 16),
+and widened to the cell's form as it is added (``histogram.wide_packed``).  The per-row array is
+what every level pass reads besides the codes, and what a ``memory_budget`` must hold
+(issue 17): 2 bytes a row instead of 8 leave 120 MB more of a 20M-row fit's budget to
+the codes.
 """
 
 from dataclasses import dataclass
@@ -36,6 +41,10 @@ import numpy as np
 from .keyed_random import GOLDEN, MIX1, MIX2, uniform
 
 PACK_SHIFT = 32
+# bins up to which a row's (q_g, q_h) is stored in an int16: |q_h| <= n_bins + 1 (the
+# largest |h| scales to n_bins, and floor(x + u) may round up once more in float
+# arithmetic) must fit in its low byte, signed
+INT16_ROW_BINS = 64
 _MAX_ABS_SUM = 2 ** 31 - 1
 
 
@@ -89,11 +98,17 @@ def tree_key(seed, round_, tree):
     return np.uint64(key % 2 ** 64)
 
 
-def quantize(grad, hess, scales, keys, row_offset):
-    """(K, n_rows) int64 packed (q_g, q_h): g ~ scale_g * q_g, h ~ scale_h * q_h;
-    ``scales``: (K, 2) of ``scales_from_maxima``; ``keys``: the K trees' ``tree_key``;
-    ``row_offset``: the global index of the first row."""
-    packed = np.empty(grad.shape, dtype=np.int64)
+def row_dtype(n_bins):
+    """The integer type a row's packed (q_g, q_h) is stored in at ``n_bins`` bins."""
+    return np.dtype(np.int16 if n_bins <= INT16_ROW_BINS else np.int32)
+
+
+def quantize(grad, hess, scales, keys, row_offset, n_bins):
+    """(K, n_rows) packed (q_g, q_h) of ``row_dtype(n_bins)``: g ~ scale_g * q_g,
+    h ~ scale_h * q_h; ``scales``: (K, 2) of ``scales_from_maxima`` at ``n_bins``;
+    ``keys``: the K trees' ``tree_key``; ``row_offset``: the global index of the first
+    row."""
+    packed = np.empty(grad.shape, dtype=row_dtype(n_bins))
     _quantize(grad, hess, 1.0 / scales, np.array(keys, dtype=np.uint64), row_offset, packed)
     return packed
 
@@ -102,6 +117,7 @@ def quantize(grad, hess, scales, keys, row_offset):
 def _quantize(grad, hess, factors, keys, row_offset, packed):
     """Each row's stochastic rounding, packed (see the module docstring).  g and h draw
     from two streams of the tree's key; a row with g = h = 0 (left out) stays 0."""
+    row_bits = packed.itemsize * 4
     for t in range(grad.shape[0]):
         key = keys[t]
         h_key = key ^ MIX1
@@ -114,7 +130,7 @@ def _quantize(grad, hess, factors, keys, row_offset, packed):
             row = row_offset + i
             q_g = np.int64(np.floor(g * factors[t, 0] + uniform(key, row)))
             q_h = np.int64(np.floor(h * factors[t, 1] + uniform(h_key, row)))
-            packed[t, i] = (q_g << PACK_SHIFT) + q_h
+            packed[t, i] = (q_g << row_bits) + q_h
 
 
 def unpack_histograms(packed, g_scale, h_scale):

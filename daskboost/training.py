@@ -463,11 +463,15 @@ class _Boosting:
         if not isinstance(params.quantized_grad, bool):  # "auto" is truthy: never past here
             raise RuntimeError("quantized_grad must be settled for the data before training "
                                f"(params.settle_quantized_grad); got {params.quantized_grad!r}")
-        # the budget's part for the arrays every pass reads, of the rows each process holds
+        # the budget's parts for the arrays every pass reads and for the codes, of the
+        # rows each process holds
         row_bytes = pass_row_bytes(objective.n_outputs(), params.max_nodes,
-                                   data.w_keys is not None, params.quantized_grad)
+                                   data.w_keys is not None,
+                                   params.quantized_grad and params.num_grad_quant_bins)
+        processes = runtime.state_processes()
         self.store = StoreRef(runtime.fit_id, replace(
-            runtime.store_config, pass_bytes=n_rows * row_bytes // runtime.state_processes()))
+            runtime.store_config, pass_bytes=n_rows * row_bytes // processes,
+            code_rows=-(-n_rows // processes)))
         previous = start[2]
         self.n_previous_trees = 0 if previous is None else len(previous.trees)
         self.trees = [] if previous is None else list(previous.trees)

@@ -482,6 +482,8 @@ def test_invalid_config(tmp_path):
     for bad in (-1, 1.5, True):
         with pytest.raises(ValueError, match=f"pass_bytes must be an integer >= 0; got {bad}"):
             StoreConfig(0, (str(tmp_path),), pass_bytes=bad)
+        with pytest.raises(ValueError, match=f"code_rows must be an integer >= 0; got {bad}"):
+            StoreConfig(0, (str(tmp_path),), code_rows=bad)
     with pytest.raises(ValueError, match="cache_dir"):
         StoreConfig(0, (), "lz4")
     store = make_store(tmp_path, budget=0)
@@ -709,6 +711,44 @@ def test_the_per_pass_part_of_the_budget_is_kept_for_per_pass_columns(tmp_path):
         assert store.memory_bytes == 1000 + 300 + 1200
         for column in (margins, node_ids, gradients):
             np.testing.assert_array_equal(column.to_numpy()[0], np.repeat([0, 1, 2], 100))
+    finally:
+        store.close()
+
+
+def test_room_is_kept_for_the_codes_still_to_come(tmp_path):
+    """With ``code_rows``, the codes of every partition come before the other per-row
+    arrays in the budget (the passes read codes every time, labels and margins once a
+    round): a column made after the first partition's codes does not take the room the
+    second partition's codes will need, and takes what is left once they are stored.
+    Without ``code_rows``, first come, first served."""
+    dirs = tuple(check_cache_dirs([tmp_path / "cache0"]))
+
+    def stored(code_rows):
+        store = BlockStore("fit", StoreConfig(2000, dirs, None, 100, code_rows=code_rows))
+        try:
+            first = store.put(make_codes(200, 5, np.uint8))  # 1,000 bytes, whole
+            labels = store.new_column((), 200, np.float32)  # 400 bytes a block
+            labels.set(0, np.zeros(100, np.float32))
+            second = store.put_rows((200, 5), np.uint8,  # 500 bytes a block
+                                    lambda start, stop: make_codes(stop - start, 5, np.uint8))
+            labels.set(1, np.ones(100, np.float32))
+            return [[isinstance(b, np.ndarray) for _, _, b in a._blocks]
+                    for a in (first, second)] + [
+                [isinstance(b, np.ndarray) for b in labels._blocks]]
+        finally:
+            store.close()
+
+    first, second, labels = stored(code_rows=400)
+    assert (first, second, labels) == ([True], [True], [False, False])
+    first, second, labels = stored(code_rows=0)
+    assert (first, second, labels) == ([True], [True, False], [True, False])
+    # the codes' rows all stored: the rest goes to other arrays again
+    store = BlockStore("fit", StoreConfig(2000, dirs, None, 100, code_rows=200))
+    try:
+        store.put(make_codes(200, 5, np.uint8))
+        margins = store.new_column((1,), 200, np.float64)  # 800 bytes a block
+        margins.set(0, np.zeros((1, 100)))
+        assert isinstance(margins._blocks[0], np.ndarray)
     finally:
         store.close()
 

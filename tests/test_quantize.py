@@ -19,16 +19,20 @@ def gradients(n, seed=0, trees=1):
 
 
 def unpacked(packed):
-    """(q_g, q_h) of packed values (or sums of them)."""
-    h = ((packed + 2 ** 31) & (2 ** 32 - 1)) - 2 ** 31
-    return (packed - h) >> 32, h
+    """(q_g, q_h) of packed values: rows (``quantize.row_dtype``, the two halves of
+    their bits) or int64 sums of them (``q_g * 2**32 + q_h``)."""
+    packed = np.asarray(packed)
+    bits = packed.dtype.itemsize * 4
+    packed = packed.astype(np.int64)
+    h = ((packed + 2 ** (bits - 1)) & (2 ** bits - 1)) - 2 ** (bits - 1)
+    return (packed - h) >> bits, h
 
 
 def quantized(grad, hess, n_bins, keys, row_offset=0, maxima=None):
     """(packed, scales) as a fit has them: scales from the largest values of all rows."""
     maxima = quantize.gradient_maxima(grad, hess) if maxima is None else maxima
     scales = quantize.scales_from_maxima(maxima, n_bins)
-    return quantize.quantize(grad, hess, scales, keys, row_offset), scales
+    return quantize.quantize(grad, hess, scales, keys, row_offset, n_bins), scales
 
 
 def test_rounding_stays_within_one_quantum_and_is_unbiased():
@@ -88,6 +92,34 @@ def test_packed_sums_unpack_to_the_integer_sums_with_negative_parts():
     # a sum of cells (one value) unpacks alike
     np.testing.assert_array_equal(quantize.unpack_histograms(hist[0, :2].sum(), 0.5, 0.25),
                                   [0.0, 0.0])
+
+
+@pytest.mark.parametrize("n_bins, dtype", [(4, np.int16), (64, np.int16), (65, np.int32),
+                                           (1024, np.int32)])
+def test_rows_are_stored_narrow_and_add_up_as_int64_cells(n_bins, dtype):
+    """A row's (q_g, q_h) in an int16 (up to 64 bins) or int32, both parts at the ends
+    of their ranges and negative hessians included; the histograms of the narrow rows
+    are the int64 sums of ``q_g * 2**32 + q_h``, as with rows stored in int64."""
+    n, n_codes = 4000, 5
+    rng = np.random.default_rng(n_bins)
+    grad, hess = gradients(n, n_bins)
+    hess[0, ::3] *= -1  # custom objectives may give negative hessians
+    grad[0, 0], hess[0, 0] = np.abs(grad[0]).max(), np.abs(hess[0]).max()
+    grad[0, 1], hess[0, 1] = -np.abs(grad[0]).max(), -np.abs(hess[0]).max()
+    packed, _ = quantized(grad, hess, n_bins, [quantize.tree_key(0, 0, 0)])
+    assert packed.dtype == dtype
+    q_g, q_h = unpacked(packed[0])
+    assert np.abs(q_g).max() in (n_bins // 2, n_bins // 2 + 1)
+    assert np.abs(q_h).max() in (n_bins, n_bins + 1)
+    assert q_h.min() < 0
+    codes = rng.integers(0, n_codes, (n, 2)).astype(np.uint8)
+    offsets = np.arange(3, dtype=np.int64) * n_codes
+    positions = np.zeros((1, n), np.int32)
+    _, sums = build_histograms(codes, None, None, positions, *no_splits(1, 1), n_codes - 1,
+                               np.zeros((1, 1), np.int32), 1, offsets, quantized=packed)
+    wide = (q_g << 32) + q_h
+    expected = [wide[codes[:, f] == c].sum() for f in range(2) for c in range(n_codes)]
+    np.testing.assert_array_equal(sums[0], expected)
 
 
 def test_quantized_histograms_are_within_one_quantum_per_row_of_the_float_ones():
