@@ -41,7 +41,11 @@ import numba
 import numpy as np
 import pyarrow as pa
 
-DEFAULT_BLOCK_ROWS = 65536
+DEFAULT_BLOCK_ROWS = 65536  # of a store whose config leaves them to its codes' width
+# a fit's row blocks: the most rows, a power of two, whose codes take at most
+# BLOCK_BYTES (``block_rows_for``)
+BLOCK_BYTES = 8 * 2**20
+MIN_BLOCK_ROWS, MAX_BLOCK_ROWS = 4096, 2**20
 PREFETCH_THREADS = 2
 READ_BUFFERS = 6  # read buffers kept per block size (``BlockStore._read_buffer``)
 # a block whose compressed size is above this fraction of its size is written raw:
@@ -105,6 +109,18 @@ def block_checksum(data):
     n_words = raw.shape[0] // 8
     sums = _fletcher64x4(raw[:n_words * 8].view(np.uint64), raw[n_words * 8:])
     return tuple(int(x) for x in sums) + (raw.shape[0],)
+
+
+def block_rows_for(row_bytes):
+    """Rows of a fit's blocks whose codes take ``row_bytes`` a row: the most rows, a
+    power of two in [MIN_BLOCK_ROWS, MAX_BLOCK_ROWS], whose codes fit in BLOCK_BYTES
+    (262,144 rows of 28 one-byte codes).  Each block read or written costs a few
+    system calls and a pass a few Python steps per column: a 20M-row fit under a 256MB
+    budget took 60-63 s with blocks of 262,144 rows against 67-72 s with 65,536
+    (``benchmarks/RESULTS.md``)."""
+    rows = BLOCK_BYTES // max(1, int(row_bytes))
+    rows = 1 << max(0, rows.bit_length() - 1)
+    return min(MAX_BLOCK_ROWS, max(MIN_BLOCK_ROWS, rows))
 
 
 def parse_memory_budget(value, available=None):
@@ -201,7 +217,9 @@ class StoreConfig:
     memory_budget: int            # bytes; None: "auto", resolved by each process
     cache_dirs: tuple
     compression: str = "lz4"
-    block_rows: int = DEFAULT_BLOCK_ROWS
+    # rows of a block; None: ``block_rows_for`` the codes' width (set by training),
+    # DEFAULT_BLOCK_ROWS in a store opened without it
+    block_rows: int = None
     # bytes of the budget kept for the per-row arrays that every level pass reads (node
     # ids, gradients: ``RowColumn(per_pass=True)``); the codes and the other arrays
     # take the rest (``BlockStore._reserve``)
@@ -223,8 +241,8 @@ class StoreConfig:
             raise ValueError(
                 f"cache_compression={self.compression!r} is not available in this pyarrow"
             )
-        if isinstance(self.block_rows, bool) or not isinstance(
-            self.block_rows, numbers.Integral) or self.block_rows < 1:
+        if self.block_rows is not None and (isinstance(self.block_rows, bool) or not isinstance(
+                self.block_rows, numbers.Integral) or self.block_rows < 1):
             raise ValueError(f"block_rows must be a positive integer; got {self.block_rows!r}")
         for name in ("pass_bytes", "code_rows"):
             value = getattr(self, name)
@@ -323,6 +341,8 @@ class BlockStore:
 
     def __init__(self, fit_id, config):
         self.fit_id = fit_id
+        if config.block_rows is None:
+            config = replace(config, block_rows=DEFAULT_BLOCK_ROWS)
         self.config = config
         self.memory_bytes = 0
         self.disk_bytes = 0

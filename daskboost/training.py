@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .binning import BinMapper
-from .blockstore import StoreConfig, StoreRef, check_cache_dirs
+from .blockstore import StoreConfig, StoreRef, block_rows_for, check_cache_dirs
 from .callbacks import CallbackList
 from .booster import Booster, write_json_atomically
 from .data import categorical_features, checked_categories, partition_input, same_input
@@ -469,9 +469,12 @@ class _Boosting:
                                    data.w_keys is not None,
                                    params.quantized_grad and params.num_grad_quant_bins)
         processes = runtime.state_processes()
+        config = runtime.store_config
         self.store = StoreRef(runtime.fit_id, replace(
-            runtime.store_config, pass_bytes=n_rows * row_bytes // processes,
-            code_rows=-(-n_rows // processes)))
+            config, pass_bytes=n_rows * row_bytes // processes,
+            code_rows=-(-n_rows // processes),
+            block_rows=config.block_rows or block_rows_for(
+                len(mapper.cuts) * np.dtype(mapper.dtype).itemsize)))
         previous = start[2]
         self.n_previous_trees = 0 if previous is None else len(previous.trees)
         self.trees = [] if previous is None else list(previous.trees)
@@ -554,7 +557,7 @@ class _Boosting:
             if params.tree_method == "approx":
                 self.states, self.mapper, self.eval_sets = _propose_again(
                     runtime, self.data, self.evals, self.states, self.eval_sets, self.mapper,
-                    params)
+                    params, self.store)
             if params.trim_fraction:
                 trim = _trim_thresholds(runtime, self.states, params)
         rounds = range(first, first + count)
@@ -666,14 +669,14 @@ def finish_step(pending, leaf_values, objective, mapper, params, round_):
     return finish
 
 
-def _propose_again(runtime, data, evals, states, eval_sets, mapper, params):
+def _propose_again(runtime, data, evals, states, eval_sets, mapper, params, store):
     """tree_method="approx": sketch the raw features weighted by the current hessians
-    and bin the raw partitions (training and eval) again with the new cut points."""
+    and bin the raw partitions (training and eval) again with the new cut points, into
+    the fit's block store (``store``: its ``StoreRef``)."""
     size = sketch_size_for(params.max_bin)
     summaries = runtime.source_pass(data, states, hessian_summaries, (size, mapper.encoders),
                                     _SummaryMerger(size))
     mapper = BinMapper.from_summaries(summaries, params.max_bin, mapper.categories)
-    store = StoreRef(runtime.fit_id, runtime.store_config)
     states = runtime.source_pass(data, states, rebin_partition, (mapper, store))
     for e, source in zip(eval_sets, evals):
         if e.states is not None:  # (an eval set on the training states: binned with them)

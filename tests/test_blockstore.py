@@ -715,6 +715,24 @@ def test_the_per_pass_part_of_the_budget_is_kept_for_per_pass_columns(tmp_path):
         store.close()
 
 
+@pytest.mark.parametrize("row_bytes, rows", [(28, 262144), (56, 131072), (1, 2**20),
+                                             (8 * 2**20, 4096), (0, 2**20)])
+def test_a_fits_blocks_hold_about_eight_megabytes_of_codes(row_bytes, rows):
+    assert blockstore.block_rows_for(row_bytes) == rows
+
+
+def test_a_store_without_block_rows_takes_the_default(tmp_path):
+    config = StoreConfig(0, tuple(check_cache_dirs([tmp_path])))
+    assert config.block_rows is None
+    store = BlockStore("fit", config)
+    try:
+        assert store.config.block_rows == blockstore.DEFAULT_BLOCK_ROWS
+        codes = store.put(make_codes(blockstore.DEFAULT_BLOCK_ROWS + 1, 2, np.uint8))
+        assert codes.n_blocks == 2
+    finally:
+        store.close()
+
+
 def test_room_is_kept_for_the_codes_still_to_come(tmp_path):
     """With ``code_rows``, the codes of every partition come before the other per-row
     arrays in the budget (the passes read codes every time, labels and margins once a

@@ -163,6 +163,21 @@ def test_node_ids_and_gradients_take_the_budget_before_the_codes(tmp_path, small
     assert leftovers(tmp_path) == []
 
 
+def test_a_fits_row_blocks_are_sized_from_the_codes_width(tmp_path, monkeypatch):
+    """Without ``block_rows`` set, training sizes the blocks of its store from a row's
+    codes (``blockstore.block_rows_for``): 5 one-byte codes, the largest blocks."""
+    sizes = []
+    init = blockstore.BlockStore.__init__
+
+    def spy(self, fit_id, config):
+        init(self, fit_id, config)
+        sizes.append(self.config.block_rows)
+    monkeypatch.setattr(blockstore.BlockStore, "__init__", spy)
+    fit(DaskBoostRegressor(n_estimators=2, max_depth=2, memory_budget=0,
+                           cache_dir=str(tmp_path)), eval_set=False)
+    assert sizes == [blockstore.block_rows_for(5)] == [blockstore.MAX_BLOCK_ROWS]
+
+
 def test_several_cache_dirs_share_the_blocks(tmp_path, small_blocks, monkeypatch):
     seen = set()
     spill = blockstore.BlockStore._spill
