@@ -61,6 +61,11 @@ MODELS = [
     # gradients again, row subsampling included)
     lambda **kw: DaskBoostClassifier(n_estimators=3, max_depth=3, quantized_grad=True,
                                      subsample=0.7, **kw),
+    # ... and before the passes that read the float gradients or the leaves' rows
+    lambda **kw: DaskBoostRegressor(n_estimators=3, max_depth=3, tree_method="approx",
+                                    trim_fraction=0.1, quantized_grad=True, **kw),
+    lambda **kw: DaskBoostRegressor(n_estimators=3, max_depth=3, quantized_grad=True,
+                                    objective="reg:absoluteerror", **kw),
     lambda **kw: DaskBoostRegressor(n_estimators=3, max_depth=3, trim_fraction=0.1,
                                     objective="reg:pseudohubererror", **kw),
 ]
