@@ -498,8 +498,9 @@ def partition_step(state, step):
 def _level_in_row_blocks(state, step):
     """``partition_step``'s level pass on a state held in row blocks: block by block,
     the block's node ids move and are stored back; with quantized gradients the
-    round's second pass quantizes each block (stored for the passes after it), which
-    then read only those."""
+    round's second pass computes each block's gradients again from its margins (the
+    first pass stored none: ``gradient_step``) and quantizes them (stored for the
+    passes after it, which then read only those)."""
     quantizing = step.quant_scales is not None and state.quantized is None
     if quantizing:
         state.quantized = _new_column(state, row_dtype(step.quant_bins))
