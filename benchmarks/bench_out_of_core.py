@@ -26,8 +26,8 @@ What it measures, one fit per fresh subprocess so that each peak RSS is that fit
   The child does two tiny untimed warm-up fits on a 1,000-row lake (one within ``B``,
   one with an 8 KB budget so the spill path is compiled and loaded too: numba JIT or
   its cache), reads every file of the lake once (untimed: ``read_files``, so that each
-  timed fit finds the lake in the page cache), then the timed fit, saves the model (``model.save_model``) and prints a
-  JSON line: fit seconds, process CPU seconds, peak RSS from
+  timed fit finds the lake in the page cache), then the timed fit, saves the model
+  (``model.save_model``) and prints a JSON line: fit seconds, process CPU seconds, peak RSS from
   ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` (the whole child: imports, warm-up
   and the fit), the maximum of psutil RSS samples (process and its children, every
   0.1 s during the timed fit), the RSS just before the fit, and the peak bytes in the
@@ -238,8 +238,8 @@ def read_files(root):
     lake in the page cache whatever the fit before it left there; returns the seconds
     it took.  This machine drops cached file pages within minutes, with memory free
     (the 2.35 GB 20M-row lake: 4.5 s to read from disk, 0.4-0.6 s once cached): a fit
-    that found its lake evicted read it from disk, twice (the scan and bin passes),
-    and ran up to ~5 s longer than the same fit with the lake cached."""
+    that found its lake evicted read it from disk (the scan and bin passes), up to
+    ~4.5 s a read longer than from the cache."""
     start = time.perf_counter()
     buf = bytearray(READ_CHUNK)
     for path in sorted(Path(root).rglob("*")):
