@@ -52,18 +52,18 @@ def make_partitions(n_partitions, n_rows, n_features, seed):
 def one_split_level(n_features):
     """The kernel's level arguments: the root split on feature 0 at bin N_BINS // 2, the
     left child (node 1) built into slot 0."""
-    split_feature = np.array([[0, -1, -1]], dtype=np.int32)
-    split_bin = np.array([[N_BINS // 2, 0, 0]], dtype=np.int32)
-    default_left = np.zeros((1, 3), dtype=np.bool_)
-    left_child = np.array([[1, 0, 0]], dtype=np.int32)
-    right_child = np.array([[2, 0, 0]], dtype=np.int32)
+    from daskboost.partition import no_splits
+    splits = no_splits(1, 3)
+    split_feature, split_bin, _, left_child, right_child = splits
+    split_feature[0, 0], split_bin[0, 0] = 0, N_BINS // 2
+    left_child[0, 0], right_child[0, 0] = 1, 2
     node_to_slot = np.array([[-1, 0, -1]], dtype=np.int32)
     cell_offsets = np.arange(n_features + 1, dtype=np.int64) * N_BINS
-    return (split_feature, split_bin, default_left, left_child, right_child), node_to_slot, \
-        cell_offsets
+    return splits, node_to_slot, cell_offsets
 
 
 def pause(mode, seconds):
+    """Wait ``seconds`` as ``mode`` says: asleep, in a Python loop, or not at all."""
     if mode == "sleep":
         time.sleep(seconds)
     elif mode == "busy":
