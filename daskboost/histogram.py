@@ -274,21 +274,57 @@ def add_histograms_into(a, b):
     return np.add(a, b, out=a)
 
 
-@numba.njit(nogil=True, cache=True)
-def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_left,
-                           left_child, right_child, missing_code, leaf_values, margin, out,
-                           cat_table=None):
+def add_leaf_values(codes, positions, split_feature, split_bin, default_left, left_child,
+                    right_child, missing_code, leaf_values, margin, out, cat_table=None):
     """``out = margin + leaf value of each row`` after applying the last splits, for
     one block of rows (``out`` may be ``margin`` itself).
 
     Finishes the K trees of a round: the rows move to their leaves and the leaves'
     outputs (learning rate included) are added to the margins.  ``positions``/``margin``
     /``out``: (K, n_rows); split arrays and ``leaf_values``: (K, n_nodes); ``cat_table``
-    as for ``accumulate_histograms``.
+    as for ``accumulate_histograms``.  On native threads the rows are spread over them
+    (a row's value depends on that row alone: the same values on any number of
+    threads).
     """
+    args = (codes, positions, split_feature, split_bin, default_left, left_child,
+            right_child, missing_code, leaf_values, margin, out, cat_table)
+    if _on_native_threads(codes):
+        add_leaf_values_parallel(*args, native_threads.threads())
+    else:
+        add_leaf_values_kernel(*args)
+
+
+@numba.njit(nogil=True, cache=True)
+def add_leaf_values_kernel(codes, positions, split_feature, split_bin, default_left,
+                           left_child, right_child, missing_code, leaf_values, margin, out,
+                           cat_table=None):
+    """``add_leaf_values`` on one thread."""
+    _add_leaf_values_rows(codes, positions, split_feature, split_bin, default_left,
+                          left_child, right_child, missing_code, leaf_values, margin, out,
+                          cat_table, 0, positions.shape[1])
+
+
+@numba.njit(nogil=True, cache=True, parallel=True)
+def add_leaf_values_parallel(codes, positions, split_feature, split_bin, default_left,
+                             left_child, right_child, missing_code, leaf_values, margin, out,
+                             cat_table, n_parts):
+    """``add_leaf_values`` with the rows in ``n_parts`` ranges, one a thread."""
+    for part in numba.prange(n_parts):
+        first, stop = part_range(part, n_parts, positions.shape[1])
+        _add_leaf_values_rows(codes, positions, split_feature, split_bin, default_left,
+                              left_child, right_child, missing_code, leaf_values, margin,
+                              out, cat_table, first, stop)
+
+
+@numba.njit(nogil=True, cache=True)
+def _add_leaf_values_rows(codes, positions, split_feature, split_bin, default_left,
+                          left_child, right_child, missing_code, leaf_values, margin, out,
+                          cat_table, first, stop):
+    """``add_leaf_values`` for rows ``first..stop-1``."""
     for t in range(positions.shape[0]):
-        for i in range(positions.shape[1]):
-            node = np.uint64(positions[t, i])  # unsigned indices (see above)
+        for row in range(first, stop):
+            i = np.uint64(row)  # unsigned indices (see above)
+            node = np.uint64(positions[t, i])
             f_split = split_feature[t, node]
             if f_split >= 0:
                 go_left = goes_left(codes[i, np.uint64(f_split)], split_bin[t, node],

@@ -29,7 +29,7 @@ from . import raw_cache
 from .binning import narrowed
 from .blockstore import RowColumn, StoredArray
 from .lake import ParquetColumns
-from .histogram import (add_block_histograms, add_leaf_values_kernel, add_root_histograms,
+from .histogram import (add_block_histograms, add_leaf_values, add_root_histograms,
                         build_histograms, new_histograms, row_blocks)
 from .keyed_random import GOLDEN, MIX1, uniform
 from .quantize import GradientMaxima, gradient_maxima, quantize, row_dtype
@@ -670,8 +670,8 @@ def _start_round(state, step):
 def _add_round_trees(block, positions, step, margin, out):
     """``out = margin +`` the round's leaf values, for one block of rows: each row moves
     to its leaf under the round's last splits (``step``'s) from ``positions``."""
-    add_leaf_values_kernel(block, positions, *step.split_arrays(), step.missing_code,
-                           step.leaf_values, margin, out, step.cat_table)
+    add_leaf_values(block, positions, *step.split_arrays(), step.missing_code,
+                    step.leaf_values, margin, out, step.cat_table)
 
 
 def margins_ahead(state, step):

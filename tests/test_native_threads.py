@@ -100,6 +100,30 @@ def test_root_histograms_on_native_threads_equal_the_one_thread_kernel():
 
 
 @needs_native
+@pytest.mark.parametrize("categorical", [False, True])
+def test_leaf_values_added_on_native_threads_equal_the_one_thread_kernel(categorical):
+    # a round's trees added to the margins (a round's first pass), rows spread over the
+    # threads: every row's margin as the one-thread kernel makes it
+    rng = np.random.default_rng(5)
+    codes, positions, splits, _, _, _ = _tree_level(rng, 3, 6001, 7, 40)
+    cat_table = None
+    if categorical:  # node 2 of each tree splits on a category set
+        splits[1][:, 2] = -1
+        cat_table = rng.random((1, 40)) < 0.5
+    leaf_values = rng.normal(size=(3, 7))
+    margin = rng.normal(size=positions.shape)
+    expected = np.empty_like(margin)
+    histogram.add_leaf_values_kernel(codes, positions, *splits, 39, leaf_values, margin,
+                                     expected, cat_table)
+    got = margin.copy()  # in place, as a fit's first pass adds them
+    with native_threads.use(2):
+        histogram.add_leaf_values(codes, positions, *splits, 39, leaf_values, got, got,
+                                  cat_table)
+    assert np.array_equal(got, expected)
+    assert not np.array_equal(got, margin)
+
+
+@needs_native
 @pytest.mark.parametrize("kernel", ["numeric", "monotone", "categorical"])
 def test_split_search_on_native_threads_finds_the_same_splits(kernel):
     rng = np.random.default_rng(6)
