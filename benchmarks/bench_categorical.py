@@ -16,11 +16,14 @@ What it measures, side by side in one process and one run:
   settings of daskboost's categorical splits), 2 threads each.
 * daskboost reads its training data as a parquet lake (string columns as strings, 4
   files; reading is timed) and trains on the columns as they are; xgboost
-  (``enable_categorical=True``, ``hist``) and LightGBM get pandas ``category`` columns.
+  (``enable_categorical=True``, ``hist``) and LightGBM get pandas ``category`` columns
+  (made untimed). ``daskboost-pandas`` is daskboost fitted on that same pandas frame:
+  the same input as theirs.
 * Every library fits each data set once untimed first (numba's JIT, imports); then
   ``--repeats`` fits each, round robin. Reported per data set and library: the median
   fit seconds, the test metric, and daskboost's fit time as a ratio to each library's
-  (``daskboost-quantized``: with ``quantized_grad=True``, a contestant of its own).
+  (``daskboost-quantized``: with ``quantized_grad=True``, a contestant of its own), for
+  the lake's fit and for ``daskboost-pandas``.
 
 Run from the repository root::
 
@@ -37,7 +40,9 @@ import tempfile  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-LIBRARIES = ("daskboost", common.QUANTIZED, common.FLOAT, "xgboost", "lightgbm")
+# daskboost fitted on the pandas frame that xgboost and LightGBM get (the same input)
+IN_MEMORY = "daskboost-pandas"
+LIBRARIES = ("daskboost", IN_MEMORY, common.QUANTIZED, common.FLOAT, "xgboost", "lightgbm")
 DATASETS = ("flights", "diamonds")
 ROUNDS, DEPTH, LEARNING_RATE = 100, 6, 0.1
 
@@ -87,17 +92,23 @@ def metric(task, y, prediction):
 def make_library(name, task, train, label, categorical, lake):
     """A ``fit() -> predict(test_frame)`` pair for one library."""
     features = [c for c in train.columns if c != label]
-    if name in common.DASKBOOST_VARIANTS:
+    if name in common.DASKBOOST_VARIANTS or name == IN_MEMORY:
         import dask.dataframe as dd
         from daskboost import DaskBoostClassifier, DaskBoostRegressor
         cls = DaskBoostClassifier if task == "binary" else DaskBoostRegressor
-        extra = common.DASKBOOST_VARIANTS[name]
+        extra = common.DASKBOOST_VARIANTS.get(name, {})
         model = cls(n_estimators=ROUNDS, max_depth=DEPTH, learning_rate=LEARNING_RATE,
                     max_bin=256, max_cat_to_onehot=4, max_cat_threshold=64, **extra)
+        if name == IN_MEMORY:
+            X = as_category(train[features], categorical)
+            y = train[label].to_numpy()
 
-        def fit():
-            frame = dd.read_parquet(lake)
-            model.fit(frame[features], frame[label])
+            def fit():
+                model.fit(X, y)
+        else:
+            def fit():
+                frame = dd.read_parquet(lake)
+                model.fit(frame[features], frame[label])
     else:
         categories = {c: pd.Categorical(train[c]).categories for c in categorical}
         X = as_category(train[features], categorical, categories)
@@ -121,7 +132,7 @@ def make_library(name, task, train, label, categorical, lake):
 
     def predict(test):
         X_test = test[features]
-        if name not in common.DASKBOOST_VARIANTS:
+        if name not in common.DASKBOOST_VARIANTS and name != IN_MEMORY:  # (daskboost: by value)
             X_test = as_category(X_test, categorical, categories)
         if task == "binary":
             return np.asarray(model.predict_proba(X_test))[:, 1]
@@ -169,10 +180,12 @@ def main(argv=None):
                 rows.append([dataset, name, f"{medians[name]:.2f}",
                              f"{'AUC' if task == 'binary' else 'RMSE'} {scores[name]:.4f}",
                              common.ratio_cell(medians, name),
+                             common.ratio_cell(medians, name, IN_MEMORY),
                              common.ratio_cell(medians, name, common.QUANTIZED)])
     common.report(args, "categorical",
                   ["data set", "library", "fit s (median)", "test metric",
-                   "daskboost fit ÷ library's", f"{common.QUANTIZED} fit ÷ library's"],
+                   "daskboost fit ÷ library's", f"{IN_MEMORY} fit ÷ library's",
+                   f"{common.QUANTIZED} fit ÷ library's"],
                   rows, machine, results)
     return 0
 
