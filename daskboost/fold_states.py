@@ -192,30 +192,67 @@ def fold_partials(state, step):
     next round's first pass (``partition.margins_ahead``); so is the rows' order by
     fold, unless the state is held in row blocks.
 
-    Each model is evaluated on each fold's rows, contiguous once the rows are sorted
-    by fold (stable; the same order every round, kept in the state too); a model's
-    training partials are the sum of those of the folds it trains on (metric partials
-    add up), so no row is copied per model.  (A state held in row blocks is read whole
-    here, one partition at a time.)"""
-    by_fold, bounds = state.fold_order or _fold_order(whole(state.folds), step.nfold)
-    if not isinstance(state.margin, RowColumn):
-        state.fold_order = (by_fold, bounds)
-    margin = margins_ahead(state, step.finish)[:, by_fold]
-    label = whole(state.label)[by_fold]
-    weight = None if state.weight is None else whole(state.weight)[by_fold]
-    pieces = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    Each model is evaluated on each fold's rows; a model's training partials are the
+    sum of those of the folds it trains on (metric partials add up), so no row is
+    evaluated twice per model.  Metrics of summed row losses (``Metric.row_losses``:
+    RMSE, log loss...) are summed per fold in one pass over the rows in their order;
+    the others are evaluated on each fold's rows, contiguous once the rows are sorted
+    by fold (stable; the same order every round, kept in the state too).  (A state
+    held in row blocks is read whole here, one partition at a time.)"""
+    margin = margins_ahead(state, step.finish)
+    folds = whole(state.folds)
+    label = np.asarray(whole(state.label), dtype=np.float64)  # (as the metrics take it)
+    weight = None if state.weight is None else whole(state.weight)
+    # each fold's rows' weight (or count): the second sum of every row-loss partial
+    fold_weights = np.bincount(folds, weight, step.nfold).astype(np.float64)
     K = step.objective.n_outputs()
+    models = [margin[f * K:(f + 1) * K] for f in range(step.nfold)]
+    # by_model[f][g]: model f's partials (one per metric) on fold g's rows
+    by_model = [[[] for _ in range(step.nfold)] for _ in range(step.nfold)]
+    sorted_rows = None
+    for m in step.metrics:
+        for f, model in enumerate(models):
+            losses = m.row_losses(label, model, step.objective)
+            if losses is not None:
+                pieces = _fold_sums(*losses, weight, folds, fold_weights)
+            else:
+                if sorted_rows is None:
+                    sorted_rows = _sorted_by_fold(state, folds, label, weight, step.nfold)
+                pieces = _partials_by_fold(m, model, step.objective, *sorted_rows)
+            for g, piece in enumerate(pieces):
+                by_model[f][g].append(piece)
     partials = []
     for f in range(step.nfold):
-        model = margin[f * K:(f + 1) * K]
-        by_piece = [[m.partial(label[rows], model[:, rows],
-                               None if weight is None else weight[rows], step.objective)
-                     for m in step.metrics] for rows in pieces]
-        train = reduce_all([p for g, p in enumerate(by_piece) if g != f],
+        train = reduce_all([tuple(p) for g, p in enumerate(by_model[f]) if g != f],
                            _PartialsCombiner(step.metrics))
         partials.extend(train)
-        partials.extend(by_piece[f])
+        partials.extend(by_model[f][f])
     return state, tuple(partials)
+
+
+def _fold_sums(loss, factor, weight, folds, fold_weights):
+    """``[sum w * loss, factor * sum w]`` of each fold's rows (``Metric.row_losses``;
+    ``fold_weights``: each fold's ``sum w``)."""
+    sums = np.bincount(folds, loss if weight is None else loss * weight, len(fold_weights))
+    return [np.array([sums[g], factor * fold_weights[g]]) for g in range(len(fold_weights))]
+
+
+def _sorted_by_fold(state, folds, label, weight, nfold):
+    """(the rows' fold order's slices of each fold, and the label, weight and order
+    themselves) for metrics evaluated fold by fold."""
+    by_fold, bounds = state.fold_order or _fold_order(folds, nfold)
+    if not isinstance(state.margin, RowColumn):
+        state.fold_order = (by_fold, bounds)
+    pieces = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    return pieces, label[by_fold], None if weight is None else weight[by_fold], by_fold
+
+
+def _partials_by_fold(metric, model, objective, pieces, label, weight, by_fold):
+    """``metric``'s partials of ``model`` on each fold's rows (``_sorted_by_fold``)."""
+    model = model[:, by_fold]
+    return [metric.partial(label[rows], model[:, rows],
+                           None if weight is None else weight[rows], objective)
+            for rows in pieces]
 
 
 def _fold_order(folds, nfold):

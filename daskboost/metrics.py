@@ -115,6 +115,13 @@ class Metric:
         """The partition's partial result: a small fixed-size float64 array."""
         raise NotImplementedError
 
+    def row_losses(self, y, margin, objective):
+        """For a metric whose partial result is ``[sum w * loss, sum w]`` over the rows:
+        ``(loss per row, weight factor)``, the rows' losses (n,) and the factor each
+        row's weight counts with in the second sum; None for any other metric.  (Cross-
+        validation sums them per fold in one pass over the rows: ``fold_states``.)"""
+        return None
+
     def combine(self, a, b):
         """Add two partial results (associative; the shape stays fixed)."""
         return a + b
@@ -261,10 +268,17 @@ class _MeanLoss(Metric):
 
     def partial(self, y, margin, weight, objective):
         y, m, weight = _inputs(y, margin, weight)
+        return _weighted_sums(self._losses(y, m, objective), weight)
+
+    def row_losses(self, y, margin, objective):
+        y, m, _ = _inputs(y, margin, None)
+        return self._losses(y, m, objective), 1.0
+
+    def _losses(self, y, m, objective):
         pred = _single_output(self.name, m, objective)
         if self.binary_labels:
             _check_binary_labels(self.name, y)
-        return _weighted_sums(self.row_loss(y, pred), weight)
+        return self.row_loss(y, pred)
 
     def finalize(self, total):
         loss_sum, weight_sum = float(total[0]), float(total[1])
@@ -325,14 +339,13 @@ class LogLoss(_MeanLoss):
 
     binary_labels = True
 
-    def partial(self, y, margin, weight, objective):
+    def _losses(self, y, m, objective):
         if _objective_name(objective) not in _SIGMOID_OUTPUTS:
-            return super().partial(y, margin, weight, objective)
-        y, m, weight = _inputs(y, margin, weight)
+            return super()._losses(y, m, objective)
         if m.shape[0] != 1:
             _single_output(self.name, m, objective)          # raises
         _check_binary_labels(self.name, y)
-        return _weighted_sums(_sigmoid_logloss(y, m[0], -math.log(_LOG_EPS)), weight)
+        return _sigmoid_logloss(y, m[0], -math.log(_LOG_EPS))
 
     def row_loss(self, y, pred):
         with np.errstate(divide="ignore", invalid="ignore"):

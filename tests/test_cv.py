@@ -116,6 +116,36 @@ def test_the_frame_is_xgboosts_mean_and_std_over_the_folds_models():
             assert row[f"{name}-{metric}-std"] == pytest.approx(np.std(values), rel=1e-6)
 
 
+def test_summed_and_ranked_metrics_of_weighted_rows_are_the_folds_models():
+    # log loss and error are summed per fold in one pass over the rows (row losses);
+    # AUC is computed on each fold's rows: each agrees with its folds' models
+    from sklearn.metrics import roc_auc_score
+    X, y, rng = discrete(n=900)
+    labels = (y > np.median(y)).astype(np.int64)
+    weight = rng.uniform(0.2, 3.0, size=len(labels))
+    keep = KeepModels()
+    frame = cv({**FAST, "objective": "binary:logistic"}, X, labels, nfold=4,
+               num_boost_round=3, metrics=["logloss", "error", "auc"], seed=4,
+               sample_weight=weight, callbacks=[keep])
+    folds = cv_folds(len(X), 4, seed=4)
+    for round_ in range(3):
+        values = {}
+        for f, model in enumerate(keep.models):
+            for name, rows in (("train", folds != f), ("test", folds == f)):
+                p = model.predict(X[rows], iteration_range=(0, round_ + 1))
+                yr, wr = labels[rows], weight[rows]
+                clipped = np.clip(p, 1e-16, 1 - 1e-16)
+                loss = -(yr * np.log(clipped) + (1 - yr) * np.log(1 - clipped))
+                for metric, value in (
+                        ("logloss", np.sum(wr * loss) / np.sum(wr)),
+                        ("error", np.sum(wr * ((p > 0.5) != yr)) / np.sum(wr)),
+                        ("auc", roc_auc_score(yr, p, sample_weight=wr))):
+                    values.setdefault((name, metric), []).append(value)
+        for (name, metric), by_fold in values.items():
+            got = frame.iloc[round_][f"{name}-{metric}-mean"]
+            assert got == pytest.approx(np.mean(by_fold), rel=1e-6), (round_, name, metric)
+
+
 @pytest.mark.parametrize("task", ["regression", "binary"])
 def test_the_mean_test_metric_is_scikit_learns_cross_val_score(task):
     from sklearn.model_selection import PredefinedSplit, cross_val_score

@@ -225,6 +225,25 @@ def test_partials_have_a_fixed_size(name):
     assert full.dtype == np.float64 and not np.any(empty)
 
 
+@pytest.mark.parametrize("name", list(SPECS))
+def test_row_losses_sum_to_the_partial_or_are_none(name):
+    # what cross-validation sums per fold (``Metric.row_losses``) is the partial's
+    kind, objective, _, kwargs = SPECS[name]
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    y, m = _data(kind, rng)
+    w = rng.uniform(0.1, 3.0, len(y))
+    metric = get_metric(name, objective, **kwargs)
+    losses = metric.row_losses(y, m, objective)
+    if name in ("auc", "aucpr", "mlogloss", "merror", "quantile"):
+        assert losses is None  # (ranked, multiclass, several alphas: partials as they are)
+        return
+    loss, factor = losses
+    assert loss.shape == y.shape
+    expected = metric.partial(y, m, w, objective)
+    got = np.array([np.sum(loss * w), factor * np.sum(w)])
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
 def test_tree_reduce_pairs_in_fixed_order():
     class Record(Metric):
         def combine(self, a, b):
