@@ -27,7 +27,8 @@ import pandas as pd
 
 from . import sparse
 from .graphs import ref, task, value
-from .lake import ParquetColumns, lake_input, open_features, read_series
+from .lake import (ParquetColumns, lake_input, lake_partition_groups, open_features,
+                   read_series)
 
 ROWS_PER_BLOCK = 2 ** 17
 MIN_ROWS_PER_BLOCK = 2 ** 15
@@ -363,13 +364,17 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
     combined = dd.map_partitions(_combine_partition, X, *columns.values(),
                                  names=list(selections.values()), align_dataframes=False,
                                  meta=meta, enforce_metadata=False)
+    optimized = combined.optimize(fuse=False)
     if numeric:
         lake = lake_input(X, named["y"], named["sample_weight"], named["base_margin"],
-                          combined.optimize(fuse=False), row_block_count)
+                          optimized, row_block_count)
         if lake is not None:
             return _partition_lake(lake, combined, feature_names, n_features)
     graph, combined_keys = _dask_blocks(combined)
     token = combined_keys[0][0]
+    groups = lake_partition_groups((X, *named.values()), optimized, row_block_count)
+    if groups is not None and sum(map(len, groups)) == len(combined_keys):
+        combined_keys = _read_together(graph, combined_keys, groups, token)
     x_columns = list(X.columns)
     x_keys, keys = [], {name: [] for name in columns}
     for i, key in enumerate(combined_keys):
@@ -381,6 +386,23 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
             graph[keys[name][-1]] = task(keys[name][-1], _select_columns, ref(key), select)
     return PartitionedInput(graph, x_keys, keys.get(LABEL_COLUMN), keys.get(WEIGHT_COLUMN),
                             keys.get(MARGIN_COLUMN), feature_names, n_features)
+
+
+def _read_together(graph, keys, groups, token):
+    """Keys of partitions made of ``groups`` of consecutive partitions ``keys``, each
+    group one frame (``lake.lake_partition_groups``: small files of a lake dask reads)."""
+    out = []
+    for k, group in enumerate(groups):
+        if len(group) == 1:
+            out.append(keys[group[0]])
+            continue
+        out.append((f"{token}-together", k))
+        graph[out[-1]] = task(out[-1], _concat_frames, *(ref(keys[i]) for i in group))
+    return out
+
+
+def _concat_frames(*frames):
+    return pd.concat(frames, ignore_index=True)
 
 
 def _partition_lake(lake, combined, feature_names, n_features):

@@ -19,7 +19,9 @@ models are the same; except that a lake of small files is read in fewer, larger
 partitions (``_grouped``), as in-memory data of its size would be.  Anything else
 (filters, hive partition columns, remote filesystems, string or categorical columns,
 derived columns, base margins, a file without one of the columns) stays with dask's
-reading.
+reading; a plain read of local files dask reads (string columns, say) still has its
+small files read together (``lake_partition_groups``: dask's frames of a group
+concatenated into one partition).
 
 This reads dask's parquet expression (``ReadParquetFSSpec``: its path, its partition
 plan); when that is not there, or not as expected, the lake is read by dask as before.
@@ -73,12 +75,52 @@ def lake_input(X, y, sample_weight, base_margin, optimized, block_count):
     ``block_count(rows)`` (``_grouped``)."""
     if base_margin is not None:
         return None
+    plan = _lake_plan((X, y, sample_weight), optimized)
+    if plan is None:
+        return None
+    columns, pieces, buckets = plan
+    needed = columns[0] + [c for c in columns[1:] if c is not None]
+    facts = (None if not all(isinstance(c, str) for c in needed)
+             else _piece_facts(pieces, needed, columns[0]))
+    if facts is None:
+        return None
+    rows, float32 = facts
+    groups = _grouped(buckets, [sum(rows[i] for i in bucket) for bucket in buckets],
+                      block_count)
+    partitions = [LakePartition(tuple(pieces[i] for i in group), sum(rows[i] for i in group),
+                                np.float32 if all(float32[i] for i in group) else np.float64)
+                  for group in groups]
+    return LakeInput(partitions, columns[0], columns[1], columns[2])
+
+
+def lake_partition_groups(collections, optimized, block_count):
+    """For ``collections`` (X, y, weights, base margins; None where absent) that are all
+    columns of one plain ``dd.read_parquet`` of local files, of any column types (read
+    by dask: string columns, say): the partitions of ``optimized`` (indices, in order)
+    to read together, consecutive ones while there are more of them than
+    ``block_count(rows)`` (``_grouped``, from the files' row counts), as in-memory
+    data of that size would be blocked.  None when the lake is not such a read, or when
+    no partition is to be read with another."""
+    plan = _lake_plan(collections, optimized)
+    if plan is None:
+        return None
+    _, pieces, buckets = plan
+    rows = _piece_rows(pieces, _footers(pieces))
+    groups = _grouped([(i,) for i in range(len(buckets))],
+                      [sum(rows[i] for i in bucket) for bucket in buckets], block_count)
+    return groups if len(groups) < len(buckets) else None
+
+
+def _lake_plan(collections, optimized):
+    """(the columns each collection selects, the read's pieces, the pieces of each
+    partition of ``optimized``) when every collection given is columns of the same
+    plain ``dd.read_parquet`` of local files; else None."""
     try:
         from dask.dataframe.dask_expr.io.parquet import ReadParquetFSSpec
     except ImportError:  # (another dask layout: dask reads the lake)
         return None
     reads, columns = [], []
-    for obj in (X, y, sample_weight):
+    for obj in collections:
         if obj is None:
             columns.append(None)
             continue
@@ -94,18 +136,7 @@ def lake_input(X, y, sample_weight, base_margin, optimized, block_count):
     buckets = _partition_buckets(optimized, read, ReadParquetFSSpec)
     if pieces is None or buckets is None:
         return None
-    needed = columns[0] + [c for c in columns[1:] if c is not None]
-    facts = (None if not all(isinstance(c, str) for c in needed)
-             else _piece_facts(pieces, needed, columns[0]))
-    if facts is None:
-        return None
-    rows, float32 = facts
-    groups = _grouped(buckets, [sum(rows[i] for i in bucket) for bucket in buckets],
-                      block_count)
-    partitions = [LakePartition(tuple(pieces[i] for i in group), sum(rows[i] for i in group),
-                                np.float32 if all(float32[i] for i in group) else np.float64)
-                  for group in groups]
-    return LakeInput(partitions, columns[0], columns[1], columns[2])
+    return columns, pieces, buckets
 
 
 def _grouped(partitions, rows, block_count):
@@ -216,20 +247,29 @@ def _piece_facts(pieces, names, features):
     the columns ``names``, numeric or boolean (a file without one, which dask's reading
     fills with nulls, or with another type: dask reads the lake)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
-    metadata, float32 = {}, {}
-    for path in dict.fromkeys(piece.path for piece in pieces):
-        metadata[path] = meta = pq.read_metadata(path)
+    metadata, float32 = _footers(pieces), {}
+    for path, meta in metadata.items():
         schema = meta.schema.to_arrow_schema()
         if not all(name in schema.names and _numeric(schema.field(name).type)
                    for name in names):
             return None
         # (dask reads each file with its own types and concatenates the frames)
         float32[path] = all(schema.field(c).type == pa.float32() for c in features)
-    rows = [sum(metadata[piece.path].row_group(i).num_rows
+    return _piece_rows(pieces, metadata), [float32[piece.path] for piece in pieces]
+
+
+def _footers(pieces):
+    """{path: parquet metadata} of the pieces' files, each read once."""
+    import pyarrow.parquet as pq
+    return {path: pq.read_metadata(path)
+            for path in dict.fromkeys(piece.path for piece in pieces)}
+
+
+def _piece_rows(pieces, metadata):
+    """Each piece's row count, from its file's footer (``_footers``)."""
+    return [sum(metadata[piece.path].row_group(i).num_rows
                 for i in _row_groups(piece, metadata[piece.path].num_row_groups))
             for piece in pieces]
-    return rows, [float32[piece.path] for piece in pieces]
 
 
 def _row_groups(piece, n_row_groups):

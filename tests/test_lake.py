@@ -292,6 +292,41 @@ def test_small_files_are_read_together_in_near_equal_groups():
     assert lake._grouped(parts[:1], [10], row_block_count) == parts[:1]
 
 
+def test_a_lake_with_a_string_feature_dask_reads_has_its_small_files_read_together(tmp_path):
+    """A lake that dask reads (a string feature) of six 30,000-row files: read in the
+    two partitions in-memory data of 180,000 rows is cut into, whole files of dask's
+    partitions each, their frames as dask reads them, in order; the fit is the fit of
+    those same frames in memory, byte for byte (weights and an eval set included)."""
+    from daskboost.data import row_block_count
+    path = _write_lake(tmp_path / "lake", n_files=6, rows=30_000)
+    ddf = dd.read_parquet(path)
+    columns = ["f32", "f64", "i16", "flag", "city"]
+    data = partition_input(ddf[columns], ddf["label"], sample_weight=ddf["weight"],
+                           enable_categorical=True)
+    assert not _uses_lake(data) and ddf.npartitions == 6
+    assert data.n_partitions == row_block_count(180_000) == 2
+    whole = ddf.compute().reset_index(drop=True)
+    frames, start = [], 0
+    for i in range(data.n_partitions):
+        X = _computed(data, data.x_keys, i)
+        assert len(X) % 30_000 == 0  # whole files
+        rows = whole.iloc[start:start + len(X)].reset_index(drop=True)
+        pd.testing.assert_frame_equal(X.reset_index(drop=True), rows[columns])
+        np.testing.assert_array_equal(_computed(data, data.w_keys, i).to_numpy().ravel(),
+                                      rows["weight"].to_numpy())
+        frames.append(rows)
+        start += len(X)
+    assert start == len(whole) == 180_000
+    in_memory = dd.from_delayed([dask.delayed(f) for f in frames], meta=whole.iloc[:0])
+    fits = []
+    for source in (ddf, in_memory):
+        fits.append(DaskBoostClassifier(n_estimators=3, max_depth=4).fit(
+            source[columns], source["label"], sample_weight=source["weight"],
+            eval_set=[(source[columns], source["label"])]))
+    assert fits[0].get_booster().to_dict() == fits[1].get_booster().to_dict()
+    assert fits[0].evals_result() == fits[1].evals_result()
+
+
 def test_a_lake_of_small_files_reads_them_together(tmp_path):
     """Six files of 30,000 rows (180,000 in all) are read as the two partitions
     in-memory data of that size would be cut into, three whole files each, holding
