@@ -214,7 +214,7 @@ def fold_partials(state, step):
         for f, model in enumerate(models):
             losses = m.row_losses(label, model, step.objective)
             if losses is not None:
-                pieces = _fold_sums(*losses, weight, folds, fold_weights)
+                pieces = _fold_sums(losses, weight, folds, fold_weights)
             else:
                 if sorted_rows is None:
                     sorted_rows = _sorted_by_fold(state, folds, label, weight, step.nfold)
@@ -230,11 +230,11 @@ def fold_partials(state, step):
     return state, tuple(partials)
 
 
-def _fold_sums(loss, factor, weight, folds, fold_weights):
-    """``[sum w * loss, factor * sum w]`` of each fold's rows (``Metric.row_losses``;
+def _fold_sums(loss, weight, folds, fold_weights):
+    """``[sum w * loss, sum w]`` of each fold's rows (``Metric.row_losses``;
     ``fold_weights``: each fold's ``sum w``)."""
     sums = np.bincount(folds, loss if weight is None else loss * weight, len(fold_weights))
-    return [np.array([sums[g], factor * fold_weights[g]]) for g in range(len(fold_weights))]
+    return [np.array([sums[g], fold_weights[g]]) for g in range(len(fold_weights))]
 
 
 def _sorted_by_fold(state, folds, label, weight, nfold):

@@ -117,9 +117,8 @@ class Metric:
 
     def row_losses(self, y, margin, objective):
         """For a metric whose partial result is ``[sum w * loss, sum w]`` over the rows:
-        ``(loss per row, weight factor)``, the rows' losses (n,) and the factor each
-        row's weight counts with in the second sum; None for any other metric.  (Cross-
-        validation sums them per fold in one pass over the rows: ``fold_states``.)"""
+        the rows' losses, (n,); None for any other metric.  (Cross-validation sums them
+        per fold in one pass over the rows: ``fold_states``.)"""
         return None
 
     def combine(self, a, b):
@@ -272,7 +271,7 @@ class _MeanLoss(Metric):
 
     def row_losses(self, y, margin, objective):
         y, m, _ = _inputs(y, margin, None)
-        return self._losses(y, m, objective), 1.0
+        return self._losses(y, m, objective)
 
     def _losses(self, y, m, objective):
         pred = _single_output(self.name, m, objective)
