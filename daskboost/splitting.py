@@ -643,17 +643,14 @@ def _order_ends(hist_f, k, m, reg_lambda, reg_alpha, max_delta_step, min_child_w
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _stable_order(weights):
-    """The categories sorted by weight, ties in index order (an insertion sort: for the
-    few categories of ``WHOLE_ORDER_CATEGORIES`` one array, where ``_order_ends``' two
-    ends took six)."""
+    """The categories sorted by weight, ties in index order: every one offered to a
+    buffer as long as the order (``_push_smallest``); for the few categories of
+    ``WHOLE_ORDER_CATEGORIES`` two arrays, where ``_order_ends``' two ends took six."""
     order = np.empty(len(weights), dtype=np.int64)
+    kept = np.empty(len(weights), dtype=np.float64)
+    n = 0
     for c in range(len(weights)):
-        w = weights[c]
-        j = c
-        while j > 0 and weights[order[j - 1]] > w:
-            order[j] = order[j - 1]
-            j -= 1
-        order[j] = c
+        n = _push_smallest(order, kept, n, weights[c], c)
     return order
 
 
