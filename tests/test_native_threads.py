@@ -85,6 +85,38 @@ def test_level_pass_on_native_threads_equals_the_one_thread_kernels(uniform, kin
         assert (one[0][at_1 & ~present] == 3).all()
 
 
+@pytest.mark.parametrize("packed_gradients", [False, True])
+def test_a_categorical_level_on_one_thread_in_two_phases_equals_the_fused_kernel(
+        packed_gradients):
+    # on one thread a model with categorical features routes all rows, then adds them
+    # (faster than the fused kernel's category test): the same positions and sums
+    rng = np.random.default_rng(6)
+    n_codes = 40
+    codes, positions, splits, node_to_slot, grad, hess = _tree_level(rng, 2, 3000, 5,
+                                                                     n_codes)
+    splits[1][:, 2] = -1  # node 2 of each tree splits on a category set
+    cat_table = rng.random((1, n_codes)) < 0.5
+    offsets = np.arange(6, dtype=np.int64) * n_codes
+    packed = None
+    if packed_gradients:
+        packed = (rng.integers(0, 1000, size=grad.shape) << 32) + rng.integers(0, 9, grad.shape)
+        packed[:, ::5] = 0
+    n_slots = node_to_slot.max() + 1
+    expected = histogram.new_histograms(n_slots, offsets, packed_gradients)
+    expected_positions = np.empty_like(positions)
+    moves = (positions, *splits, 39, node_to_slot, expected_positions, expected, offsets,
+             n_codes, cat_table)
+    if packed_gradients:
+        histogram.accumulate_packed_histograms(codes, packed, *moves)
+    else:
+        histogram.accumulate_histograms(codes, grad, hess, *moves)
+    got_positions, got = _pass(codes, positions, splits, node_to_slot, grad, hess, offsets,
+                               n_codes, 1, cat_table, packed)
+    np.testing.assert_array_equal(got_positions, expected_positions)
+    assert np.array_equal(got.view(np.int64), expected.view(np.int64))
+    assert np.abs(expected).sum() > 0
+
+
 @needs_native
 def test_root_histograms_on_native_threads_equal_the_one_thread_kernel():
     rng = np.random.default_rng(4)
