@@ -78,7 +78,10 @@ def as_category(frame, categorical, categories=None):
     set's categories for the test set)."""
     out = frame.copy()
     for column in categorical:
-        out[column] = pd.Categorical(out[column], categories=None if categories is None
+        values = out[column]
+        if categories is not None:  # a category the training set lacks: missing
+            values = values.where(values.isin(categories[column]))
+        out[column] = pd.Categorical(values, categories=None if categories is None
                                      else categories[column])
     return out
 
