@@ -120,13 +120,35 @@ class BinMapper:
                                self._depths[f], self.missing_code, codes, f)
         return codes
 
-    def threshold(self, feature, bin_):
-        """Raw-value threshold of the split ``code <= bin_`` on ``feature`` (-inf for
-        bin -1: every present value goes right, a monotone-constrained split)."""
-        if bin_ < 0:
-            return -np.inf
-        cuts = self.cuts[feature]
-        return float(cuts[bin_]) if bin_ < len(cuts) else np.inf
+    def thresholds(self, features, bins):
+        """Raw-value thresholds of the splits ``code <= bins[i]`` on ``features[i]``
+        (-inf for bin -1: every present value goes right, a monotone-constrained split;
+        +inf past the last cut; 0.0 where a node is a leaf (feature -1) or splits on a
+        categorical feature)."""
+        features = np.asarray(features)
+        bins = np.asarray(bins)
+        table = self._threshold_table()
+        out = np.zeros(len(features), dtype=np.float64)
+        numeric = features >= 0
+        numeric[numeric] = ~self.is_categorical[features[numeric]]
+        f, b = features[numeric], bins[numeric]
+        out[numeric] = np.where(b < 0, -np.inf,
+                                table[f, np.clip(b, 0, table.shape[1] - 1)])
+        return out
+
+    def _threshold_table(self):
+        """(n_features, cuts + 1) float64: numeric feature f's cut points, then +inf
+        (categorical features' rows all +inf, unused); made at the first call."""
+        table = getattr(self, "_thresholds", None)
+        if table is None:
+            numeric = [c for f, c in enumerate(self.cuts) if not self.is_categorical[f]]
+            width = max((len(c) for c in numeric), default=0) + 1
+            table = np.full((self.n_features, width), np.inf, dtype=np.float64)
+            for f, cuts in enumerate(self.cuts):
+                if not self.is_categorical[f]:
+                    table[f, :len(cuts)] = cuts
+            self._thresholds = table
+        return table
 
 
 def narrowed(codes):

@@ -157,8 +157,9 @@ class TreeGrower:
         nodes = nodes[self.mapper.is_categorical[feature[nodes]]]
         # every set at once: the (row, code) pairs in row order, cut where a row ends
         rows, codes = np.nonzero(self._nodes.right_sets[nodes])
-        ends = np.searchsorted(rows, np.arange(1, len(nodes)))
-        return dict(zip(nodes.tolist(), np.split(codes.astype(np.int32), ends)))
+        bounds = np.searchsorted(rows, np.arange(len(nodes) + 1)).tolist()
+        codes = codes.astype(np.int32)
+        return {node: codes[bounds[j]:bounds[j + 1]] for j, node in enumerate(nodes.tolist())}
 
     def build_request(self):
         """``(node_to_slot, n_slots)`` for the next pass."""
@@ -369,9 +370,7 @@ class TreeGrower:
         mapper = self.mapper
         feature, _, default_left, left, right = self._split_arrays(
             np.flatnonzero(self.feature >= 0))[:5]
-        threshold = np.array(
-            [mapper.threshold(f, b) if f >= 0 and not mapper.is_categorical[f] else 0.0
-             for f, b in zip(feature.tolist(), self.bin.tolist())], dtype=np.float64)
+        threshold = mapper.thresholds(feature, self.bin)
         return Tree(
             feature=feature,
             threshold=threshold,

@@ -26,7 +26,16 @@ def test_split_thresholds_agree_with_codes():
     codes = mapper.transform(X)
     for f in range(3):
         for b in range(mapper.n_bins[f]):
-            np.testing.assert_array_equal(codes[:, f] <= b, X[:, f] <= mapper.threshold(f, b))
+            np.testing.assert_array_equal(codes[:, f] <= b, X[:, f] <= mapper.thresholds([f], [b])[0])
+
+
+def test_thresholds_of_leaves_categorical_and_all_right_splits():
+    mapper = BinMapper([np.array([1.0, 2.0, 5.0]), np.empty(0), np.array([0.5])],
+                       categories={1: ["a", "b", "c"]})
+    got = mapper.thresholds(np.array([0, 0, 0, -1, 1, 2, 2]), np.array([1, 3, -1, 0, -2, 0, 1]))
+    # a value cut; past the last cut; bin -1 (every present value right); a leaf; a
+    # categorical split; a second feature's cut and past it
+    np.testing.assert_array_equal(got, [2.0, np.inf, -np.inf, 0.0, 0.0, 0.5, np.inf])
 
 
 def test_every_distinct_value_gets_a_bin_up_to_max_bin():
@@ -120,7 +129,7 @@ def test_constant_and_all_missing_features():
     np.testing.assert_array_equal(mapper.n_bins, [1, 1])
     codes = mapper.transform(X)
     assert (codes[:, 0] == 0).all() and (codes[:, 1] == mapper.missing_code).all()
-    assert mapper.threshold(0, 0) == np.inf
+    assert mapper.thresholds([0], [0])[0] == np.inf
 
 
 @pytest.mark.parametrize("order", ["C", "F"])

@@ -190,7 +190,7 @@ def nested(grower):
         out = {"cover": tree.cover[i], "value": tree.value[i]}
         if feature[i] >= 0:
             assert left[i] > i and right[i] > i
-            assert tree.threshold[i] == grower.mapper.threshold(feature[i], bin_[i])
+            assert tree.threshold[i] == grower.mapper.thresholds([feature[i]], [bin_[i]])[0]
             out.update(feature=int(feature[i]), bin=int(bin_[i]),
                        default_left=bool(default_left[i]), gain=tree.gain[i],
                        left=node(left[i]), right=node(right[i]))
