@@ -161,11 +161,16 @@ class TreeGrower:
         codes = codes.astype(np.int32)
         return {node: codes[bounds[j]:bounds[j + 1]] for j, node in enumerate(nodes.tolist())}
 
-    def build_request(self):
-        """``(node_to_slot, n_slots)`` for the next pass."""
-        node_to_slot = np.full(self.n_nodes, -1, dtype=np.int32)
-        node_to_slot[self._to_build] = np.arange(len(self._to_build), dtype=np.int32)
-        return node_to_slot, len(self._to_build)
+    def build_request(self, out=None, first_slot=0):
+        """``(node_to_slot, n_slots)`` for the next pass: the nodes to build get slots
+        ``first_slot, first_slot + 1, ...``, every other node -1.  ``out``: a row at
+        least ``n_nodes`` wide, filled with -1, to write them into (the level's
+        (K, n_nodes) array, trees' slots numbered one after the other)."""
+        if out is None:
+            out = np.full(self.n_nodes, -1, dtype=np.int32)
+        n = len(self._to_build)
+        out[self._to_build] = np.arange(first_slot, first_slot + n, dtype=np.int32)
+        return out, n
 
     def receive(self, hist, scale=None):
         """Take the reduced histograms of the requested nodes; choose this pass's splits.

@@ -148,9 +148,7 @@ def level_step(growers, pending, mapper, min_width=1):
     counts = []
     offset = 0
     for t, grower in enumerate(growers):
-        slots, n = (None, 0) if grower.finished else grower.build_request()
-        if n:
-            node_to_slot[t, :len(slots)] = np.where(slots >= 0, slots + offset, -1)
+        n = 0 if grower.finished else grower.build_request(node_to_slot[t], offset)[1]
         counts.append(n)
         offset += n
     step = LevelStep(node_to_slot=node_to_slot, n_slots=offset,

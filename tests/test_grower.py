@@ -283,6 +283,23 @@ def two_feature_rows(smaller):
     return Rows(mapper, codes, grad, hess)
 
 
+def test_a_level_step_numbers_the_trees_slots_one_after_the_other():
+    # two trees grown together (K = 2): the second tree's slots follow the first's in
+    # the level's node_to_slot; a finished tree asks for none
+    from daskboost.level_loop import level_step
+    rows = two_feature_rows("left")
+    params = make_params(max_depth=3)
+    growers = [TreeGrower(rows.mapper, params, np.random.default_rng(0)) for _ in range(3)]
+    everything = np.ones(9, bool)
+    for grower in growers[:2]:
+        grower.receive(rows.hist(everything).copy()[None])
+    growers[2].finished = True
+    step, counts = level_step(growers, None, rows.mapper)
+    assert counts == [1, 1, 0]
+    assert step.n_slots == 2
+    assert step.node_to_slot.tolist() == [[-1, 0, -1], [-1, 1, -1], [-1, -1, -1]]
+
+
 @pytest.mark.parametrize("smaller", ["left", "right", "tie"])
 def test_builds_the_smaller_hessian_child_and_derives_the_sibling(smaller):
     rows = two_feature_rows(smaller)
