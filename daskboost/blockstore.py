@@ -643,6 +643,7 @@ class StoredArray:
         self.dtype = dtype
         self.nbytes = math.prod(shape) * dtype.itemsize
         self.n_blocks = len(blocks)
+        self._first_read = None  # future of the first disk block's read (``read_ahead``)
 
     def blocks(self):
         """Yield ``(start_row, stop_row, block)`` in row order, prefetching disk blocks."""
@@ -650,7 +651,8 @@ class StoredArray:
         if blocks is None:
             raise RuntimeError(f"block store {self._store.fit_id!r} is closed")
         on_disk = iter([i for i, (_, _, b) in enumerate(blocks) if isinstance(b, _DiskBlock)])
-        ahead, future = self._prefetch(blocks, on_disk)
+        first, self._first_read = self._first_read, None
+        ahead, future = self._prefetch(blocks, on_disk, first)
         try:
             for i, (start, stop, block) in enumerate(blocks):
                 if i == ahead:
@@ -661,16 +663,32 @@ class StoredArray:
             if future is not None and not future.cancel():
                 wait_futures([future])
 
-    def _prefetch(self, blocks, on_disk):
+    def read_ahead(self):
+        """Start reading the first disk block, for the next ``blocks()`` to take: a pass
+        over many partitions calls this for the partition it will run next
+        (``partition.read_ahead``), whose first block would otherwise be read while the
+        pass waits (the blocks after it are read while the block before is worked on).
+        The blocks never change, so a read started here is good whenever it is taken."""
+        blocks = self._blocks
+        if blocks is None or self._first_read is not None:
+            return
+        i = next((i for i, (_, _, b) in enumerate(blocks) if isinstance(b, _DiskBlock)), None)
+        if i is not None:
+            self._first_read = self._store._pool.submit(self._store._read, blocks[i][2])
+
+    def _prefetch(self, blocks, on_disk, started=None):
         i = next(on_disk, None)
         if i is None:
             return None, None
-        return i, self._store._pool.submit(self._store._read, blocks[i][2])
+        return i, started or self._store._pool.submit(self._store._read, blocks[i][2])
 
     def release(self):
         """Give the array's memory back to the budget and delete its disk blocks (when
         it is replaced, e.g. by codes binned again); it cannot be read afterwards."""
         blocks, self._blocks = self._blocks, None
+        first, self._first_read = self._first_read, None
+        if first is not None:
+            first.cancel()
         if blocks:
             self._store._discard(blocks)
 
@@ -720,7 +738,7 @@ class RowColumn:
         rows = store.config.block_rows
         self.bounds = [(start, min(n_rows, start + rows)) for start in range(0, n_rows, rows)]
         self._blocks = [None] * len(self.bounds)
-        self._ahead = {}  # block index -> future of its read
+        self._ahead = {}  # block index -> (the _DiskBlock read, the future of its read)
 
     @property
     def n_blocks(self):
@@ -737,7 +755,7 @@ class RowColumn:
         values = np.asarray(values)
         if values.shape != shape:
             raise ValueError(f"expected a {shape} block; got {values.shape}")
-        stale = self._ahead.pop(i, None)  # a read of what this replaces
+        _, stale = self._ahead.pop(i, (None, None))  # a read of what this replaces
         if stale is not None and not stale.cancel():
             wait_futures([stale])
         old = blocks[i]
@@ -761,16 +779,24 @@ class RowColumn:
         block = blocks[i]
         if block is None:
             raise RuntimeError(f"row block {i} of a {self.shape} column was never set")
-        future = self._ahead.pop(i, None)
+        read, future = self._ahead.pop(i, (None, None))
         if isinstance(block, np.ndarray):
             return block
-        return future.result() if future is not None else self._store._read(block)
+        if read is block:
+            return future.result()
+        if future is not None and not future.cancel():  # a read of what was there before
+            wait_futures([future])
+        return self._store._read(block)
 
     def prefetch(self, i):
-        """Start reading block ``i`` if it is on disk (``get(i)`` then takes it)."""
+        """Start reading block ``i`` if it is on disk (``get(i)`` then takes it).  A read
+        is taken only for the block file it read: a block stored again since (``set``)
+        is read again."""
         blocks = self._live()
-        if i < len(blocks) and isinstance(blocks[i], _DiskBlock) and i not in self._ahead:
-            self._ahead[i] = self._store._pool.submit(self._store._read, blocks[i])
+        if i < len(blocks) and isinstance(blocks[i], _DiskBlock):
+            if self._ahead.get(i, (None,))[0] is not blocks[i]:
+                self._ahead[i] = (blocks[i], self._store._pool.submit(self._store._read,
+                                                                      blocks[i]))
 
     def to_numpy(self):
         """The whole array, as a new array."""
@@ -782,7 +808,7 @@ class RowColumn:
     def release(self):
         """Give the column's memory and disk back to the store."""
         blocks, self._blocks = self._blocks, None
-        for future in self._ahead.values():
+        for _, future in self._ahead.values():
             future.cancel()
         self._ahead = {}
         if blocks:

@@ -502,16 +502,10 @@ def _level_in_row_blocks(state, step):
     first pass stored none: ``gradient_step``) and quantizes them (stored for the
     passes after it, which then read only those)."""
     quantizing = step.quant_scales is not None and state.quantized is None
+    columns = _level_reads(state, step)  # (read ahead, block by block)
     if quantizing:
         state.quantized = _new_column(state, row_dtype(step.quant_bins))
     quantized = step.quant_scales is not None
-    # what the pass reads besides the codes (read ahead, block by block)
-    if quantizing:
-        columns = (state.positions, state.margin, state.label, state.weight, state.folds)
-    elif quantized:
-        columns = (state.positions, state.quantized)
-    else:
-        columns = (state.positions, state.grad, state.hess)
     hist = new_histograms(step.n_slots, step.cell_offsets, quantized)
     for i, rows, codes in _state_blocks(state, columns):
         positions = state.positions.get(i)
@@ -533,6 +527,48 @@ def _level_in_row_blocks(state, step):
         state.positions.set(i, positions)
     state.gradient_step = None
     return hist
+
+
+def _level_reads(state, step):
+    """The per-row columns a level pass on a state held in row blocks reads besides the
+    codes: the round's second pass with quantized gradients computes them again from
+    the margins (``_level_in_row_blocks``)."""
+    if step.quant_scales is not None and state.quantized is None:
+        return (state.positions, state.margin, state.label, state.weight, state.folds)
+    if step.quant_scales is not None:
+        return (state.positions, state.quantized)
+    return (state.positions, state.grad, state.hess)
+
+
+def _round_start_reads(state, old_positions):
+    """The per-row columns a round's first pass reads besides the codes
+    (``old_positions``: the node ids of the previous round's trees, when the pass adds
+    them; else None)."""
+    return (state.margin, state.label, state.weight, state.folds, old_positions)
+
+
+def read_ahead(state, step):
+    """Start reading the first row block of what ``partition_step(state, step)`` reads
+    from disk: its codes' and, held in row blocks, its columns' (``thread_passes`` calls
+    this for the partition a runner will take next, so that the pass does not wait on
+    it; within a partition each block is read while the one before is worked on).
+    Nothing changes in the state: a read started here is taken by the pass or, for a
+    block stored again since, dropped (``RowColumn.get``)."""
+    if hasattr(state.codes, "read_ahead"):
+        state.codes.read_ahead()
+    if not isinstance(state.margin, RowColumn):
+        return
+    if step.new_tree:
+        adds_trees = step.leaf_values is not None and state.rounds < step.round
+        columns = _round_start_reads(state, state.positions if adds_trees else None)
+    else:
+        columns = _level_reads(state, step)
+    for column in columns:
+        if isinstance(column, RowColumn):
+            column.prefetch(0)
+
+
+partition_step.read_ahead = read_ahead  # (``thread_passes.run_partitions``)
 
 
 def _state_blocks(state, read_ahead=()):
@@ -621,9 +657,8 @@ def _start_round(state, step):
         hist = new_histograms(step.n_slots, step.cell_offsets)
     maxima = None
     root_slots = np.ascontiguousarray(step.node_to_slot[:, 0])  # all rows start there
-    read_ahead = (state.margin, state.label, state.weight, state.folds,
-                  old_positions if add_trees else None)
-    for i, rows, block in _state_blocks(state, read_ahead):
+    reads = _round_start_reads(state, old_positions if add_trees else None)
+    for i, rows, block in _state_blocks(state, reads):
         margin = _block_of(state.margin, i, rows)
         if add_trees:
             _add_round_trees(block, _block_of(old_positions, i, rows), step, margin, margin)

@@ -224,6 +224,66 @@ def test_blocks_stop_early_and_prefetch(tmp_path):
         store.put(a)
 
 
+def counting_reads(store, monkeypatch):
+    """The paths of the disk blocks ``store`` reads, in order (a list, filled)."""
+    read, paths = store._read, []
+
+    def counted(disk):
+        paths.append(disk.path)
+        return read(disk)
+    monkeypatch.setattr(store, "_read", counted)
+    return paths
+
+
+def test_a_read_ahead_first_block_is_taken_by_the_next_pass_not_read_again(
+        tmp_path, monkeypatch):
+    a = make_codes(1000, 8, np.uint8)
+    store = make_store(tmp_path, budget=2000, block_rows=100)  # blocks 0-1 kept
+    try:
+        stored = store.put(a)
+        disk_paths = [b.path for _, _, b in stored._blocks if not isinstance(b, np.ndarray)]
+        assert len(disk_paths) == 8
+        reads = counting_reads(store, monkeypatch)
+        stored.read_ahead()
+        stored.read_ahead()  # (started already: not read twice)
+        stored._first_read.result()
+        assert reads == disk_paths[:1]  # the first block on disk, read before the pass
+        np.testing.assert_array_equal(np.concatenate([b for _, _, b in stored.blocks()]), a)
+        assert reads == disk_paths  # each block read once
+        np.testing.assert_array_equal(stored.to_numpy(), a)  # a pass without: the same
+        assert reads == disk_paths * 2
+        stored.read_ahead()
+        stored.release()  # a read ahead no pass took is dropped with the array
+        assert stored._first_read is None
+    finally:
+        store.close()
+
+
+def test_a_read_ahead_row_block_stored_again_since_is_read_again(tmp_path, monkeypatch):
+    store = make_store(tmp_path, budget=0, block_rows=100)
+    try:
+        column = store.new_column((1,), 300, np.float32)
+        for i in range(3):
+            column.set(i, np.full((1, 100), i, np.float32))
+        reads = counting_reads(store, monkeypatch)
+        column.prefetch(1)
+        column.prefetch(1)  # (being read: not read twice)
+        np.testing.assert_array_equal(column.get(1), 1.0)
+        assert len(reads) == 1
+        column.prefetch(2)
+        column._ahead[2][1].result()
+        column.set(2, np.full((1, 100), 7, np.float32))  # over the file read ahead
+        np.testing.assert_array_equal(column.get(2), 7.0)
+        # a read of a block file since replaced (as by a pass that failed before
+        # taking it) is not taken for the block there now
+        column.prefetch(0)
+        column._ahead[0][1].result()
+        column._blocks[0] = store._spill(np.full((1, 100), 5, np.float32))
+        np.testing.assert_array_equal(column.get(0), 5.0)
+    finally:
+        store.close()
+
+
 def test_sharding_over_cache_dirs(tmp_path):
     store = make_store(tmp_path, budget=0, block_rows=100, n_dirs=2)
     try:

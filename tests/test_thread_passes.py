@@ -48,6 +48,37 @@ def test_a_workers_range_completes_the_nodes_reduce_nodes_completes(pool, indice
     assert nodes == expected
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_each_partitions_reads_start_once_before_the_partition_before_it_runs(
+        pool, threads):
+    events = []
+    lock = threading.Lock()
+
+    def step(state, arg):
+        with lock:
+            events.append(("start", state))
+        time.sleep(0.002)
+        with lock:
+            events.append(("end", state))
+        return state, f"p{state}"
+
+    def read_ahead(state, arg):
+        assert arg == "the pass's argument"
+        events.append(("read", state))  # (under the runners' lock)
+
+    step.read_ahead = read_ahead
+    n = 9
+    states, total = run_pass(step, list(range(n)), "the pass's argument", bracket,
+                             pool if threads > 1 else None, threads)
+    assert total == reduce_all([f"p{i}" for i in range(n)], bracket)
+    assert sorted(s for kind, s in events if kind == "read") == list(range(n))
+    for j in range(1, n):
+        # partition j's reads start before the partition before it runs (so they can
+        # be done when j is taken), and never after j started
+        assert events.index(("read", j)) < events.index(("start", j - 1))
+        assert events.index(("read", j)) < events.index(("start", j))
+
+
 def test_a_failing_partition_raises_and_leaves_no_runner_working(pool):
     running = []
     lock = threading.Lock()
