@@ -571,17 +571,17 @@ def read_ahead(state, step):
 partition_step.read_ahead = read_ahead  # (``thread_passes.run_partitions``)
 
 
-def _state_blocks(state, read_ahead=()):
+def _state_blocks(state, columns_read=()):
     """``(i, rows, codes)`` of each row block of a state: the blocks of its codes, or
     for a state held in row blocks (``in_row_blocks``) the blocks of its columns, whose
     codes are the same blocks or slices of codes held whole.  Block ``i + 1`` of the
-    ``read_ahead`` columns is read while block ``i`` is worked on."""
+    ``columns_read`` is read while block ``i`` is worked on."""
     if not isinstance(state.margin, RowColumn):
         for i, (start, stop, codes) in enumerate(row_blocks(state.codes)):
             yield i, slice(start, stop), codes
         return
     bounds = state.margin.bounds
-    columns = [c for c in read_ahead if isinstance(c, RowColumn)]
+    columns = [c for c in columns_read if isinstance(c, RowColumn)]
     for column in columns:
         column.prefetch(0)
     if getattr(state.codes, "n_blocks", 1) == len(bounds):  # blocks of the same grid
