@@ -540,6 +540,12 @@ def _level_reads(state, step):
     return (state.positions, state.grad, state.hess)
 
 
+def _adds_round_trees(state, step):
+    """Whether a round's first pass adds the previous round's trees to the state's
+    margins: not when it has them already (a round grown again after a lost worker)."""
+    return step.leaf_values is not None and state.rounds < step.round
+
+
 def _round_start_reads(state, old_positions):
     """The per-row columns a round's first pass reads besides the codes
     (``old_positions``: the node ids of the previous round's trees, when the pass adds
@@ -559,8 +565,8 @@ def read_ahead(state, step):
     if not isinstance(state.margin, RowColumn):
         return
     if step.new_tree:
-        adds_trees = step.leaf_values is not None and state.rounds < step.round
-        columns = _round_start_reads(state, state.positions if adds_trees else None)
+        columns = _round_start_reads(
+            state, state.positions if _adds_round_trees(state, step) else None)
     else:
         columns = _level_reads(state, step)
     for column in columns:
@@ -632,7 +638,7 @@ def _start_round(state, step):
     the margins and node ids: the next pass computes the gradients again)."""
     n_trees, n_rows = state.margin.shape
     in_blocks = isinstance(state.margin, RowColumn)
-    add_trees = step.leaf_values is not None and state.rounds < step.round
+    add_trees = _adds_round_trees(state, step)
     ahead, state.ahead = state.ahead, None
     if add_trees and ahead is not None and ahead[0] == step.round:
         state.margin, add_trees = ahead[1], False  # the same additions, made ahead
