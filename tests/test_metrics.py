@@ -682,9 +682,12 @@ def test_sigmoid_logloss_kernel_is_numpys_logaddexp_form_bit_for_bit():
 
 
 @pytest.mark.parametrize("n_classes", [2, 3, 10])
-def test_softmax_logloss_kernel_is_log_softmax_bit_for_bit(n_classes):
-    # mlogloss's row losses from one loop over the rows: the same values as the clipped
-    # numpy log softmax, huge margins (the clip) included
+def test_softmax_logloss_kernel_is_log_softmax(n_classes):
+    # mlogloss's row losses from one loop over the rows: the values of the clipped numpy
+    # log softmax, huge margins (the clip) included.  The same operations, but the
+    # kernel's exp and log are libm's and numpy's are its own vectorised ones, chosen
+    # by CPU and numpy version: with numpy 2.4.6 on this machine 0.8% of the rows
+    # differ in the last bit (at most 8.3e-16 relative), so a few ulps are allowed
     from daskboost.links import log_softmax
     from daskboost.metrics import _LOG_EPS, _softmax_logloss
     rng = np.random.default_rng(8)
@@ -694,4 +697,5 @@ def test_softmax_logloss_kernel_is_log_softmax_bit_for_bit(n_classes):
     labels = rng.integers(0, n_classes, n)
     max_loss = -math.log(_LOG_EPS)
     expected = np.minimum(-log_softmax(m)[labels, np.arange(n)], max_loss)
-    np.testing.assert_array_equal(_softmax_logloss(labels, m, max_loss), expected)
+    np.testing.assert_allclose(_softmax_logloss(labels, m, max_loss), expected, rtol=4e-15,
+                               atol=0)
