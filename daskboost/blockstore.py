@@ -663,6 +663,13 @@ class StoredArray:
             if future is not None and not future.cancel():
                 wait_futures([future])
 
+    def single_memory_block(self):
+        """The array as one ndarray when it is one block held in memory, else None."""
+        blocks = self._blocks
+        if blocks is None or len(blocks) != 1 or isinstance(blocks[0][2], _DiskBlock):
+            return None
+        return blocks[0][2]
+
     def read_ahead(self):
         """Start reading the first disk block, for the next ``blocks()`` to take: a pass
         over many partitions calls this for the partition it will run next

@@ -116,6 +116,11 @@ class ClusterRuntime:
         (each gets a contiguous range of the partitions, ``_build``)."""
         return len(self._live_workers())
 
+    def one_local_partition(self, states):
+        """Never on a cluster: the level loop runs on every worker, apart from most
+        partitions (``runtime.Runtime.one_local_partition``)."""
+        return False
+
     def new_name(self, what):
         return f"daskboost-{self.fit_id}-{what}-{next(self._counter)}"
 

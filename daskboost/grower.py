@@ -49,6 +49,9 @@ SPLIT_CELLS_PER_THREAD = 65536
 CATEGORY_EXTRA_CELLS, PARTITION_FEATURE_CELLS = 1, 300
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+# node columns' right-set cells up to which a tree may grow in place (its columns are
+# made as large as the tree can get: 2 x 4 MiB of bools)
+IN_PLACE_MAX_NODE_CELLS = 1 << 22
 
 
 def split_search_cells(mapper, max_cat_to_onehot):
@@ -225,6 +228,37 @@ class TreeGrower:
         self._to_build, self._to_derive = build, (derive, parents)
         self.finished = not len(build)
         return self._split_arrays(np.sort(chosen)) if len(chosen) else None
+
+    def grows_in_place(self):
+        """Whether the rest of the tree may grow in one compiled call
+        (``levels_in_place``): depthwise to a depth limit, every node searching the
+        tree's features (no constraints, no column sampling by level or node), a level
+        still to grow, and room for the whole tree's node columns."""
+        p = self.params
+        return (not self.finished and not p.lossguide and p.max_depth > 0
+                and not self._masks_per_node
+                and p.max_nodes * max(1, self._nodes.n_codes) <= IN_PLACE_MAX_NODE_CELLS)
+
+    def in_place_arrays(self):
+        """What ``levels_in_place.grow_in_place`` takes: the node columns (room made for
+        the whole tree), the tree's features, the next pass's built nodes, the nodes it
+        derives and their parents, and those parents' histograms (stacked in that
+        order)."""
+        self._nodes.reserve(self.params.max_nodes)
+        derive, parents = self._to_derive
+        parent_hists = np.stack([self._hists.pop(node) for node in parents.tolist()])
+        return (self._nodes, self._tree_features, self._to_build, derive, parents,
+                parent_hists)
+
+    def grown_in_place(self, grown):
+        """Take what ``levels_in_place`` grew (``LevelsGrown``): the tree is finished.
+        Returns the splits of its last level, as ``receive`` returns them."""
+        self.n_nodes, self.n_leaves = grown.n_nodes, grown.n_leaves
+        self._n_candidates = grown.n_candidates
+        self._to_build, self._to_derive = _EMPTY, (_EMPTY, _EMPTY)
+        self._hists.clear()
+        self.finished = True
+        return self._split_arrays(grown.chosen) if len(grown.chosen) else None
 
     def drop_histograms(self):
         """Forget the histograms kept for deriving siblings (once the tree is grown:

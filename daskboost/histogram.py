@@ -413,7 +413,7 @@ def _on_native_threads(codes):
     return codes.shape[0] >= NATIVE_MIN_ROWS and native_threads.threads() > 1
 
 
-def _kernel_threads(codes):
+def kernel_threads_of(codes):
     """The native threads a kernel on this block may use now (1: its serial version)."""
     return native_threads.threads() if _on_native_threads(codes) else 1
 
@@ -423,7 +423,7 @@ def _route_rows_on_threads(codes, positions, split_feature, split_bin, default_l
                            new_positions, cat_table, row_slots):
     """Phase one on the native threads a kernel may use now (one: the serial kernel, no
     parallel region)."""
-    n_threads = _kernel_threads(codes)
+    n_threads = kernel_threads_of(codes)
     args = (codes, positions, split_feature, split_bin, default_left, left_child,
             right_child, missing_code, node_to_slot, new_positions, cat_table, row_slots)
     if n_threads > 1:
@@ -435,7 +435,7 @@ def _route_rows_on_threads(codes, positions, split_feature, split_bin, default_l
 def _add_rows(hist, codes, grad, hess, quantized, row_slots, cell_offsets, width):
     """Phase two: float ``(grad, hess)`` or packed ``quantized`` sums into ``hist``, on
     the native threads a kernel may use now (one: the serial kernel)."""
-    n_parts = min(_kernel_threads(codes), codes.shape[1])
+    n_parts = min(kernel_threads_of(codes), codes.shape[1])
     if n_parts == 1:
         if quantized is None:
             _add_rows_of_features(codes, grad, hess, row_slots, hist, cell_offsets, width,

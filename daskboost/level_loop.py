@@ -12,6 +12,7 @@ and run to completion in process by ``run_sync`` (``runtime``).
 import numpy as np
 
 from .grower import TreeGrower, stack_node_arrays
+from .levels_in_place import InPlaceLevels
 from .partition import LevelStep, category_table, no_splits, position_dtype
 from .quantize import GradientMaxima, scales_from_maxima, tree_key
 
@@ -40,7 +41,8 @@ def run_sync(coroutine):
     raise RuntimeError("run_sync: the coroutine suspended; it needs an event loop")
 
 
-def grow_rounds(mapper, params, objective, rounds, pending, leaf_values, trim):
+def grow_rounds(mapper, params, objective, rounds, pending, leaf_values, trim,
+                in_place=False):
     """Grow the trees of ``rounds`` one round after the other; returns
     ``[(growers, pending splits)]``, one per round.
 
@@ -61,7 +63,7 @@ def grow_rounds(mapper, params, objective, rounds, pending, leaf_values, trim):
                      subsample=params.subsample, sample_seed=params.seed, round=round_,
                      trim_threshold=trim, position_dtype=position_dtype(params.max_nodes),
                      quant_bins=params.num_grad_quant_bins if params.quantized_grad else 0)
-        growers, pending = yield from grow_levels(growers, pending, mapper, first)
+        growers, pending = yield from grow_levels(growers, pending, mapper, first, in_place)
         leaf_values = round_leaf_values(growers)
         grown.append((growers, pending))
     return grown
@@ -72,7 +74,7 @@ def round_leaf_values(growers):
     return stack_node_arrays([g.leaf_values() for g in growers], 0.0, np.float64)
 
 
-def grow_levels(growers, pending, mapper, first):
+def grow_levels(growers, pending, mapper, first, in_place=False):
     """Grow a round's trees level by level; returns ``(growers, pending)``.
 
     A generator: it yields the ``LevelStep`` of each pass and is sent back the pass's
@@ -81,7 +83,10 @@ def grow_levels(growers, pending, mapper, first):
     round's last splits; ``first``: the ``LevelStep`` fields of the round's first pass
     (``new_tree=True``, the previous round's leaf values, the objective, row
     sampling).  Deterministic: on a cluster every worker runs it on the same sums and
-    takes the same decisions.
+    takes the same decisions.  ``in_place``: the fit's rows are one partition in this
+    process; a tree that can (``TreeGrower.grows_in_place``) then grows its levels
+    after the root's split in one pass (``levels_in_place``), unless that pass says
+    its partition cannot (it answers None).
     """
     leaf_values = first["leaf_values"]
     quantized = {}  # quantized gradients: the round's scales and keys (``quantize``)
@@ -107,6 +112,13 @@ def grow_levels(growers, pending, mapper, first):
                                      quantized.get("quant_scales"))
         if all(g.finished for g in growers):
             break
+        if in_place and len(growers) == 1 and growers[0].grows_in_place():
+            grown = yield in_place_step(growers[0], pending, mapper,
+                                        quantized.get("quant_scales"))
+            if grown is not None:
+                pending = stack_splits(growers, [growers[0].grown_in_place(grown)])
+                break
+            in_place = False  # (the partition cannot: the level passes, as for any fit)
     for grower in growers:
         grower.drop_histograms()
     return growers, pending
@@ -171,6 +183,16 @@ def pad_nodes(array, n_nodes):
     return out
 
 
+def in_place_step(grower, pending, mapper, scales):
+    """The pass that grows a round's one tree's remaining levels in place, from the
+    root's split ``pending`` (``levels_in_place``); ``scales``: the round's (1, 2)
+    quantization steps, or None."""
+    return InPlaceLevels(grower=grower, splits=tuple(pending[:5]),
+                         cat_table=category_table(pending), missing_code=mapper.missing_code,
+                         cell_width=mapper.cell_width,
+                         quant_scale=None if scales is None else tuple(scales[0]))
+
+
 def receive_histograms(growers, hist, slot_counts, scales=None):
     """Hand each growing tree its histogram slots; stack the splits they decide.
     ``scales``: (K, 2) quantization steps when ``hist`` holds packed integer sums."""
@@ -183,6 +205,14 @@ def receive_histograms(growers, hist, slot_counts, scales=None):
         splits.append(grower.receive(hist[offset:offset + n],
                                      None if scales is None else tuple(scales[t])))
         offset += n
+    return stack_splits(growers, splits)
+
+
+def stack_splits(growers, splits):
+    """The splits the K trees decided in a pass (``TreeGrower.receive``'s answers, None
+    for a tree that split nothing) as (K, n_nodes) arrays, with the table of the
+    categorical right sets for a model with categorical features; None if no tree
+    split."""
     if all(s is None for s in splits):
         return None
     n_nodes = max(g.n_nodes for g in growers)

@@ -25,13 +25,14 @@ import pandas as pd
 from .data import (FrameRows, checked_categories, column_categories, feature_block,
                    feature_rows, label_block, margin_block, weight_block,
                    with_category_columns)
-from . import raw_cache
+from . import native_threads, raw_cache
 from .binning import narrowed
 from .blockstore import RowColumn, StoredArray
 from .lake import ParquetColumns
 from .histogram import (add_block_histograms, add_leaf_values, add_root_histograms,
-                        build_histograms, new_histograms, row_blocks)
+                        build_histograms, kernel_threads_of, new_histograms, row_blocks)
 from .keyed_random import GOLDEN, MIX1, uniform
+from .levels_in_place import InPlaceLevels, grow_in_place, single_block
 from .quantize import GradientMaxima, gradient_maxima, quantize, row_dtype
 from .sketch import merge, merge_blocks, summarize_block, summarize_column, summarize_columns_of
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
@@ -480,6 +481,8 @@ def partition_step(state, step):
     belong to it alone): keeping the old arrays until every partition is done would
     hold a second copy of the margins, gradients and positions of all rows.
     """
+    if isinstance(step, InPlaceLevels):
+        return state, _levels_in_place(state, step)
     if step.new_tree:
         return _start_round(state, step)
     if isinstance(state.margin, RowColumn):
@@ -493,6 +496,21 @@ def partition_step(state, step):
                                cat_table=step.cat_table, cell_width=step.cell_width,
                                quantized=state.quantized)
     return state, hist
+
+
+def _levels_in_place(state, step):
+    """A tree's remaining levels grown in one compiled call (``levels_in_place``) on a
+    partition whose codes are one block in memory and whose per-row arrays are whole;
+    None (the loop then runs its level passes) for any other, and in a process whose
+    kernels may not use native threads: the compiled loop links the parallel kernels,
+    and loading them starts numba's threading layer, which a forked child of a process
+    that used OpenMP cannot survive (``native_threads``)."""
+    codes = single_block(state.codes)
+    if (codes is None or isinstance(state.margin, RowColumn)
+            or not native_threads.available()):
+        return None
+    return grow_in_place(state, step, codes, kernel_threads_of(codes),
+                         native_threads.threads())
 
 
 def _level_in_row_blocks(state, step):
@@ -560,6 +578,8 @@ def read_ahead(state, step):
     it; within a partition each block is read while the one before is worked on).
     Nothing changes in the state: a read started here is taken by the pass or, for a
     block stored again since, dropped (``RowColumn.get``)."""
+    if isinstance(step, InPlaceLevels):  # it reads nothing: it runs on codes held whole
+        return
     if hasattr(state.codes, "read_ahead"):
         state.codes.read_ahead()
     if not isinstance(state.margin, RowColumn):

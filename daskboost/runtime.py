@@ -101,6 +101,12 @@ class Runtime:
         """How many processes the training states are spread over: this one."""
         return 1
 
+    def one_local_partition(self, states):
+        """Whether ``states`` is one partition, held in this process with the level
+        loop: a pass may then work on the loop's own objects
+        (``level_loop.grow_levels``' ``in_place``)."""
+        return len(states) == 1
+
     def new_name(self, what):
         return f"daskboost-{self.fit_id}-{what}-{next(self._counter)}"
 

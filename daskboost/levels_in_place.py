@@ -1,0 +1,356 @@
+"""A tree's levels grown in one compiled call, where the fit's rows are one partition
+held in this process.
+
+The level loop (``level_loop``) runs one pass per level: a ``LevelStep`` built in
+Python, the pass (``partition.partition_step``) and the reduction, then
+``TreeGrower.receive``. Around the kernels, that Python costs a small fit about a
+fifth of its time: ~60-70 ms of a ~290 ms diamonds fit (43,000 rows, 100 trees of
+depth 6; ``benchmarks/RESULTS.md``). When a round's trees are one tree (K = 1) grown
+depthwise, without constraints or per-level/per-node column sampling, and the fit's
+rows are one in-memory block of one partition in this process, the loop hands the tree
+over after the root's split (``InPlaceLevels``). ``grow_levels`` then runs what every
+later level's pass and ``receive`` would run, with the same kernels, in the same
+order, on the same arrays:
+
+- the rows move under the last splits and the requested histograms are built
+  (``histogram``'s kernels, chosen as ``add_block_histograms`` chooses them);
+- the siblings are derived by subtraction (parent - built child);
+- the new nodes' splits are searched (``splitting``'s kernels; quantized sums unpacked
+  first, as ``TreeGrower._unpacked`` does);
+- ``node_columns.decide_splits`` takes the decisions.
+
+So the trees are the same, bit for bit (``tests/test_levels_in_place.py``). What is left
+pending at the end (the last level's splits, applied by the next round's first pass)
+goes back to the loop as ``receive`` would have returned it.
+"""
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba.core import types
+from numba.extending import overload
+
+from .blockstore import StoredArray
+from .histogram import (_add_packed_rows_of_features, _add_rows_of_features, _route_rows,
+                        accumulate_histograms, accumulate_packed_histograms,
+                        add_packed_rows_parallel, add_rows_parallel, route_rows_parallel)
+from .node_columns import G, H, decide_splits, split_arrays
+from .quantize import _unpack
+from .splitting import (find_splits, find_splits_categorical, find_splits_categorical_parallel,
+                        find_splits_parallel)
+
+
+_NO_TABLE = np.zeros((0, 0), dtype=np.bool_)
+
+
+@dataclass
+class InPlaceLevels:
+    """The step of a round's tree grown in place after its root's split: the grower
+    (its node columns are filled in, ``TreeGrower.grow_in_place``), the root's split
+    arrays ((1, n_nodes) each, and the table of right sets or None), and what the
+    kernels need of the binning and of the round."""
+
+    grower: object
+    splits: tuple
+    cat_table: np.ndarray  # None without categorical features
+    missing_code: int
+    cell_width: int
+    quant_scale: tuple = None  # (g step, h step) of a quantized round, else None
+
+
+@dataclass
+class LevelsGrown:
+    """What ``grow_levels`` returns to the loop: the grower's counts after the last
+    level, and the nodes split at the last level (their splits are left pending)."""
+
+    n_nodes: int
+    n_leaves: int
+    n_candidates: int
+    chosen: np.ndarray
+
+
+def single_block(codes):
+    """The partition's codes as one array when they are one block held in memory, else
+    None (a partition in several blocks, or spilled, takes the level loop's passes)."""
+    if isinstance(codes, np.ndarray):
+        return codes
+    return codes.single_memory_block() if isinstance(codes, StoredArray) else None
+
+
+def grow_in_place(state, step, codes, pass_threads, search_threads):
+    """Run ``step`` (``InPlaceLevels``) on a partition ``state`` whose codes are the one
+    block ``codes``; returns ``LevelsGrown``.  ``pass_threads``: the native threads the
+    level kernels take on this block (1: the one-thread kernels,
+    ``histogram.kernel_threads_of``); ``search_threads``: those of the split search
+    (``native_threads.threads``)."""
+    grower = step.grower
+    nodes, mask, built, derive, parents, parent_hists = grower.in_place_arrays()
+    mapper, p = grower.mapper, grower.params
+    g_scale, h_scale = step.quant_scale if step.quant_scale is not None else (1.0, 1.0)
+    n_nodes, n_leaves, n_candidates, chosen = grow_levels(
+        codes, state.grad, state.hess, state.quantized, state.positions, g_scale, h_scale,
+        *step.splits, _NO_TABLE if step.cat_table is None else step.cat_table,
+        step.cat_table, built, derive, parents, parent_hists,
+        nodes.ints, nodes.floats, nodes.candidate_ints, nodes.candidate_floats,
+        nodes.right_sets, nodes.candidate_right_sets, mask, mapper.is_categorical,
+        mapper.cell_offsets, step.cell_width, nodes.n_codes, step.missing_code,
+        p.reg_lambda, p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma,
+        p.max_cat_to_onehot, p.max_cat_threshold, p.max_depth, p.max_leaves, grower.n_nodes,
+        grower.n_leaves, pass_threads, search_threads)
+    return LevelsGrown(n_nodes, n_leaves, n_candidates, chosen)
+
+
+@numba.njit(nogil=True, cache=True)
+def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_feature,
+                split_bin, default_left, left_child, right_child, table, cat_marker, built,
+                derive, parents, parent_hists, ints, floats, candidate_ints, candidate_floats,
+                right_sets, candidate_right_sets, tree_mask, is_categorical, cell_offsets,
+                width, n_codes, missing_code, reg_lambda, reg_alpha, max_delta_step,
+                min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold, max_depth,
+                max_leaves, n_nodes, n_leaves, pass_threads, search_threads):
+    """Grow one tree's levels after its root's split (see the module docstring).
+
+    ``split_*`` / ``table``: the splits to apply first ((1, n_nodes) each) and their
+    table of right sets; ``cat_marker``: None for a model without categorical features
+    (the kernels then get no table, as the level passes do, and numba compiles the
+    category test away), else any array; ``built`` / ``derive`` / ``parents``: the
+    histograms the first pass builds, the siblings derived from them and their
+    parents, whose histograms are ``parent_hists`` (in that order); ``packed``: the
+    rows' quantized gradients (then ``grad`` and ``hess`` are not read and histograms
+    are packed integer sums, unpacked with ``g_scale``, ``h_scale`` for the split
+    search) or None; node columns as ``decide_splits`` takes them, holding the tree's
+    largest size; ``pass_threads``: native threads of the level kernels,
+    ``search_threads``: of the split search.
+
+    Returns ``(n_nodes, n_leaves, n_candidates, chosen)``: the nodes split by the last
+    level's decisions (sorted), whose splits are left pending.
+    """
+    # the parents' histograms of a level: ``parent_source[j]`` 0 (the last pass's built
+    # histograms, ``last_built``) or 1 (its derived ones), at ``parent_index[j]``
+    last_built = parent_hists
+    last_derived = np.empty((0,) + parent_hists.shape[1:], dtype=parent_hists.dtype)
+    parent_source = np.zeros(parents.shape[0], dtype=np.int64)
+    parent_index = np.arange(parents.shape[0])
+    row_slots = np.empty(positions.shape, dtype=np.int32)
+    # depthwise growth; not a literal False (nor the kernels' 0s below literal 0s): the
+    # kernels are then called with the types the level passes compiled them for
+    lossguide = np.bool_(False)
+    while True:
+        # the pass: the rows move under the splits, the built nodes' histograms
+        n_built = built.shape[0]
+        node_to_slot = np.full((1, n_nodes), -1, dtype=np.int32)
+        for k in range(n_built):
+            node_to_slot[0, built[k]] = k
+        hist = np.zeros((n_built,) + parent_hists.shape[1:], dtype=parent_hists.dtype)
+        splits = (split_feature, split_bin, default_left, left_child, right_child)
+        if cat_marker is None:
+            _level_pass(codes, grad, hess, packed, positions, splits, None, missing_code,
+                        node_to_slot, row_slots, hist, cell_offsets, width, pass_threads)
+        else:
+            _level_pass(codes, grad, hess, packed, positions, splits, table, missing_code,
+                        node_to_slot, row_slots, hist, cell_offsets, width, pass_threads)
+        # ``TreeGrower.receive``: the siblings by subtraction, then the new nodes' splits
+        derived = np.empty((derive.shape[0],) + hist.shape[1:], dtype=hist.dtype)
+        for j in range(derive.shape[0]):
+            if parent_source[j] == 0:
+                derived[j] = last_built[parent_index[j]] - hist[j]
+            else:
+                derived[j] = last_derived[parent_index[j]] - hist[j]
+        order = np.concatenate((built, derive))
+        n = order.shape[0]
+        gain = np.empty(n)
+        feature = np.empty(n, dtype=np.int32)
+        bin_ = np.empty(n, dtype=np.int32)
+        dl = np.empty(n, dtype=np.bool_)
+        left_sums = np.empty((n, 2))
+        found_sets = np.zeros((n, right_sets.shape[1]), dtype=np.bool_)
+        masks = np.empty((n, tree_mask.shape[0]), dtype=np.bool_)
+        sums = np.empty((n, 2))
+        for i in range(n):
+            masks[i] = tree_mask
+            sums[i, 0] = floats[order[i], G]
+            sums[i, 1] = floats[order[i], H]
+        found = (gain, feature, bin_, dl, left_sums, found_sets)
+        params = (cell_offsets, n_codes, is_categorical, reg_lambda, reg_alpha,
+                  max_delta_step, min_child_weight, gamma, max_cat_to_onehot,
+                  max_cat_threshold, search_threads)
+        if n_built > 0:  # the built stack, then the derived one
+            _search(_float_sums(hist, g_scale, h_scale), sums, masks, 0, n_built,
+                    found, cat_marker, *params)
+        if n > n_built:
+            _search(_float_sums(derived, g_scale, h_scale), sums, masks, n_built, n,
+                    found, cat_marker, *params)
+        (n_nodes, n_leaves, n_candidates, chosen, build, derive, parents, _) = decide_splits(
+            ints, floats, candidate_ints, candidate_floats, right_sets, candidate_right_sets,
+            order, gain, feature, bin_, dl, left_sums, found_sets, is_categorical, order,
+            n_nodes, n_leaves, max_depth, max_leaves, lossguide)
+        chosen = np.sort(chosen)
+        if build.shape[0] == 0:
+            return n_nodes, n_leaves, n_candidates, chosen
+        # the next pass applies these splits; its parents' histograms are this pass's
+        f, b, d, lc, rc, table = split_arrays(ints, right_sets, is_categorical, chosen, n_nodes)
+        split_feature, split_bin, default_left = (f.reshape((1, -1)), b.reshape((1, -1)),
+                                                  d.reshape((1, -1)))
+        left_child, right_child = lc.reshape((1, -1)), rc.reshape((1, -1))
+        parent_source, parent_index = _locate(parents, built, order[n_built:])
+        last_built, last_derived = hist, derived
+        built = build
+
+
+@numba.njit(nogil=True, cache=True)
+def _level_pass(codes, grad, hess, packed, positions, splits, cat_table, missing_code,
+                node_to_slot, row_slots, hist, cell_offsets, width, n_threads):
+    """One level's pass over the block, with the kernels ``add_block_histograms``
+    chooses (the same sums whichever it takes): the two phases on native threads, or
+    for a model with categorical features; else the fused one-thread kernel."""
+    split_feature, split_bin, default_left, left_child, right_child = splits
+    if n_threads > 1 or cat_table is not None:
+        if n_threads > 1:
+            route_rows_parallel(codes, positions, split_feature, split_bin, default_left,
+                                left_child, right_child, missing_code, node_to_slot,
+                                positions, cat_table, row_slots, n_threads)
+        else:
+            _route_rows(codes, positions, split_feature, split_bin, default_left, left_child,
+                        right_child, missing_code, node_to_slot, positions, cat_table,
+                        row_slots, np.int64(0), codes.shape[0])
+        _add_level_rows(codes, grad, hess, packed, row_slots, hist, cell_offsets, width,
+                        min(n_threads, codes.shape[1]))
+    else:
+        _fused_level(codes, grad, hess, packed, positions, splits, missing_code, node_to_slot,
+                     hist, cell_offsets, width)
+
+
+@numba.njit(nogil=True, cache=True)
+def _locate(parents, built, derived_nodes):
+    """Where each parent's histogram is: (0, k) for ``built[k]``, (1, j) for
+    ``derived_nodes[j]``."""
+    source = np.zeros(parents.shape[0], dtype=np.int64)
+    index = np.zeros(parents.shape[0], dtype=np.int64)
+    for j in range(parents.shape[0]):
+        found = False
+        for k in range(built.shape[0]):
+            if built[k] == parents[j]:
+                index[j] = k
+                found = True
+                break
+        if not found:
+            for k in range(derived_nodes.shape[0]):
+                if derived_nodes[k] == parents[j]:
+                    source[j], index[j] = 1, k
+                    break
+    return source, index
+
+
+def _float_sums(hists, g_scale, h_scale):
+    """``hists`` as float (G, H) sums: float histograms as they are, packed integer sums
+    of quantized gradients unpacked (``TreeGrower._unpacked``).  (Chosen by the
+    histograms' type when numba compiles the caller: ``_float_sums_for``.)"""
+    raise NotImplementedError("compiled callers only")
+
+
+@overload(_float_sums, jit_options={"nogil": True, "cache": True})
+def _float_sums_for(hists, g_scale, h_scale):
+    if isinstance(hists.dtype, types.Float):
+        return lambda hists, g_scale, h_scale: hists
+
+    def unpacked(hists, g_scale, h_scale):
+        out = np.empty(hists.shape + (2,), dtype=np.float64)
+        _unpack(hists.reshape(-1), g_scale, h_scale, out.reshape((-1, 2)))
+        return out
+    return unpacked
+
+
+def _add_level_rows(codes, grad, hess, packed, row_slots, hist, cell_offsets, width,
+                    n_parts):
+    """Phase two of a level pass (``histogram._add_rows``): float or packed sums, by
+    the type of ``packed`` (None: float gradients) when numba compiles the caller."""
+    raise NotImplementedError("compiled callers only")
+
+
+@overload(_add_level_rows, jit_options={"nogil": True, "cache": True})
+def _add_level_rows_for(codes, grad, hess, packed, row_slots, hist, cell_offsets, width,
+                        n_parts):
+    if isinstance(packed, types.NoneType):
+        def add_float(codes, grad, hess, packed, row_slots, hist, cell_offsets, width,
+                      n_parts):
+            if n_parts > 1:
+                add_rows_parallel(codes, grad, hess, row_slots, hist, cell_offsets, width,
+                                  n_parts)
+            else:
+                _add_rows_of_features(codes, grad, hess, row_slots, hist, cell_offsets,
+                                      width, np.int64(0), codes.shape[1])
+        return add_float
+
+    def add_packed(codes, grad, hess, packed, row_slots, hist, cell_offsets, width, n_parts):
+        if n_parts > 1:
+            add_packed_rows_parallel(codes, packed, row_slots, hist, cell_offsets, width,
+                                     n_parts)
+        else:
+            _add_packed_rows_of_features(codes, packed, row_slots, hist, cell_offsets, width,
+                                         np.int64(0), codes.shape[1])
+    return add_packed
+
+
+def _fused_level(codes, grad, hess, packed, positions, splits, missing_code, node_to_slot,
+                 hist, cell_offsets, width):
+    """The fused one-thread level kernel of a numeric model
+    (``histogram.accumulate_histograms`` or, with ``packed``, its packed version)."""
+    raise NotImplementedError("compiled callers only")
+
+
+@overload(_fused_level, jit_options={"nogil": True, "cache": True})
+def _fused_level_for(codes, grad, hess, packed, positions, splits, missing_code,
+                     node_to_slot, hist, cell_offsets, width):
+    if isinstance(packed, types.NoneType):
+        def fused_float(codes, grad, hess, packed, positions, splits, missing_code,
+                        node_to_slot, hist, cell_offsets, width):
+            accumulate_histograms(codes, grad, hess, positions, splits[0], splits[1],
+                                  splits[2], splits[3], splits[4], missing_code,
+                                  node_to_slot, positions, hist, cell_offsets, width, None)
+        return fused_float
+
+    def fused_packed(codes, grad, hess, packed, positions, splits, missing_code,
+                     node_to_slot, hist, cell_offsets, width):
+        accumulate_packed_histograms(codes, packed, positions, splits[0], splits[1],
+                                     splits[2], splits[3], splits[4], missing_code,
+                                     node_to_slot, positions, hist, cell_offsets, width, None)
+    return fused_packed
+
+
+@numba.njit(nogil=True, cache=True)
+def _search(hists, sums, masks, first, stop, found, cat_marker, cell_offsets, n_codes,
+            is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
+            max_cat_to_onehot, max_cat_threshold, threads):
+    """``TreeGrower._split_kernel`` on one stack of histograms, the nodes
+    ``first..stop-1`` of the pass's order; its results into ``found`` (the arrays of
+    ``decide_splits``' ``found_*``) at those places."""
+    gain, feature, bin_, dl, left_sums, found_sets = found
+    on_threads = stop - first > 1 and threads > 1
+    if cat_marker is None:
+        if on_threads:
+            result = find_splits_parallel(hists, sums[first:stop], cell_offsets,
+                                          masks[first:stop], reg_lambda, reg_alpha,
+                                          max_delta_step, min_child_weight, gamma)
+        else:
+            result = find_splits(hists, sums[first:stop], cell_offsets, masks[first:stop],
+                                 reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                                 gamma)
+    else:
+        if on_threads:
+            full = find_splits_categorical_parallel(
+                hists, sums[first:stop], cell_offsets, n_codes, masks[first:stop],
+                is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                gamma, max_cat_to_onehot, max_cat_threshold)
+        else:
+            full = find_splits_categorical(
+                hists, sums[first:stop], cell_offsets, n_codes, masks[first:stop],
+                is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                gamma, max_cat_to_onehot, max_cat_threshold)
+        found_sets[first:stop] = full[5]
+        result = full[:5]
+    gain[first:stop] = result[0]
+    feature[first:stop] = result[1]
+    bin_[first:stop] = result[2]
+    dl[first:stop] = result[3]
+    left_sums[first:stop] = result[4]

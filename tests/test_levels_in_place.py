@@ -1,0 +1,166 @@
+"""A tree's levels grown in one compiled call (``levels_in_place``) where the fit's rows
+are one partition in this process: the same model, byte for byte, as the level loop's
+passes; taken only where it applies."""
+
+import functools
+
+import dask.array as da
+import numpy as np
+import pandas as pd
+import pytest
+
+import daskboost.sklearn
+from daskboost import DaskBoostClassifier, DaskBoostRegressor, blockstore, partition, runtime
+
+
+@pytest.fixture
+def in_place_calls(monkeypatch):
+    """How many trees grew their levels in place since the fixture started."""
+    calls = []
+    grow = partition.grow_in_place
+
+    def counted(*args):
+        calls.append(1)
+        return grow(*args)
+    monkeypatch.setattr(partition, "grow_in_place", counted)
+    return calls
+
+
+def _level_passes_only(monkeypatch):
+    """From now on, every fit grows its trees with the level loop's passes."""
+    monkeypatch.setattr(runtime.Runtime, "one_local_partition", lambda self, states: False)
+
+
+def _saved(model, tmp_path, name):
+    path = tmp_path / f"{name}.json"
+    model.save_model(path)
+    return path.read_bytes()
+
+
+def _numeric(n, seed=0, missing=0.0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6)).astype(np.float32)
+    y = 2 * X[:, 0] + np.sin(3 * X[:, 1]) + X[:, 2] * (X[:, 3] > 0) + rng.normal(0, 0.3, n)
+    if missing:
+        X[rng.random(X.shape) < missing] = np.nan
+    return X, y
+
+
+def _categorical(n, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "x": rng.normal(size=n),
+        "few": pd.Categorical(rng.choice(list("abc"), n)),
+        "many": pd.Categorical(rng.choice([f"c{i}" for i in range(40)], n)),
+        "z": np.where(rng.random(n) < 0.1, np.nan, rng.normal(size=n)),
+    })
+    effect = {f"c{i}": (i % 7) - 3.0 for i in range(40)}
+    y = (frame["x"] + frame["many"].map(effect).astype(float)
+         + (frame["few"] == "b") * 2.0 + rng.normal(0, 0.3, n))
+    return frame, y.to_numpy()
+
+
+BASE = dict(n_estimators=6, max_depth=5, learning_rate=0.3)
+
+CASES = {
+    # 3,000 rows: the level kernels on native threads; 1,500: the one-thread kernels
+    "numeric, quantized": (DaskBoostRegressor, dict(quantized_grad=True), _numeric(3000)),
+    "numeric, float, missing values": (DaskBoostRegressor, dict(quantized_grad=False),
+                                       _numeric(3000, missing=0.1)),
+    "numeric, one thread's kernels": (DaskBoostRegressor, dict(quantized_grad=False),
+                                      _numeric(1500)),
+    "numeric, quantized, one thread's kernels": (DaskBoostRegressor,
+                                                 dict(quantized_grad=True), _numeric(1500)),
+    "categorical": (DaskBoostRegressor, dict(max_cat_to_onehot=4), _categorical(3000)),
+    "categorical, quantized": (DaskBoostRegressor, dict(quantized_grad=True),
+                               _categorical(3000)),
+    "categorical, one thread's kernels": (DaskBoostRegressor, dict(), _categorical(1500)),
+    "regularised and limited": (DaskBoostRegressor,
+                                dict(reg_alpha=2.0, max_delta_step=0.4, gamma=1.0,
+                                     min_child_weight=20.0, max_leaves=12),
+                                _numeric(3000, seed=1)),
+    "sampled": (DaskBoostRegressor, dict(subsample=0.7, colsample_bytree=0.6),
+                _numeric(3000, seed=2)),
+    "binary": (DaskBoostClassifier, dict(), _numeric(3000, seed=3)),
+    "adaptive leaves": (DaskBoostRegressor, dict(objective="reg:absoluteerror"),
+                        _numeric(3000, seed=4)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_in_place_levels_grow_the_model_the_level_passes_grow(case, tmp_path, monkeypatch,
+                                                              in_place_calls):
+    cls, params, (X, y) = CASES[case]
+    if cls is DaskBoostClassifier:
+        y = (y > np.median(y)).astype(int)
+    in_place = _saved(cls(**BASE, **params).fit(X, y), tmp_path, "in_place")
+    assert len(in_place_calls) == BASE["n_estimators"]  # every tree grew in place
+    _level_passes_only(monkeypatch)
+    passes = _saved(cls(**BASE, **params).fit(X, y), tmp_path, "passes")
+    assert len(in_place_calls) == BASE["n_estimators"]
+    assert in_place == passes
+
+
+def test_in_place_levels_with_an_eval_set_and_weights(tmp_path, monkeypatch, in_place_calls):
+    X, y = _numeric(4000, seed=5)
+    weights = np.random.default_rng(5).uniform(0.2, 2.0, len(y))
+
+    def fit():
+        model = DaskBoostRegressor(n_estimators=40, max_depth=4, learning_rate=0.5,
+                                   early_stopping_rounds=3)
+        return model.fit(X[:3000], y[:3000], sample_weight=weights[:3000],
+                         eval_set=[(X[3000:], y[3000:])])
+
+    in_place = fit()
+    assert len(in_place_calls) == len(in_place.get_booster().trees) > 0
+    _level_passes_only(monkeypatch)
+    passes = fit()
+    assert in_place.best_iteration == passes.best_iteration
+    assert _saved(in_place, tmp_path, "a") == _saved(passes, tmp_path, "b")
+
+
+@pytest.mark.parametrize("params", [
+    dict(grow_policy="lossguide", max_leaves=8),
+    dict(colsample_bylevel=0.5),
+    dict(colsample_bynode=0.5),
+    dict(monotone_constraints=(1, 0, 0, 0, 0, 0)),
+    dict(interaction_constraints=[[0, 1], [2, 3, 4, 5]]),
+], ids=str)
+def test_trees_that_cannot_grow_in_place_take_the_level_passes(params, in_place_calls):
+    X, y = _numeric(3000)
+    model = DaskBoostRegressor(**BASE, **params).fit(X, y)
+    assert len(model.get_booster().trees) == BASE["n_estimators"]
+    assert in_place_calls == []
+
+
+def test_several_partitions_or_trees_take_the_level_passes(in_place_calls):
+    X, y = _numeric(3000)
+    DaskBoostRegressor(**BASE).fit(da.from_array(X, chunks=1000), da.from_array(y, chunks=1000))
+    DaskBoostClassifier(**BASE).fit(X, np.digitize(y, [-1.0, 1.0]))  # three trees a round
+    assert in_place_calls == []
+
+
+def test_a_partition_in_several_blocks_takes_the_level_passes(tmp_path, monkeypatch,
+                                                              in_place_calls):
+    # no budget: the codes go to disk in blocks of 1,000 rows, the per-row arrays to row
+    # blocks, and the in-place pass answers that it cannot run there
+    small = functools.partial(blockstore.StoreConfig, block_rows=1000)
+    monkeypatch.setattr(daskboost.sklearn, "StoreConfig", small)
+    monkeypatch.setattr(blockstore, "StoreConfig", small)
+    X, y = _numeric(6000)
+    tried = []
+    levels = partition._levels_in_place
+
+    def attempted(state, step):
+        tried.append(1)
+        return levels(state, step)
+    monkeypatch.setattr(partition, "_levels_in_place", attempted)
+
+    def fit():
+        model = DaskBoostRegressor(**BASE, memory_budget="0MB", cache_dir=str(tmp_path))
+        return _saved(model.fit(X, y), tmp_path, "model")
+
+    in_blocks = fit()
+    assert len(tried) == BASE["n_estimators"] and in_place_calls == []
+    _level_passes_only(monkeypatch)
+    assert fit() == in_blocks
