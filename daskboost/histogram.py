@@ -29,6 +29,8 @@ is two phases instead (all rows moved, then added; see ``add_block_histograms``)
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
 from . import native_threads
 
@@ -121,21 +123,60 @@ def add_block_histograms(hist, codes, grad, hess, positions, new_positions, spli
     """``build_histograms`` on one block of rows: its rows move under ``splits`` (the
     five split arrays) from ``positions`` to ``new_positions`` (may be the same array)
     and add into ``hist``; ``cell_width``: ``uniform_width(cell_offsets)``."""
-    if _on_native_threads(codes) or cat_table is not None:
-        # two phases (below): on native threads; and on one thread for a model with
-        # categorical features, where the fused kernel's category test made it 15-25%
-        # slower than the two phases (flights' and diamonds' level calls replayed)
+    level_pass(codes, grad, hess, quantized, positions, new_positions, tuple(splits),
+               missing_code, node_to_slot, cat_table, hist, cell_offsets, cell_width,
+               kernel_threads_of(codes))
+
+
+@numba.njit(nogil=True, cache=True)
+def level_pass(codes, grad, hess, packed, positions, new_positions, splits, missing_code,
+               node_to_slot, cat_table, hist, cell_offsets, width, n_threads):
+    """A level's pass over a block of rows (``add_block_histograms``; a tree's levels
+    in one call, ``levels_in_place``, call it too): on ``n_threads`` > 1 native
+    threads, and for a model with categorical features (``cat_table`` not None) on one
+    thread too, two phases, the rows moved, then added; else the fused one-thread
+    kernel (on one thread, with categorical features the fused kernel's category test
+    made it 15-25% slower than the two phases: flights' and diamonds' level calls
+    replayed).  ``packed``: quantized gradients, or None for float ``grad``, ``hess``.
+    The same sums whichever runs."""
+    if n_threads > 1 or cat_table is not None:
         row_slots = np.empty(positions.shape, dtype=np.int32)
-        _route_rows_on_threads(codes, positions, *splits, missing_code, node_to_slot,
-                               new_positions, cat_table, row_slots)
-        _add_rows(hist, codes, grad, hess, quantized, row_slots, cell_offsets, cell_width)
-        return
-    moves = (positions, *splits, missing_code, node_to_slot, new_positions, hist,
-             cell_offsets, cell_width)
-    if quantized is not None:
-        accumulate_packed_histograms(codes, quantized, *moves, cat_table)
+        route_level_rows(codes, positions, splits, missing_code, node_to_slot,
+                         new_positions, cat_table, row_slots, n_threads)
+        add_level_rows(codes, grad, hess, packed, row_slots, hist, cell_offsets, width,
+                       min(n_threads, codes.shape[1]))
     else:
-        accumulate_histograms(codes, grad, hess, *moves, cat_table)
+        fused_level(codes, grad, hess, packed, positions, new_positions, splits,
+                    missing_code, node_to_slot, hist, cell_offsets, width)
+
+
+def fused_level(codes, grad, hess, packed, positions, new_positions, splits, missing_code,
+                node_to_slot, hist, cell_offsets, width):
+    """The fused one-thread level kernel of a numeric model: ``accumulate_histograms``,
+    or with ``packed`` its packed version (chosen by ``packed``'s type where numba
+    compiles the caller: ``_fused_level_for``)."""
+    raise NotImplementedError("for compiled callers")
+
+
+@overload(fused_level, jit_options={"nogil": True, "cache": True})
+def _fused_level_for(codes, grad, hess, packed, positions, new_positions, splits,
+                     missing_code, node_to_slot, hist, cell_offsets, width):
+    if isinstance(packed, types.NoneType):
+        def fused_float(codes, grad, hess, packed, positions, new_positions, splits,
+                        missing_code, node_to_slot, hist, cell_offsets, width):
+            accumulate_histograms(codes, grad, hess, positions, splits[0], splits[1],
+                                  splits[2], splits[3], splits[4], missing_code,
+                                  node_to_slot, new_positions, hist, cell_offsets, width,
+                                  None)
+        return fused_float
+
+    def fused_packed(codes, grad, hess, packed, positions, new_positions, splits,
+                     missing_code, node_to_slot, hist, cell_offsets, width):
+        accumulate_packed_histograms(codes, packed, positions, splits[0], splits[1],
+                                     splits[2], splits[3], splits[4], missing_code,
+                                     node_to_slot, new_positions, hist, cell_offsets, width,
+                                     None)
+    return fused_packed
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -250,11 +291,12 @@ def accumulate_root_histograms(codes, grad, hess, root_slots, hist, cell_offsets
 
 def add_root_histograms(hist, codes, grad, hess, root_slots, cell_offsets, width):
     """``accumulate_root_histograms``, on native threads when a kernel may use them
-    (``_add_rows`` with every row of tree t at slot ``root_slots[t]``)."""
+    (``add_rows`` with every row of tree t at slot ``root_slots[t]``)."""
     if _on_native_threads(codes):
         row_slots = np.empty(grad.shape, dtype=np.int32)
         row_slots[...] = root_slots[:, None]
-        _add_rows(hist, codes, grad, hess, None, row_slots, cell_offsets, width)
+        add_rows(codes, grad, hess, None, row_slots, hist, cell_offsets, width,
+                 min(kernel_threads_of(codes), codes.shape[1]))
     else:
         accumulate_root_histograms(codes, grad, hess, root_slots, hist, cell_offsets, width)
 
@@ -418,36 +460,58 @@ def kernel_threads_of(codes):
     return native_threads.threads() if _on_native_threads(codes) else 1
 
 
-def _route_rows_on_threads(codes, positions, split_feature, split_bin, default_left,
-                           left_child, right_child, missing_code, node_to_slot,
-                           new_positions, cat_table, row_slots):
-    """Phase one on the native threads a kernel may use now (one: the serial kernel, no
-    parallel region)."""
-    n_threads = kernel_threads_of(codes)
-    args = (codes, positions, split_feature, split_bin, default_left, left_child,
-            right_child, missing_code, node_to_slot, new_positions, cat_table, row_slots)
+@numba.njit(nogil=True, cache=True)
+def route_level_rows(codes, positions, splits, missing_code, node_to_slot, new_positions,
+                     cat_table, row_slots, n_threads):
+    """Phase one on ``n_threads`` native threads (one: the serial kernel, no parallel
+    region)."""
+    split_feature, split_bin, default_left, left_child, right_child = splits
     if n_threads > 1:
-        route_rows_parallel(*args, n_threads)
+        route_rows_parallel(codes, positions, split_feature, split_bin, default_left,
+                            left_child, right_child, missing_code, node_to_slot,
+                            new_positions, cat_table, row_slots, n_threads)
     else:
-        _route_rows(*args, 0, codes.shape[0])
+        _route_rows(codes, positions, split_feature, split_bin, default_left, left_child,
+                    right_child, missing_code, node_to_slot, new_positions, cat_table,
+                    row_slots, np.int64(0), codes.shape[0])
 
 
-def _add_rows(hist, codes, grad, hess, quantized, row_slots, cell_offsets, width):
-    """Phase two: float ``(grad, hess)`` or packed ``quantized`` sums into ``hist``, on
-    the native threads a kernel may use now (one: the serial kernel)."""
-    n_parts = min(kernel_threads_of(codes), codes.shape[1])
-    if n_parts == 1:
-        if quantized is None:
-            _add_rows_of_features(codes, grad, hess, row_slots, hist, cell_offsets, width,
-                                  0, codes.shape[1])
+def add_level_rows(codes, grad, hess, packed, row_slots, hist, cell_offsets, width, n_parts):
+    """Phase two: float ``(grad, hess)`` or packed ``packed`` sums into ``hist``, the
+    features in ``n_parts`` ranges on as many native threads (one: the serial kernel),
+    chosen by ``packed``'s type where numba compiles the caller
+    (``_add_level_rows_for``; from Python: ``add_rows``)."""
+    raise NotImplementedError("for compiled callers")
+
+
+@overload(add_level_rows, jit_options={"nogil": True, "cache": True})
+def _add_level_rows_for(codes, grad, hess, packed, row_slots, hist, cell_offsets, width,
+                        n_parts):
+    if isinstance(packed, types.NoneType):
+        def add_float(codes, grad, hess, packed, row_slots, hist, cell_offsets, width,
+                      n_parts):
+            if n_parts > 1:
+                add_rows_parallel(codes, grad, hess, row_slots, hist, cell_offsets, width,
+                                  n_parts)
+            else:
+                _add_rows_of_features(codes, grad, hess, row_slots, hist, cell_offsets,
+                                      width, np.int64(0), codes.shape[1])
+        return add_float
+
+    def add_packed(codes, grad, hess, packed, row_slots, hist, cell_offsets, width, n_parts):
+        if n_parts > 1:
+            add_packed_rows_parallel(codes, packed, row_slots, hist, cell_offsets, width,
+                                     n_parts)
         else:
-            _add_packed_rows_of_features(codes, quantized, row_slots, hist, cell_offsets,
-                                         width, 0, codes.shape[1])
-    elif quantized is None:
-        add_rows_parallel(codes, grad, hess, row_slots, hist, cell_offsets, width, n_parts)
-    else:
-        add_packed_rows_parallel(codes, quantized, row_slots, hist, cell_offsets, width,
-                                 n_parts)
+            _add_packed_rows_of_features(codes, packed, row_slots, hist, cell_offsets, width,
+                                         np.int64(0), codes.shape[1])
+    return add_packed
+
+
+@numba.njit(nogil=True, cache=True)
+def add_rows(codes, grad, hess, packed, row_slots, hist, cell_offsets, width, n_parts):
+    """``add_level_rows`` for Python callers."""
+    add_level_rows(codes, grad, hess, packed, row_slots, hist, cell_offsets, width, n_parts)
 
 
 @numba.njit(nogil=True, cache=True, parallel=True)

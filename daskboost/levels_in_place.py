@@ -28,15 +28,11 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from numba.core import types
-from numba.extending import overload
 
 from .blockstore import StoredArray
-from .histogram import (_add_packed_rows_of_features, _add_rows_of_features, _route_rows,
-                        accumulate_histograms, accumulate_packed_histograms,
-                        add_packed_rows_parallel, add_rows_parallel, route_rows_parallel)
+from .histogram import level_pass
 from .node_columns import G, H, decide_splits, split_arrays
-from .quantize import _unpack
+from .quantize import float_sums
 from .splitting import (find_splits, find_splits_categorical, find_splits_categorical_parallel,
                         find_splits_parallel)
 
@@ -132,9 +128,8 @@ def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_fe
     last_derived = np.empty((0,) + parent_hists.shape[1:], dtype=parent_hists.dtype)
     parent_source = np.zeros(parents.shape[0], dtype=np.int64)
     parent_index = np.arange(parents.shape[0])
-    row_slots = np.empty(positions.shape, dtype=np.int32)
-    # depthwise growth; not a literal False (nor the kernels' 0s below literal 0s): the
-    # kernels are then called with the types the level passes compiled them for
+    # depthwise growth; not a literal False, so that ``decide_splits`` is called with
+    # the types the level loop compiled it for
     lossguide = np.bool_(False)
     while True:
         # the pass: the rows move under the splits, the built nodes' histograms
@@ -145,11 +140,13 @@ def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_fe
         hist = np.zeros((n_built,) + parent_hists.shape[1:], dtype=parent_hists.dtype)
         splits = (split_feature, split_bin, default_left, left_child, right_child)
         if cat_marker is None:
-            _level_pass(codes, grad, hess, packed, positions, splits, None, missing_code,
-                        node_to_slot, row_slots, hist, cell_offsets, width, pass_threads)
+            level_pass(codes, grad, hess, packed, positions, positions, splits,
+                       missing_code, node_to_slot, None, hist, cell_offsets, width,
+                       pass_threads)
         else:
-            _level_pass(codes, grad, hess, packed, positions, splits, table, missing_code,
-                        node_to_slot, row_slots, hist, cell_offsets, width, pass_threads)
+            level_pass(codes, grad, hess, packed, positions, positions, splits,
+                       missing_code, node_to_slot, table, hist, cell_offsets, width,
+                       pass_threads)
         # ``TreeGrower.receive``: the siblings by subtraction, then the new nodes' splits
         derived = np.empty((derive.shape[0],) + hist.shape[1:], dtype=hist.dtype)
         for j in range(derive.shape[0]):
@@ -176,10 +173,10 @@ def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_fe
                   max_delta_step, min_child_weight, gamma, max_cat_to_onehot,
                   max_cat_threshold, search_threads)
         if n_built > 0:  # the built stack, then the derived one
-            _search(_float_sums(hist, g_scale, h_scale), sums, masks, 0, n_built,
+            _search(float_sums(hist, g_scale, h_scale), sums, masks, 0, n_built,
                     found, cat_marker, *params)
         if n > n_built:
-            _search(_float_sums(derived, g_scale, h_scale), sums, masks, n_built, n,
+            _search(float_sums(derived, g_scale, h_scale), sums, masks, n_built, n,
                     found, cat_marker, *params)
         (n_nodes, n_leaves, n_candidates, chosen, build, derive, parents, _) = decide_splits(
             ints, floats, candidate_ints, candidate_floats, right_sets, candidate_right_sets,
@@ -196,29 +193,6 @@ def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_fe
         parent_source, parent_index = _locate(parents, built, order[n_built:])
         last_built, last_derived = hist, derived
         built = build
-
-
-@numba.njit(nogil=True, cache=True)
-def _level_pass(codes, grad, hess, packed, positions, splits, cat_table, missing_code,
-                node_to_slot, row_slots, hist, cell_offsets, width, n_threads):
-    """One level's pass over the block, with the kernels ``add_block_histograms``
-    chooses (the same sums whichever it takes): the two phases on native threads, or
-    for a model with categorical features; else the fused one-thread kernel."""
-    split_feature, split_bin, default_left, left_child, right_child = splits
-    if n_threads > 1 or cat_table is not None:
-        if n_threads > 1:
-            route_rows_parallel(codes, positions, split_feature, split_bin, default_left,
-                                left_child, right_child, missing_code, node_to_slot,
-                                positions, cat_table, row_slots, n_threads)
-        else:
-            _route_rows(codes, positions, split_feature, split_bin, default_left, left_child,
-                        right_child, missing_code, node_to_slot, positions, cat_table,
-                        row_slots, np.int64(0), codes.shape[0])
-        _add_level_rows(codes, grad, hess, packed, row_slots, hist, cell_offsets, width,
-                        min(n_threads, codes.shape[1]))
-    else:
-        _fused_level(codes, grad, hess, packed, positions, splits, missing_code, node_to_slot,
-                     hist, cell_offsets, width)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -240,82 +214,6 @@ def _locate(parents, built, derived_nodes):
                     source[j], index[j] = 1, k
                     break
     return source, index
-
-
-def _float_sums(hists, g_scale, h_scale):
-    """``hists`` as float (G, H) sums: float histograms as they are, packed integer sums
-    of quantized gradients unpacked (``TreeGrower._unpacked``).  (Chosen by the
-    histograms' type when numba compiles the caller: ``_float_sums_for``.)"""
-    raise NotImplementedError("compiled callers only")
-
-
-@overload(_float_sums, jit_options={"nogil": True, "cache": True})
-def _float_sums_for(hists, g_scale, h_scale):
-    if isinstance(hists.dtype, types.Float):
-        return lambda hists, g_scale, h_scale: hists
-
-    def unpacked(hists, g_scale, h_scale):
-        out = np.empty(hists.shape + (2,), dtype=np.float64)
-        _unpack(hists.reshape(-1), g_scale, h_scale, out.reshape((-1, 2)))
-        return out
-    return unpacked
-
-
-def _add_level_rows(codes, grad, hess, packed, row_slots, hist, cell_offsets, width,
-                    n_parts):
-    """Phase two of a level pass (``histogram._add_rows``): float or packed sums, by
-    the type of ``packed`` (None: float gradients) when numba compiles the caller."""
-    raise NotImplementedError("compiled callers only")
-
-
-@overload(_add_level_rows, jit_options={"nogil": True, "cache": True})
-def _add_level_rows_for(codes, grad, hess, packed, row_slots, hist, cell_offsets, width,
-                        n_parts):
-    if isinstance(packed, types.NoneType):
-        def add_float(codes, grad, hess, packed, row_slots, hist, cell_offsets, width,
-                      n_parts):
-            if n_parts > 1:
-                add_rows_parallel(codes, grad, hess, row_slots, hist, cell_offsets, width,
-                                  n_parts)
-            else:
-                _add_rows_of_features(codes, grad, hess, row_slots, hist, cell_offsets,
-                                      width, np.int64(0), codes.shape[1])
-        return add_float
-
-    def add_packed(codes, grad, hess, packed, row_slots, hist, cell_offsets, width, n_parts):
-        if n_parts > 1:
-            add_packed_rows_parallel(codes, packed, row_slots, hist, cell_offsets, width,
-                                     n_parts)
-        else:
-            _add_packed_rows_of_features(codes, packed, row_slots, hist, cell_offsets, width,
-                                         np.int64(0), codes.shape[1])
-    return add_packed
-
-
-def _fused_level(codes, grad, hess, packed, positions, splits, missing_code, node_to_slot,
-                 hist, cell_offsets, width):
-    """The fused one-thread level kernel of a numeric model
-    (``histogram.accumulate_histograms`` or, with ``packed``, its packed version)."""
-    raise NotImplementedError("compiled callers only")
-
-
-@overload(_fused_level, jit_options={"nogil": True, "cache": True})
-def _fused_level_for(codes, grad, hess, packed, positions, splits, missing_code,
-                     node_to_slot, hist, cell_offsets, width):
-    if isinstance(packed, types.NoneType):
-        def fused_float(codes, grad, hess, packed, positions, splits, missing_code,
-                        node_to_slot, hist, cell_offsets, width):
-            accumulate_histograms(codes, grad, hess, positions, splits[0], splits[1],
-                                  splits[2], splits[3], splits[4], missing_code,
-                                  node_to_slot, positions, hist, cell_offsets, width, None)
-        return fused_float
-
-    def fused_packed(codes, grad, hess, packed, positions, splits, missing_code,
-                     node_to_slot, hist, cell_offsets, width):
-        accumulate_packed_histograms(codes, packed, positions, splits[0], splits[1],
-                                     splits[2], splits[3], splits[4], missing_code,
-                                     node_to_slot, positions, hist, cell_offsets, width, None)
-    return fused_packed
 
 
 @numba.njit(nogil=True, cache=True)

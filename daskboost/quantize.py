@@ -37,6 +37,8 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
 from .keyed_random import GOLDEN, MIX1, MIX2, uniform
 
@@ -140,6 +142,25 @@ def unpack_histograms(packed, g_scale, h_scale):
     out = np.empty(packed.shape + (2,), dtype=np.float64)
     _unpack(np.ascontiguousarray(packed).reshape(-1), g_scale, h_scale, out.reshape(-1, 2))
     return out
+
+
+def float_sums(hists, g_scale, h_scale):
+    """For compiled callers: float (G, H) sums of histograms, float ones as they are,
+    packed integer sums unpacked as ``unpack_histograms`` does (chosen by the
+    histograms' dtype where numba compiles the caller: ``_float_sums_for``)."""
+    raise NotImplementedError("for compiled callers")
+
+
+@overload(float_sums, jit_options={"nogil": True, "cache": True})
+def _float_sums_for(hists, g_scale, h_scale):
+    if isinstance(hists.dtype, types.Float):
+        return lambda hists, g_scale, h_scale: hists
+
+    def unpacked(hists, g_scale, h_scale):  # (C-contiguous histograms)
+        out = np.empty(hists.shape + (2,), dtype=np.float64)
+        _unpack(hists.reshape(-1), g_scale, h_scale, out.reshape((-1, 2)))
+        return out
+    return unpacked
 
 
 @numba.njit(nogil=True, cache=True)
