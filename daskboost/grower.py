@@ -33,9 +33,8 @@ from .node_columns import (BIN, DEFAULT_LEFT, DEPTH, FEATURE, GAIN, LEFT, RIGHT,
                            NodeColumns, decide_splits, split_arrays)
 from .quantize import unpack_histograms
 from . import native_threads
-from .splitting import (find_splits, find_splits_categorical,
-                        find_splits_categorical_parallel, find_splits_monotone,
-                        find_splits_monotone_parallel, find_splits_parallel, leaf_values_of)
+from .splitting import (find_splits_monotone, find_splits_monotone_parallel, find_splits_of,
+                        leaf_values_of)
 from .thread_passes import map_ranges, thread_ranges
 from .tree import Tree
 
@@ -333,8 +332,6 @@ class TreeGrower:
             return _joined(results)
 
         found = _joined(map_ranges(kernel, thread_ranges(len(order), self._nodes_per_thread)))
-        if not self.mapper.has_categorical:
-            found = (*found, np.zeros((len(order), 0), dtype=np.bool_))
         return order, found
 
     @property
@@ -350,25 +347,25 @@ class TreeGrower:
 
     def _split_kernel(self, hists, sums, masks, nodes):
         """The split-finding kernel for these nodes: (gain, feature, bin, default_left,
-        left sums) and, with categorical features, the right sets.  With native threads
-        (``native_threads``), the nodes are searched on them: the same results."""
+        left sums, right sets; the right sets (n, 0) without categorical features).
+        With native threads (``native_threads``), the nodes are searched on them: the
+        same results."""
         p = self.params
-        on_threads = len(nodes) > 1 and native_threads.threads() > 1
-        if self.mapper.has_categorical:  # monotone constraints are refused with these
-            kernel = find_splits_categorical_parallel if on_threads else find_splits_categorical
-            return kernel(
-                hists, sums, self.mapper.cell_offsets, self.mapper.n_codes, masks,
-                self.mapper.is_categorical, p.reg_lambda, p.reg_alpha, p.max_delta_step,
-                p.min_child_weight, p.gamma, p.max_cat_to_onehot, p.max_cat_threshold)
         if p.monotone_constraints is None:
-            kernel = find_splits_parallel if on_threads else find_splits
-            return kernel(hists, sums, self.mapper.cell_offsets, masks, p.reg_lambda,
-                          p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma)
+            mapper = self.mapper
+            return find_splits_of(
+                hists, sums, masks, mapper.cell_offsets, mapper.n_codes,
+                mapper.is_categorical, mapper.is_categorical if mapper.has_categorical
+                else None, p.reg_lambda, p.reg_alpha, p.max_delta_step, p.min_child_weight,
+                p.gamma, p.max_cat_to_onehot, p.max_cat_threshold, native_threads.threads())
+        # (monotone constraints are refused with categorical features)
+        on_threads = len(nodes) > 1 and native_threads.threads() > 1
         kernel = find_splits_monotone_parallel if on_threads else find_splits_monotone
-        return kernel(
+        found = kernel(
             hists, sums, self._constraints.bounds(nodes.tolist()), self.mapper.cell_offsets,
             masks, self._constraints.monotone, p.reg_lambda, p.reg_alpha, p.max_delta_step,
             p.min_child_weight, p.gamma)
+        return (*found, np.zeros((len(nodes), 0), dtype=np.bool_))
 
     def _split_arrays(self, split_nodes):
         """The splits of ``split_nodes`` (increasing) as arrays over node ids (other

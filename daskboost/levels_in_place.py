@@ -33,8 +33,7 @@ from .blockstore import StoredArray
 from .histogram import level_pass
 from .node_columns import G, H, decide_splits, split_arrays
 from .quantize import float_sums
-from .splitting import (find_splits, find_splits_categorical, find_splits_categorical_parallel,
-                        find_splits_parallel)
+from .splitting import find_splits_of
 
 
 _NO_TABLE = np.zeros((0, 0), dtype=np.bool_)
@@ -223,32 +222,14 @@ def _search(hists, sums, masks, first, stop, found, cat_marker, cell_offsets, n_
     """``TreeGrower._split_kernel`` on one stack of histograms, the nodes
     ``first..stop-1`` of the pass's order; its results into ``found`` (the arrays of
     ``decide_splits``' ``found_*``) at those places."""
-    gain, feature, bin_, dl, left_sums, found_sets = found
-    on_threads = stop - first > 1 and threads > 1
-    if cat_marker is None:
-        if on_threads:
-            result = find_splits_parallel(hists, sums[first:stop], cell_offsets,
-                                          masks[first:stop], reg_lambda, reg_alpha,
-                                          max_delta_step, min_child_weight, gamma)
-        else:
-            result = find_splits(hists, sums[first:stop], cell_offsets, masks[first:stop],
-                                 reg_lambda, reg_alpha, max_delta_step, min_child_weight,
-                                 gamma)
-    else:
-        if on_threads:
-            full = find_splits_categorical_parallel(
-                hists, sums[first:stop], cell_offsets, n_codes, masks[first:stop],
-                is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
-                gamma, max_cat_to_onehot, max_cat_threshold)
-        else:
-            full = find_splits_categorical(
-                hists, sums[first:stop], cell_offsets, n_codes, masks[first:stop],
-                is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
-                gamma, max_cat_to_onehot, max_cat_threshold)
-        found_sets[first:stop] = full[5]
-        result = full[:5]
+    result = find_splits_of(hists, sums[first:stop], masks[first:stop], cell_offsets,
+                            n_codes, is_categorical, cat_marker, reg_lambda, reg_alpha,
+                            max_delta_step, min_child_weight, gamma, max_cat_to_onehot,
+                            max_cat_threshold, threads)
+    gain, feature, bin_, dl, left_sums, right_sets = found
     gain[first:stop] = result[0]
     feature[first:stop] = result[1]
     bin_[first:stop] = result[2]
     dl[first:stop] = result[3]
     left_sums[first:stop] = result[4]
+    right_sets[first:stop] = result[5]

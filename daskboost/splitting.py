@@ -808,3 +808,33 @@ def find_splits_categorical_parallel(hists, node_sums, cell_offsets, n_codes, fe
             is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
             max_cat_to_onehot, max_cat_threshold, right[i]))
     return gain, feature, bin_, default_left, left_sums, right
+
+
+@numba.njit(nogil=True, cache=True)
+def find_splits_of(hists, node_sums, feature_masks, cell_offsets, n_codes, is_categorical,
+                   categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                   gamma, max_cat_to_onehot, max_cat_threshold, threads):
+    """The split search of an unconstrained model's nodes: ``find_splits_categorical``
+    when ``categorical`` is not None (a model with categorical features; any array),
+    else ``find_splits`` with (n_nodes, 0) right sets; the nodes on native threads when
+    ``threads`` > 1 and there are several (the same results either way)."""
+    on_threads = hists.shape[0] > 1 and threads > 1
+    if categorical is None:
+        if on_threads:
+            found = find_splits_parallel(hists, node_sums, cell_offsets, feature_masks,
+                                         reg_lambda, reg_alpha, max_delta_step,
+                                         min_child_weight, gamma)
+        else:
+            found = find_splits(hists, node_sums, cell_offsets, feature_masks, reg_lambda,
+                                reg_alpha, max_delta_step, min_child_weight, gamma)
+        return (found[0], found[1], found[2], found[3], found[4],
+                np.zeros((hists.shape[0], 0), dtype=np.bool_))
+    if on_threads:
+        return find_splits_categorical_parallel(
+            hists, node_sums, cell_offsets, n_codes, feature_masks, is_categorical,
+            reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
+            max_cat_to_onehot, max_cat_threshold)
+    return find_splits_categorical(
+        hists, node_sums, cell_offsets, n_codes, feature_masks, is_categorical, reg_lambda,
+        reg_alpha, max_delta_step, min_child_weight, gamma, max_cat_to_onehot,
+        max_cat_threshold)
