@@ -147,23 +147,27 @@ def level_pass(codes, grad, hess, packed, positions, new_positions, splits, miss
                        min(n_threads, codes.shape[1]))
     else:
         fused_level(codes, grad, hess, packed, positions, new_positions, splits,
-                    missing_code, node_to_slot, hist, cell_offsets, width)
+                    missing_code, node_to_slot, cat_table, hist, cell_offsets, width)
 
 
 def fused_level(codes, grad, hess, packed, positions, new_positions, splits, missing_code,
-                node_to_slot, hist, cell_offsets, width):
+                node_to_slot, cat_table, hist, cell_offsets, width):
     """The fused one-thread level kernel of a numeric model: ``accumulate_histograms``,
     or with ``packed`` its packed version (chosen by ``packed``'s type where numba
-    compiles the caller: ``_fused_level_for``)."""
+    compiles the caller: ``_fused_level_for``).  Never run for a model with
+    categorical features (``cat_table`` not None), for which nothing is compiled."""
     raise NotImplementedError("for compiled callers")
 
 
 @overload(fused_level, jit_options={"nogil": True, "cache": True})
 def _fused_level_for(codes, grad, hess, packed, positions, new_positions, splits,
-                     missing_code, node_to_slot, hist, cell_offsets, width):
+                     missing_code, node_to_slot, cat_table, hist, cell_offsets, width):
+    if not isinstance(cat_table, types.NoneType):
+        return (lambda codes, grad, hess, packed, positions, new_positions, splits,
+                missing_code, node_to_slot, cat_table, hist, cell_offsets, width: None)
     if isinstance(packed, types.NoneType):
         def fused_float(codes, grad, hess, packed, positions, new_positions, splits,
-                        missing_code, node_to_slot, hist, cell_offsets, width):
+                        missing_code, node_to_slot, cat_table, hist, cell_offsets, width):
             accumulate_histograms(codes, grad, hess, positions, splits[0], splits[1],
                                   splits[2], splits[3], splits[4], missing_code,
                                   node_to_slot, new_positions, hist, cell_offsets, width,
@@ -171,7 +175,7 @@ def _fused_level_for(codes, grad, hess, packed, positions, new_positions, splits
         return fused_float
 
     def fused_packed(codes, grad, hess, packed, positions, new_positions, splits,
-                     missing_code, node_to_slot, hist, cell_offsets, width):
+                     missing_code, node_to_slot, cat_table, hist, cell_offsets, width):
         accumulate_packed_histograms(codes, packed, positions, splits[0], splits[1],
                                      splits[2], splits[3], splits[4], missing_code,
                                      node_to_slot, new_positions, hist, cell_offsets, width,

@@ -31,6 +31,8 @@ in the scan order above.
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
 # Minimum gain for a split to count (xgboost's kRtEps).
 MIN_SPLIT_GAIN = 1e-6
@@ -818,23 +820,52 @@ def find_splits_of(hists, node_sums, feature_masks, cell_offsets, n_codes, is_ca
     when ``categorical`` is not None (a model with categorical features; any array),
     else ``find_splits`` with (n_nodes, 0) right sets; the nodes on native threads when
     ``threads`` > 1 and there are several (the same results either way)."""
-    on_threads = hists.shape[0] > 1 and threads > 1
-    if categorical is None:
+    return _split_search(hists, node_sums, feature_masks, cell_offsets, n_codes,
+                         is_categorical, categorical, reg_lambda, reg_alpha, max_delta_step,
+                         min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold,
+                         hists.shape[0] > 1 and threads > 1)
+
+
+def _split_search(hists, node_sums, feature_masks, cell_offsets, n_codes, is_categorical,
+                  categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
+                  max_cat_to_onehot, max_cat_threshold, on_threads):
+    """``find_splits_of``'s kernels, the numeric or the categorical ones chosen by the
+    type of ``categorical`` when numba compiles the caller (a branch on it would compile
+    both: ~6 s more for a first categorical fit)."""
+    raise NotImplementedError("for compiled callers")
+
+
+@overload(_split_search, jit_options={"nogil": True, "cache": True})
+def _split_search_for(hists, node_sums, feature_masks, cell_offsets, n_codes, is_categorical,
+                      categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                      gamma, max_cat_to_onehot, max_cat_threshold, on_threads):
+    if isinstance(categorical, types.NoneType):
+        def numeric(hists, node_sums, feature_masks, cell_offsets, n_codes, is_categorical,
+                    categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                    gamma, max_cat_to_onehot, max_cat_threshold, on_threads):
+            if on_threads:
+                found = find_splits_parallel(hists, node_sums, cell_offsets, feature_masks,
+                                             reg_lambda, reg_alpha, max_delta_step,
+                                             min_child_weight, gamma)
+            else:
+                found = find_splits(hists, node_sums, cell_offsets, feature_masks,
+                                    reg_lambda, reg_alpha, max_delta_step, min_child_weight,
+                                    gamma)
+            return (found[0], found[1], found[2], found[3], found[4],
+                    np.zeros((hists.shape[0], 0), dtype=np.bool_))
+        return numeric
+
+    def with_categories(hists, node_sums, feature_masks, cell_offsets, n_codes,
+                        is_categorical, categorical, reg_lambda, reg_alpha, max_delta_step,
+                        min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold,
+                        on_threads):
         if on_threads:
-            found = find_splits_parallel(hists, node_sums, cell_offsets, feature_masks,
-                                         reg_lambda, reg_alpha, max_delta_step,
-                                         min_child_weight, gamma)
-        else:
-            found = find_splits(hists, node_sums, cell_offsets, feature_masks, reg_lambda,
-                                reg_alpha, max_delta_step, min_child_weight, gamma)
-        return (found[0], found[1], found[2], found[3], found[4],
-                np.zeros((hists.shape[0], 0), dtype=np.bool_))
-    if on_threads:
-        return find_splits_categorical_parallel(
+            return find_splits_categorical_parallel(
+                hists, node_sums, cell_offsets, n_codes, feature_masks, is_categorical,
+                reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
+                max_cat_to_onehot, max_cat_threshold)
+        return find_splits_categorical(
             hists, node_sums, cell_offsets, n_codes, feature_masks, is_categorical,
             reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
             max_cat_to_onehot, max_cat_threshold)
-    return find_splits_categorical(
-        hists, node_sums, cell_offsets, n_codes, feature_masks, is_categorical, reg_lambda,
-        reg_alpha, max_delta_step, min_child_weight, gamma, max_cat_to_onehot,
-        max_cat_threshold)
+    return with_categories
