@@ -3,20 +3,20 @@ held in this process.
 
 The level loop (``level_loop``) runs one pass per level: a ``LevelStep`` built in
 Python, the pass (``partition.partition_step``) and the reduction, then
-``TreeGrower.receive``. Around the kernels, that Python costs a small fit about a
-fifth of its time: ~60-70 ms of a ~290 ms diamonds fit (43,000 rows, 100 trees of
-depth 6; ``benchmarks/RESULTS.md``). When a round's trees are one tree (K = 1) grown
-depthwise, without constraints or per-level/per-node column sampling, and the fit's
-rows are one in-memory block of one partition in this process, the loop hands the tree
-over after the root's split (``InPlaceLevels``). ``grow_levels`` then runs what every
-later level's pass and ``receive`` would run, with the same kernels, in the same
-order, on the same arrays:
+``TreeGrower.receive``. Around the kernels, that Python is 6-14% of a 2,000-50,000-row
+fit (``benchmarks/RESULTS.md``, "A tree's levels in one compiled call"). When a round's
+trees are one tree (K = 1) grown depthwise, without constraints or per-level/per-node
+column sampling, and the fit's rows are one in-memory block of one partition in this
+process, the loop hands the tree over after the root's split (``InPlaceLevels``).
+``grow_levels`` then runs what every later level's pass and ``receive`` would run,
+with the same kernels, in the same order, on the same arrays:
 
 - the rows move under the last splits and the requested histograms are built
-  (``histogram``'s kernels, chosen as ``add_block_histograms`` chooses them);
+  (``histogram.level_pass``, as ``add_block_histograms`` calls it);
 - the siblings are derived by subtraction (parent - built child);
-- the new nodes' splits are searched (``splitting``'s kernels; quantized sums unpacked
-  first, as ``TreeGrower._unpacked`` does);
+- the new nodes' splits are searched (``splitting.find_splits_of``, as
+  ``TreeGrower._split_kernel`` calls it; quantized sums unpacked first, as
+  ``TreeGrower._unpacked`` does);
 - ``node_columns.decide_splits`` takes the decisions.
 
 So the trees are the same, bit for bit (``tests/test_levels_in_place.py``). What is left
@@ -42,7 +42,7 @@ _NO_TABLE = np.zeros((0, 0), dtype=np.bool_)
 @dataclass
 class InPlaceLevels:
     """The step of a round's tree grown in place after its root's split: the grower
-    (its node columns are filled in, ``TreeGrower.grow_in_place``), the root's split
+    (its node columns are filled in: ``TreeGrower.in_place_arrays``), the root's split
     arrays ((1, n_nodes) each, and the table of right sets or None), and what the
     kernels need of the binning and of the round."""
 
