@@ -116,9 +116,9 @@ class ClusterRuntime:
         (each gets a contiguous range of the partitions, ``_build``)."""
         return len(self._live_workers())
 
-    def one_local_partition(self, states):
+    def grows_in_place(self, states):
         """Never on a cluster: the level loop runs on every worker, apart from most
-        partitions (``runtime.Runtime.one_local_partition``)."""
+        partitions (``runtime.Runtime.grows_in_place``)."""
         return False
 
     def new_name(self, what):

@@ -84,9 +84,9 @@ def grow_levels(growers, pending, mapper, first, in_place=False):
     (``new_tree=True``, the previous round's leaf values, the objective, row
     sampling).  Deterministic: on a cluster every worker runs it on the same sums and
     takes the same decisions.  ``in_place``: the fit's rows are one partition in this
-    process; a tree that can (``TreeGrower.grows_in_place``) then grows its levels
-    after the root's split in one pass (``levels_in_place``), unless that pass says
-    its partition cannot (it answers None).
+    process that can grow trees in place (``Runtime.grows_in_place``); a tree that can
+    too (``TreeGrower.grows_in_place``) then grows its levels after the root's split in
+    one pass (``levels_in_place``).
     """
     leaf_values = first["leaf_values"]
     quantized = {}  # quantized gradients: the round's scales and keys (``quantize``)
@@ -115,10 +115,8 @@ def grow_levels(growers, pending, mapper, first, in_place=False):
         if in_place and len(growers) == 1 and growers[0].grows_in_place():
             grown = yield in_place_step(growers[0], pending, mapper,
                                         quantized.get("quant_scales"))
-            if grown is not None:
-                pending = stack_splits(growers, [growers[0].grown_in_place(grown)])
-                break
-            in_place = False  # (the partition cannot: the level passes, as for any fit)
+            pending = stack_splits(growers, [growers[0].grown_in_place(grown)])
+            break
     for grower in growers:
         grower.drop_histograms()
     return growers, pending

@@ -498,17 +498,20 @@ def partition_step(state, step):
     return state, hist
 
 
-def _levels_in_place(state, step):
-    """A tree's remaining levels grown in one compiled call (``levels_in_place``) on a
-    partition whose codes are one block in memory and whose per-row arrays are whole;
-    None (the loop then runs its level passes) for any other, and in a process whose
-    kernels may not use native threads: the compiled loop links the parallel kernels,
+def grows_in_place(state):
+    """Whether a tree's levels may grow in one compiled call (``levels_in_place``) on
+    this partition: its codes are one block in memory, its per-row arrays whole, and
+    its kernels may use native threads (the compiled loop links the parallel kernels,
     and loading them starts numba's threading layer, which a forked child of a process
-    that used OpenMP cannot survive (``native_threads``)."""
+    that used OpenMP cannot survive: ``native_threads``)."""
+    return (single_block(state.codes) is not None and not isinstance(state.margin, RowColumn)
+            and native_threads.available())
+
+
+def _levels_in_place(state, step):
+    """A tree's remaining levels grown in one compiled call on a partition that
+    ``grows_in_place``."""
     codes = single_block(state.codes)
-    if (codes is None or isinstance(state.margin, RowColumn)
-            or not native_threads.available()):
-        return None
     return grow_in_place(state, step, codes, kernel_threads_of(codes),
                          native_threads.threads())
 

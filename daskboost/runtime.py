@@ -31,6 +31,7 @@ from . import memory, raw_cache
 from .blockstore import budget_bytes, close_store
 from .graphs import add_tree_reduction, per_partition_graph, raw_inputs
 from .level_loop import drive, run_sync
+from .partition import grows_in_place as partition_grows_in_place
 from .thread_passes import kernel_threads, run_pass
 
 
@@ -101,11 +102,12 @@ class Runtime:
         """How many processes the training states are spread over: this one."""
         return 1
 
-    def one_local_partition(self, states):
-        """Whether ``states`` is one partition, held in this process with the level
-        loop: a pass may then work on the loop's own objects
-        (``level_loop.grow_levels``' ``in_place``)."""
-        return len(states) == 1
+    def grows_in_place(self, states):
+        """Whether the level loop may grow its trees' levels in one pass
+        (``level_loop.grow_levels``' ``in_place``): ``states`` is one partition, held in
+        this process with the loop (the pass then works on the loop's own objects), in
+        a form the compiled loop takes (``partition.grows_in_place``)."""
+        return len(states) == 1 and partition_grows_in_place(states[0])
 
     def new_name(self, what):
         return f"daskboost-{self.fit_id}-{what}-{next(self._counter)}"

@@ -565,7 +565,7 @@ class _Boosting:
         self.states, grown = runtime.run_loop(
             self.states, functools.partial(grow_rounds, self.mapper, params,
                                            objective, rounds, self.pending, self.leaf_values,
-                                           trim, runtime.one_local_partition(self.states)),
+                                           trim, runtime.grows_in_place(self.states)),
             partition_step, add_histograms, add_histograms_into)
         all_scores = []
         for round_, (growers, pending) in zip(rounds, grown):

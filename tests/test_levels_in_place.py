@@ -28,7 +28,7 @@ def in_place_calls(monkeypatch):
 
 def _level_passes_only(monkeypatch):
     """From now on, every fit grows its trees with the level loop's passes."""
-    monkeypatch.setattr(runtime.Runtime, "one_local_partition", lambda self, states: False)
+    monkeypatch.setattr(runtime.Runtime, "grows_in_place", lambda self, states: False)
 
 
 def _saved(model, tmp_path, name):
@@ -143,7 +143,7 @@ def test_several_partitions_or_trees_take_the_level_passes(in_place_calls):
 def test_a_partition_in_several_blocks_takes_the_level_passes(tmp_path, monkeypatch,
                                                               in_place_calls):
     # no budget: the codes go to disk in blocks of 1,000 rows, the per-row arrays to row
-    # blocks, and the in-place pass answers that it cannot run there
+    # blocks, and no in-place pass is even tried
     small = functools.partial(blockstore.StoreConfig, block_rows=1000)
     monkeypatch.setattr(daskboost.sklearn, "StoreConfig", small)
     monkeypatch.setattr(blockstore, "StoreConfig", small)
@@ -161,6 +161,6 @@ def test_a_partition_in_several_blocks_takes_the_level_passes(tmp_path, monkeypa
         return _saved(model.fit(X, y), tmp_path, "model")
 
     in_blocks = fit()
-    assert len(tried) == BASE["n_estimators"] and in_place_calls == []
+    assert tried == [] and in_place_calls == []
     _level_passes_only(monkeypatch)
     assert fit() == in_blocks
