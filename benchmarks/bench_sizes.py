@@ -8,7 +8,8 @@ What it measures, side by side in one process and one run:
   (default 200,000).
 * Input as users hold it at that size: numpy arrays in memory for the smaller sizes;
   from 1,000,000 rows up a dask array of 8 row chunks for daskboost (the threaded
-  scheduler, no distributed Client), numpy for the others.
+  scheduler, no distributed Client), numpy for the others.  ``--chunk-rows N``: a dask
+  array of N-row chunks for daskboost at every size (a user's array in small chunks).
 * Model: 100 trees, depth 6, learning rate 0.1, 256 bins (255 for LightGBM), L2 1,
   minimum child hessian 1, 2 threads each (the settings of ``bench_binary``).
 * ``daskboost-quantized``: daskboost with ``quantized_grad=True`` (4 bins), as a
@@ -27,6 +28,7 @@ Run from the repository root::
 
     python benchmarks/bench_sizes.py --repeats 5 --auc-samples 5
     python benchmarks/bench_sizes.py --sizes 20000 --libraries daskboost,lightgbm
+    python benchmarks/bench_sizes.py --sizes 60000 --chunk-rows 10000 --libraries daskboost,lightgbm
 """
 
 import common  # noqa: F401  (first: fixes the thread count)
@@ -42,15 +44,18 @@ DASK_CHUNKS = 8
 ROUNDS, DEPTH, LEARNING_RATE = 100, 6, 0.1
 
 
-def make_fit(name, X, y, **overrides):
-    """``fit() -> predict_proba(X_test)[:, 1]`` of one library on (X, y) (``overrides``:
-    more daskboost parameters)."""
+def make_fit(name, X, y, chunk_rows=None, **overrides):
+    """``fit() -> predict_proba(X_test)[:, 1]`` of one library on (X, y) (``chunk_rows``:
+    daskboost's input a dask array of such row chunks; ``overrides``: more daskboost
+    parameters)."""
     if name in common.DASKBOOST_VARIANTS:
         from daskboost import DaskBoostClassifier
-        if len(X) >= DASK_FROM_ROWS:
+        if chunk_rows is None and len(X) >= DASK_FROM_ROWS:
+            chunk_rows = -(-len(X) // DASK_CHUNKS)
+        if chunk_rows is not None:
             import dask.array as da
-            chunk = -(-len(X) // DASK_CHUNKS)
-            X, y = da.from_array(X, chunks=(chunk, -1)), da.from_array(y, chunks=chunk)
+            X, y = (da.from_array(X, chunks=(chunk_rows, -1)),
+                    da.from_array(y, chunks=chunk_rows))
         extra = {**common.DASKBOOST_VARIANTS[name], **overrides}
         model = DaskBoostClassifier(n_estimators=ROUNDS, max_depth=DEPTH,
                                     learning_rate=LEARNING_RATE, max_bin=256, reg_lambda=1.0,
@@ -84,13 +89,16 @@ def main(argv=None):
     parser.add_argument("--auc-samples", type=int, default=1,
                         help="training samples whose mean test AUC is reported too (the "
                              "first is the timed one)")
+    parser.add_argument("--chunk-rows", type=int, default=None,
+                        help="daskboost's input: a dask array of chunks of this many rows "
+                             "at every size")
     common.add_run_options(parser, LIBRARIES)
     args = common.parse_run_args(parser, LIBRARIES, argv)
     sizes = common.parse_number_list(parser, "--sizes", args.sizes, int, "integers")
     if (not sizes or min(sizes) < 1000 or args.repeats < 1 or args.test_rows < 1000
-            or args.auc_samples < 1):
+            or args.auc_samples < 1 or (args.chunk_rows is not None and args.chunk_rows < 1)):
         parser.error("--sizes of at least 1000 rows, --test-rows >= 1000, --repeats >= 1, "
-                     "--auc-samples >= 1")
+                     "--auc-samples >= 1, --chunk-rows >= 1")
     if not 0.0 <= args.missing_fraction < 1.0:
         parser.error(f"--missing-fraction must be in [0, 1); got {args.missing_fraction}")
     missing = args.missing_fraction
@@ -104,7 +112,7 @@ def main(argv=None):
     rows, results = [], {}
     for size in sizes:
         X, y, _ = common.make_binary(size, args.seed, missing)
-        fits = {name: make_fit(name, X, y) for name in args.libraries}
+        fits = {name: make_fit(name, X, y, args.chunk_rows) for name in args.libraries}
         times = {name: [] for name in args.libraries}
         predictors = {}
         for repeat in range(args.repeats):
@@ -119,7 +127,7 @@ def main(argv=None):
         for sample in range(1, args.auc_samples):  # untimed: accuracy only
             X, y, _ = common.make_binary(size, args.seed + 100 * sample, missing)
             for name in args.libraries:
-                predict = make_fit(name, X, y)()
+                predict = make_fit(name, X, y, args.chunk_rows)()
                 sample_aucs[name].append(common.roc_auc(y_test, predict(X_test)))
         medians = {name: common.median(v) for name, v in times.items()}
         results[size] = {"seconds": times, "auc": aucs, "sample_aucs": sample_aucs}

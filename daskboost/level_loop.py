@@ -83,8 +83,8 @@ def grow_levels(growers, pending, mapper, first, in_place=False):
     round's last splits; ``first``: the ``LevelStep`` fields of the round's first pass
     (``new_tree=True``, the previous round's leaf values, the objective, row
     sampling).  Deterministic: on a cluster every worker runs it on the same sums and
-    takes the same decisions.  ``in_place``: the fit's rows are one partition in this
-    process that can grow trees in place (``Runtime.grows_in_place``); a tree that can
+    takes the same decisions.  ``in_place``: the fit's partitions are in this process
+    and can grow trees in place (``Runtime.grows_in_place``); a tree that can
     too (``TreeGrower.grows_in_place``) then grows its levels after the root's split in
     one pass (``levels_in_place``).
     """

@@ -1,18 +1,21 @@
 """A tree's levels grown in one compiled call, where the fit's rows are one partition
-held in this process.
+held in this process, or a few small ones.
 
 The level loop (``level_loop``) runs one pass per level: a ``LevelStep`` built in
 Python, the pass (``partition.partition_step``) and the reduction, then
 ``TreeGrower.receive``. Around the kernels, that Python is 6-14% of a 2,000-50,000-row
 fit (``benchmarks/RESULTS.md``, "A tree's levels in one compiled call"). When a round's
 trees are one tree (K = 1) grown depthwise, without constraints or per-level/per-node
-column sampling, and the fit's rows are one in-memory block of one partition in this
-process, the loop hands the tree over after the root's split (``InPlaceLevels``).
+column sampling, and each of the fit's partitions is one in-memory block in this
+process (several: only where the level passes run them one after the other with
+native threads in each kernel, ``runtime.Runtime.grows_in_place``), the loop hands the
+tree over after the root's split (``InPlaceLevels``).
 ``grow_levels`` then runs what every later level's pass and ``receive`` would run,
 with the same kernels, in the same order, on the same arrays:
 
 - the rows move under the last splits and the requested histograms are built
-  (``histogram.level_pass``, as ``add_block_histograms`` calls it);
+  (``histogram.level_pass``, as ``add_block_histograms`` calls it), partition by
+  partition, and added in the fixed order of ``reduction``;
 - the siblings are derived by subtraction (parent - built child);
 - the new nodes' splits are searched (``splitting.find_splits_of``, as
   ``TreeGrower._split_kernel`` calls it; quantized sums unpacked first, as
@@ -28,9 +31,13 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+from numba import types
+from numba.extending import overload
+from numba.typed import List
 
+from . import native_threads
 from .blockstore import StoredArray
-from .histogram import level_pass
+from .histogram import kernel_threads_of, level_pass
 from .node_columns import G, H, decide_splits, split_arrays
 from .quantize import float_sums
 from .splitting import find_splits_of
@@ -73,18 +80,25 @@ def single_block(codes):
     return codes.single_memory_block() if isinstance(codes, StoredArray) else None
 
 
-def grow_in_place(state, step, codes, pass_threads, search_threads):
-    """Run ``step`` (``InPlaceLevels``) on a partition ``state`` whose codes are the one
-    block ``codes``; returns ``LevelsGrown``.  ``pass_threads``: the native threads the
-    level kernels take on this block (1: the one-thread kernels,
-    ``histogram.kernel_threads_of``); ``search_threads``: those of the split search
-    (``native_threads.threads``)."""
+def grow_in_place(states, step):
+    """Run ``step`` (``InPlaceLevels``) on the partition ``states``, each of which
+    ``partition.grows_in_place``; returns ``LevelsGrown``.  The partitions' passes run
+    one after the other, each pass's kernels on the native threads
+    ``histogram.kernel_threads_of`` gives its block (as the level loop's passes over
+    such partitions do: ``thread_passes.pass_on_native_threads``); the split search on
+    ``native_threads.threads()``."""
     grower = step.grower
     nodes, mask, built, derive, parents, parent_hists = grower.in_place_arrays()
     mapper, p = grower.mapper, grower.params
     g_scale, h_scale = step.quant_scale if step.quant_scale is not None else (1.0, 1.0)
+    codes = [single_block(state.codes) for state in states]
+    pass_threads = np.array([kernel_threads_of(block) for block in codes], dtype=np.int64)
+    rows = _partition_arrays(
+        codes, [s.grad for s in states], [s.hess for s in states],
+        None if states[0].quantized is None else [s.quantized for s in states],
+        [s.positions for s in states])
     n_nodes, n_leaves, n_candidates, chosen = grow_levels(
-        codes, state.grad, state.hess, state.quantized, state.positions, g_scale, h_scale,
+        *rows, g_scale, h_scale,
         *step.splits, _NO_TABLE if step.cat_table is None else step.cat_table,
         step.cat_table, built, derive, parents, parent_hists,
         nodes.ints, nodes.floats, nodes.candidate_ints, nodes.candidate_floats,
@@ -92,8 +106,18 @@ def grow_in_place(state, step, codes, pass_threads, search_threads):
         mapper.cell_offsets, step.cell_width, nodes.n_codes, step.missing_code,
         p.reg_lambda, p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma,
         p.max_cat_to_onehot, p.max_cat_threshold, p.max_depth, p.max_leaves, grower.n_nodes,
-        grower.n_leaves, pass_threads, search_threads)
+        grower.n_leaves, pass_threads, native_threads.threads())
     return LevelsGrown(n_nodes, n_leaves, n_candidates, chosen)
+
+
+def _partition_arrays(codes, grad, hess, packed, positions):
+    """The per-row arrays of ``grow_levels``: each partition's (codes, g, h, packed or
+    None, node ids); one partition's as they are, several partitions' as typed lists
+    (one compiled version for any number of partitions)."""
+    if len(codes) == 1:
+        return codes[0], grad[0], hess[0], None if packed is None else packed[0], positions[0]
+    return tuple(None if arrays is None else List(arrays)
+                 for arrays in (codes, grad, hess, packed, positions))
 
 
 @numba.njit(nogil=True, cache=True)
@@ -106,6 +130,11 @@ def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_fe
                 max_leaves, n_nodes, n_leaves, pass_threads, search_threads):
     """Grow one tree's levels after its root's split (see the module docstring).
 
+    ``codes``, ``grad``, ``hess``, ``packed``, ``positions``: one partition's arrays, or
+    typed lists of several partitions' (``_partition_arrays``); each pass then builds
+    every partition's histograms and adds them in the fixed order of ``reduction``, as
+    the level loop's passes do (``_level_histograms``).
+
     ``split_*`` / ``table``: the splits to apply first ((1, n_nodes) each) and their
     table of right sets; ``cat_marker``: None for a model without categorical features
     (the kernels then get no table, as the level passes do, and numba compiles the
@@ -115,8 +144,8 @@ def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_fe
     rows' quantized gradients (then ``grad`` and ``hess`` are not read and histograms
     are packed integer sums, unpacked with ``g_scale``, ``h_scale`` for the split
     search) or None; node columns as ``decide_splits`` takes them, holding the tree's
-    largest size; ``pass_threads``: native threads of the level kernels,
-    ``search_threads``: of the split search.
+    largest size; ``pass_threads``: (n_partitions,) native threads of each partition's
+    level kernels, ``search_threads``: of the split search.
 
     Returns ``(n_nodes, n_leaves, n_candidates, chosen)``: the nodes split by the last
     level's decisions (sorted), whose splits are left pending.
@@ -136,16 +165,11 @@ def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_fe
         node_to_slot = np.full((1, n_nodes), -1, dtype=np.int32)
         for k in range(n_built):
             node_to_slot[0, built[k]] = k
-        hist = np.zeros((n_built,) + parent_hists.shape[1:], dtype=parent_hists.dtype)
-        splits = (split_feature, split_bin, default_left, left_child, right_child)
-        if cat_marker is None:
-            level_pass(codes, grad, hess, packed, positions, positions, splits,
-                       missing_code, node_to_slot, None, hist, cell_offsets, width,
-                       pass_threads)
-        else:
-            level_pass(codes, grad, hess, packed, positions, positions, splits,
-                       missing_code, node_to_slot, table, hist, cell_offsets, width,
-                       pass_threads)
+        hist = _level_histograms(codes, grad, hess, packed, positions,
+                                 (split_feature, split_bin, default_left, left_child,
+                                  right_child), missing_code, node_to_slot, table,
+                                 cat_marker, n_built, parent_hists, cell_offsets, width,
+                                 pass_threads)
         # ``TreeGrower.receive``: the siblings by subtraction, then the new nodes' splits
         derived = np.empty((derive.shape[0],) + hist.shape[1:], dtype=hist.dtype)
         for j in range(derive.shape[0]):
@@ -192,6 +216,100 @@ def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_fe
         parent_source, parent_index = _locate(parents, built, order[n_built:])
         last_built, last_derived = hist, derived
         built = build
+
+
+def _level_histograms(codes, grad, hess, packed, positions, splits, missing_code,
+                      node_to_slot, table, cat_marker, n_built, parent_hists, cell_offsets,
+                      width, pass_threads):
+    """A level's pass (``histogram.level_pass``) over one partition's arrays or over a
+    typed list of partitions' (chosen by ``codes``' type where numba compiles the caller:
+    ``_level_histograms_for``): the rows move under ``splits``; returns the ``n_built``
+    histograms (shaped as ``parent_hists``' rows), summed over the partitions in the
+    fixed order of ``reduction``."""
+    raise NotImplementedError("for compiled callers")
+
+
+@overload(_level_histograms, jit_options={"nogil": True, "cache": True})
+def _level_histograms_for(codes, grad, hess, packed, positions, splits, missing_code,
+                          node_to_slot, table, cat_marker, n_built, parent_hists,
+                          cell_offsets, width, pass_threads):
+    if isinstance(codes, types.Array):
+        def one_partition(codes, grad, hess, packed, positions, splits, missing_code,
+                          node_to_slot, table, cat_marker, n_built, parent_hists,
+                          cell_offsets, width, pass_threads):
+            hist = np.zeros((n_built,) + parent_hists.shape[1:], dtype=parent_hists.dtype)
+            _partition_pass(codes, grad, hess, packed, positions, splits, missing_code,
+                            node_to_slot, table, cat_marker, hist, cell_offsets, width,
+                            pass_threads[0])
+            return hist
+        return one_partition
+
+    def partitions(codes, grad, hess, packed, positions, splits, missing_code, node_to_slot,
+                   table, cat_marker, n_built, parent_hists, cell_offsets, width,
+                   pass_threads):
+        # one partition after the other, each pass into the top of a stack of partial
+        # sums; two on top covering as many partitions are added (left + right), and at
+        # the end the stack is added from the top down: the pairs and the order of
+        # ``reduction.reduction_steps`` (pairs of partitions, then pairs of pairs, an
+        # odd one out carried up), with at most log2(n) + 1 partial sums held
+        n_parts = len(codes)
+        depth = 1
+        while (1 << (depth - 1)) < n_parts:
+            depth += 1
+        stack = np.empty((depth, n_built) + parent_hists.shape[1:], dtype=parent_hists.dtype)
+        covered = np.zeros(depth, dtype=np.int64)
+        top = 0
+        for p in range(n_parts):
+            stack[top] = 0
+            _partition_pass(codes[p], grad[p], hess[p], _item(packed, p), positions[p],
+                            splits, missing_code, node_to_slot, table, cat_marker,
+                            stack[top], cell_offsets, width, pass_threads[p])
+            covered[top] = 1
+            top += 1
+            while top >= 2 and covered[top - 1] == covered[top - 2]:
+                _add_into(stack[top - 2], stack[top - 1])
+                covered[top - 2] += covered[top - 1]
+                top -= 1
+        while top >= 2:
+            _add_into(stack[top - 2], stack[top - 1])
+            top -= 1
+        return stack[0]
+    return partitions
+
+
+@numba.njit(nogil=True, cache=True)
+def _add_into(left, right):
+    """``left += right`` elementwise (C-contiguous arrays of one shape): a reduction
+    step, ``histogram.add_histograms``' ``left + right``."""
+    left_flat, right_flat = left.reshape(-1), right.reshape(-1)
+    for i in range(left_flat.shape[0]):
+        left_flat[i] += right_flat[i]
+
+
+@numba.njit(nogil=True, cache=True)
+def _partition_pass(codes, grad, hess, packed, positions, splits, missing_code, node_to_slot,
+                    table, cat_marker, hist, cell_offsets, width, n_threads):
+    """One partition's level pass into ``hist``; ``cat_marker`` None: a model without
+    categorical features (the kernels get no table, and numba compiles the category
+    test away)."""
+    if cat_marker is None:
+        level_pass(codes, grad, hess, packed, positions, positions, splits, missing_code,
+                   node_to_slot, None, hist, cell_offsets, width, n_threads)
+    else:
+        level_pass(codes, grad, hess, packed, positions, positions, splits, missing_code,
+                   node_to_slot, table, hist, cell_offsets, width, n_threads)
+
+
+def _item(arrays, p):
+    """``arrays[p]``, or None for None (a fit without quantized gradients)."""
+    raise NotImplementedError("for compiled callers")
+
+
+@overload(_item, jit_options={"nogil": True, "cache": True}, inline="always")
+def _item_for(arrays, p):
+    if isinstance(arrays, types.NoneType):
+        return lambda arrays, p: None
+    return lambda arrays, p: arrays[p]
 
 
 @numba.njit(nogil=True, cache=True)

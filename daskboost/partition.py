@@ -30,9 +30,9 @@ from .binning import narrowed
 from .blockstore import RowColumn, StoredArray
 from .lake import ParquetColumns
 from .histogram import (add_block_histograms, add_leaf_values, add_root_histograms,
-                        build_histograms, kernel_threads_of, new_histograms, row_blocks)
+                        build_histograms, new_histograms, row_blocks)
 from .keyed_random import GOLDEN, MIX1, uniform
-from .levels_in_place import InPlaceLevels, grow_in_place, single_block
+from .levels_in_place import single_block
 from .quantize import GradientMaxima, gradient_maxima, quantize, row_dtype
 from .sketch import merge, merge_blocks, summarize_block, summarize_column, summarize_columns_of
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
@@ -481,8 +481,6 @@ def partition_step(state, step):
     belong to it alone): keeping the old arrays until every partition is done would
     hold a second copy of the margins, gradients and positions of all rows.
     """
-    if isinstance(step, InPlaceLevels):
-        return state, _levels_in_place(state, step)
     if step.new_tree:
         return _start_round(state, step)
     if isinstance(state.margin, RowColumn):
@@ -506,14 +504,6 @@ def grows_in_place(state):
     that used OpenMP cannot survive: ``native_threads``)."""
     return (single_block(state.codes) is not None and not isinstance(state.margin, RowColumn)
             and native_threads.available())
-
-
-def _levels_in_place(state, step):
-    """A tree's remaining levels grown in one compiled call on a partition that
-    ``grows_in_place``."""
-    codes = single_block(state.codes)
-    return grow_in_place(state, step, codes, kernel_threads_of(codes),
-                         native_threads.threads())
 
 
 def _level_in_row_blocks(state, step):
@@ -581,8 +571,6 @@ def read_ahead(state, step):
     it; within a partition each block is read while the one before is worked on).
     Nothing changes in the state: a read started here is taken by the pass or, for a
     block stored again since, dropped (``RowColumn.get``)."""
-    if isinstance(step, InPlaceLevels):  # it reads nothing: it runs on codes held whole
-        return
     if hasattr(state.codes, "read_ahead"):
         state.codes.read_ahead()
     if not isinstance(state.margin, RowColumn):

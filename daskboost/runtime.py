@@ -31,8 +31,9 @@ from . import memory, raw_cache
 from .blockstore import budget_bytes, close_store
 from .graphs import add_tree_reduction, per_partition_graph, raw_inputs
 from .level_loop import drive, run_sync
+from .levels_in_place import InPlaceLevels, grow_in_place, single_block
 from .partition import grows_in_place as partition_grows_in_place
-from .thread_passes import kernel_threads, run_pass
+from .thread_passes import kernel_threads, pass_on_native_threads, run_pass
 
 
 def make_runtime(fit_id, store_config, in_memory=False):
@@ -104,10 +105,19 @@ class Runtime:
 
     def grows_in_place(self, states):
         """Whether the level loop may grow its trees' levels in one pass
-        (``level_loop.grow_levels``' ``in_place``): ``states`` is one partition, held in
-        this process with the loop (the pass then works on the loop's own objects), in
-        a form the compiled loop takes (``partition.grows_in_place``)."""
-        return len(states) == 1 and partition_grows_in_place(states[0])
+        (``level_loop.grow_levels``' ``in_place``, run by ``levels_in_place.grow_in_place``
+        on all ``states`` at once): the partitions are held in this process with the loop
+        (the pass then works on the loop's own objects), each in a form the compiled
+        loop takes (``partition.grows_in_place``), and one is run after the other with
+        each kernel on native threads (``thread_passes.pass_on_native_threads``).  Not
+        where the level passes would run them on the pool's runners: the native
+        threads, spinning after the compiled loop's parallel regions, then take the
+        cores from the runners of the round's first pass (flights in two partitions:
+        7% slower, ``benchmarks/RESULTS.md``)."""
+        return ((len(states) == 1 or pass_on_native_threads(states, self._threads))
+                and all(partition_grows_in_place(state) for state in states)
+                # (one compiled loop takes one dtype of codes: 1 or 2 bytes a code)
+                and len({single_block(state.codes).dtype for state in states}) == 1)
 
     def new_name(self, what):
         return f"daskboost-{self.fit_id}-{what}-{next(self._counter)}"
@@ -174,6 +184,8 @@ class Runtime:
         current = [states]
 
         async def reduce_pass(arg):
+            if isinstance(arg, InPlaceLevels):
+                return grow_in_place(current[0], arg)
             current[0], total = self.map_reduce(func, current[0], arg, combine, combine_into)
             return total
 

@@ -93,7 +93,7 @@ def run_partitions(func, states, arg, combine, pool=None, n_threads=1, indices=N
     done takes the sibling and computes the parent (outside the lock).  Which runner
     adds which pair does not change what is added to what, in which order.  ``combine``
     may reuse its first argument's memory: every partial sum is used exactly once.
-    Small partitions (``_pass_on_native_threads``) instead go one after the other on
+    Small partitions (``pass_on_native_threads``) instead go one after the other on
     the caller, each kernel on ``n_threads`` native threads: the same sums again.
     """
     indices = list(range(len(states))) if indices is None else list(indices)
@@ -101,7 +101,7 @@ def run_partitions(func, states, arg, combine, pool=None, n_threads=1, indices=N
     tree = _ReductionTree(n_partitions, combine)
     new_states = [None] * len(states)
     read_next = _reader_ahead(func, states, arg)
-    on_native = _pass_on_native_threads(states, n_threads)
+    on_native = pass_on_native_threads(states, n_threads)
     if len(states) == 1 or pool is None or n_threads <= 1 or on_native:
         # one partition after the other on this thread, each kernel on ``n_threads``
         # native threads where they are available (``native_threads``)
@@ -163,7 +163,7 @@ def _reader_ahead(func, states, arg):
 NATIVE_PASS_MAX_ROWS = 32768
 
 
-def _pass_on_native_threads(states, n_threads):
+def pass_on_native_threads(states, n_threads):
     """Whether a pass runs its partitions one after the other on the calling thread,
     each kernel on ``n_threads`` native threads (``native_threads``): where they are
     available, and the partitions are fewer than the threads or small on average
@@ -230,13 +230,13 @@ _KERNEL_THREADS = contextvars.ContextVar("daskboost_kernel_threads", default=(No
 def kernel_threads(pool, n_threads, states=None):
     """Within the block, ``map_ranges`` runs on the caller's thread and ``pool``
     (``n_threads`` in all), or, for a loop over ``states`` whose passes run on native
-    threads (``_pass_on_native_threads``), its kernels spread their items over as many
+    threads (``pass_on_native_threads``), its kernels spread their items over as many
     native threads.  (Split searches on native threads between passes on the pool's
     runners measured slower: 3.5 s against 2.4 s for the flights fit.)  A context
     variable: each loop (a thread, or a coroutine on a worker's event loop) sees its
     own."""
     token = _KERNEL_THREADS.set((pool, n_threads))
-    native = states is not None and _pass_on_native_threads(states, n_threads)
+    native = states is not None and pass_on_native_threads(states, n_threads)
     try:
         with native_threads.use(n_threads if native else 1):
             yield

@@ -1,28 +1,29 @@
 """A tree's levels grown in one compiled call (``levels_in_place``) where the fit's rows
-are one partition in this process: the same model, byte for byte, as the level loop's
-passes; taken only where it applies."""
+are one partition, or a few small ones, in this process: the same model, byte for byte,
+as the level loop's passes; taken only where it applies."""
 
 import functools
 
 import dask.array as da
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
 
 import daskboost.sklearn
-from daskboost import DaskBoostClassifier, DaskBoostRegressor, blockstore, partition, runtime
+from daskboost import DaskBoostClassifier, DaskBoostRegressor, blockstore, runtime
 
 
 @pytest.fixture
 def in_place_calls(monkeypatch):
     """How many trees grew their levels in place since the fixture started."""
     calls = []
-    grow = partition.grow_in_place
+    grow = runtime.grow_in_place
 
-    def counted(*args):
-        calls.append(1)
-        return grow(*args)
-    monkeypatch.setattr(partition, "grow_in_place", counted)
+    def counted(states, step):
+        calls.append(len(states))
+        return grow(states, step)
+    monkeypatch.setattr(runtime, "grow_in_place", counted)
     return calls
 
 
@@ -133,9 +134,46 @@ def test_trees_that_cannot_grow_in_place_take_the_level_passes(params, in_place_
     assert in_place_calls == []
 
 
-def test_several_partitions_or_trees_take_the_level_passes(in_place_calls):
+@pytest.mark.parametrize("kind, n_partitions, rows", [
+    ("float", 3, 2500), ("float", 7, 1500), ("quantized", 6, 1500), ("categorical", 5, 2500)])
+def test_several_small_partitions_grow_in_place(kind, n_partitions, rows, tmp_path,
+                                                monkeypatch, in_place_calls):
+    # partitions whose passes run one after the other with native threads in each kernel
+    # (small ones: ``thread_passes.pass_on_native_threads``) grow in one compiled call,
+    # their histograms added in the fixed order of ``reduction`` (float sums: another
+    # order gives other bytes: weighted float gradients use all of float64's digits);
+    # 2,500-row partitions: kernels on native threads
+    n = rows * n_partitions
+    weights = np.random.default_rng(n_partitions).uniform(0.5, 1.5, n)
+    if kind == "categorical":
+        frame, y = _categorical(n)
+        X, y = dd.from_pandas(frame, chunksize=rows), dd.from_pandas(pd.Series(y), chunksize=rows)
+        weights = dd.from_pandas(pd.Series(weights), chunksize=rows)
+    else:
+        X, y = _numeric(n, seed=n_partitions)
+        X, y = da.from_array(X, chunks=(rows, -1)), da.from_array(y, chunks=rows)
+        weights = da.from_array(weights, chunks=rows)
+    if kind == "quantized":  # (rounded gradients: integer sums, the same in any order)
+        params, weights = dict(quantized_grad=True), None
+    else:
+        params = dict(quantized_grad=False)
+
+    def fit():
+        model = DaskBoostRegressor(**BASE, **params).fit(X, y, sample_weight=weights)
+        return _saved(model, tmp_path, "model")
+
+    in_place = fit()
+    assert in_place_calls == [n_partitions] * BASE["n_estimators"]
+    _level_passes_only(monkeypatch)
+    assert fit() == in_place
+
+
+def test_large_partitions_or_several_trees_take_the_level_passes(in_place_calls):
+    # two partitions of 40,000 rows: their passes run on the pool's runners
+    X, y = _numeric(80_000)
+    DaskBoostRegressor(n_estimators=2, max_depth=3).fit(
+        da.from_array(X, chunks=(40_000, -1)), da.from_array(y, chunks=40_000))
     X, y = _numeric(3000)
-    DaskBoostRegressor(**BASE).fit(da.from_array(X, chunks=1000), da.from_array(y, chunks=1000))
     DaskBoostClassifier(**BASE).fit(X, np.digitize(y, [-1.0, 1.0]))  # three trees a round
     assert in_place_calls == []
 
@@ -148,19 +186,12 @@ def test_a_partition_in_several_blocks_takes_the_level_passes(tmp_path, monkeypa
     monkeypatch.setattr(daskboost.sklearn, "StoreConfig", small)
     monkeypatch.setattr(blockstore, "StoreConfig", small)
     X, y = _numeric(6000)
-    tried = []
-    levels = partition._levels_in_place
-
-    def attempted(state, step):
-        tried.append(1)
-        return levels(state, step)
-    monkeypatch.setattr(partition, "_levels_in_place", attempted)
 
     def fit():
         model = DaskBoostRegressor(**BASE, memory_budget="0MB", cache_dir=str(tmp_path))
         return _saved(model.fit(X, y), tmp_path, "model")
 
     in_blocks = fit()
-    assert tried == [] and in_place_calls == []
+    assert in_place_calls == []
     _level_passes_only(monkeypatch)
     assert fit() == in_blocks

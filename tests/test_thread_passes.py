@@ -140,7 +140,7 @@ class Sized:
 @pytest.mark.skipif(not native_threads.available(), reason="no native threads here")
 def test_few_or_small_partitions_go_one_after_the_other_on_native_threads(pool):
     small = thread_passes.NATIVE_PASS_MAX_ROWS
-    on_native = thread_passes._pass_on_native_threads
+    on_native = thread_passes.pass_on_native_threads
     assert on_native([Sized(10**7)], 2)  # fewer partitions than threads
     assert on_native([Sized(small)] * 8, 2)  # small ones
     assert not on_native([Sized(small + 1)] * 8, 2)  # large ones: the pool's runners
