@@ -156,15 +156,23 @@ def test_leaf_values_added_on_native_threads_equal_the_one_thread_kernel(categor
 
 
 @needs_native
+@pytest.mark.parametrize("n_nodes", [1, 9])
+@pytest.mark.parametrize("reg", [
+    (1.0, 0.2, 0.0, 0.5, 0.0),  # lambda, alpha, max_delta_step, min weight, gamma
+    (1.0, 0.0, 0.0, 0.5, 6.0),  # no L1 (the vectorised scan); gamma rejects some splits
+], ids=["l1", "gamma"])
 @pytest.mark.parametrize("kernel", ["numeric", "monotone", "categorical"])
-def test_split_search_on_native_threads_finds_the_same_splits(kernel):
+def test_split_search_on_native_threads_finds_the_same_splits(kernel, reg, n_nodes):
+    # one node and several; L1's scan and the vectorised one; splits that gamma turns
+    # down keep their gain and sums, as the one-thread search leaves them
     rng = np.random.default_rng(6)
     offsets = np.array([0, 12, 30, 41, 60], dtype=np.int64)
     hists = rng.normal(size=(9, 60, 2))
     hists[..., 1] = np.abs(hists[..., 1])
     sums = hists[:, :12].sum(axis=1)
     masks = rng.random((9, 4)) < 0.8
-    reg = (1.0, 0.2, 0.0, 0.5, 0.0)  # lambda, alpha, max_delta_step, min weight, gamma
+    masks[0] = True
+    hists, sums, masks = hists[:n_nodes], sums[:n_nodes], masks[:n_nodes]
     if kernel == "numeric":
         args = (hists, sums, offsets, masks, *reg)
         pair = splitting.find_splits, splitting.find_splits_parallel
@@ -179,7 +187,11 @@ def test_split_search_on_native_threads_finds_the_same_splits(kernel):
     one = pair[0](*args)
     with native_threads.use(2):
         two = pair[1](*args)
-    assert (one[1] >= 0).sum() >= 3  # some nodes split
+    assert (one[1] >= 0).sum() >= min(n_nodes, 3)  # some nodes split
+    if reg[4] > 0 and n_nodes > 1:  # and gamma turned some candidates down
+        assert ((one[1] < 0) & (one[0] > 0)).any()
+    if kernel == "categorical" and n_nodes > 1:  # categorical splits among them
+        assert is_categorical[one[1][one[1] >= 0]].any() and one[5].any()
     for a, b in zip(one, two):
         np.testing.assert_array_equal(a, b)
 
