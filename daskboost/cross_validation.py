@@ -79,7 +79,11 @@ class _FoldBoosting(_Boosting):
         self.states, _ = runtime.map_reduce(set_start_margins, self.states, base, no_result)
 
     def _bin_args(self):
-        return super()._bin_args() + (self.layout, self._label_sketch)
+        # rows in fold order (``fold_states._in_fold_order``): with quantized gradients,
+        # and not for adaptive leaves (whose residual sketches take the rows in order)
+        in_fold_order = (bool(self.params.quantized_grad)
+                         and self.objective.leaf_quantile is None)
+        return super()._bin_args() + (self.layout, self._label_sketch, in_fold_order)
 
     def _refit_leaves(self, growers, pending):
         """Adaptive leaves, each fold's from the residuals of the rows it trains on."""

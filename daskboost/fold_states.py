@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 from .blockstore import RowColumn
+from .levels_in_place import single_block
 from .objectives import gradient_dtype
 from .partition import (PartitionState, in_row_blocks, leaf_positions, margins_ahead,
                         merge_scans, read_partition, rebuild_partition, residual_summaries,
@@ -83,25 +84,60 @@ class FoldState(PartitionState):
 
 
 def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
-                       layout, sketch_size, row_offset=0, margins=None):
+                       layout, sketch_size, in_fold_order, row_offset=0, margins=None):
     """``partition.bin_partition`` for a cross-validation: the state also holds its
     rows' folds and, with ``sketch_size`` (the first binning), the folds' label
-    statistics.  ``base_margin``: (nfold * K,) starting margins."""
+    statistics; with ``in_fold_order``, its rows in fold order where it can
+    (``_in_fold_order``).  ``base_margin``: (nfold * K,) starting margins."""
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders,
                                         in_pieces=previous is None)
     state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
                         store, row_offset, margins)
-    return in_row_blocks(_with_folds(state, layout, index, classes is not None, labels,
-                                     weights, sketch_size), store)
+    state = in_row_blocks(_with_folds(state, layout, index, classes is not None, labels,
+                                      weights, sketch_size), store)
+    return _in_fold_order(state) if in_fold_order else state
 
 
 def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
-                           layout, sketch_size, row_offset, margins, new_trees, rounds):
+                           layout, sketch_size, in_fold_order, row_offset, margins,
+                           new_trees, rounds):
     """``partition.rebuild_partition`` for a cross-validation (a state lost with a
-    worker, rebuilt with the folds' trees so far)."""
+    worker, rebuilt with the folds' trees so far), in the rows' order of
+    ``bin_fold_partition``."""
     state = rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
                               row_offset, margins, new_trees, rounds)
-    return in_row_blocks(_with_folds(state, layout, index, classes is not None), store)
+    state = in_row_blocks(_with_folds(state, layout, index, classes is not None), store)
+    return _in_fold_order(state) if in_fold_order else state
+
+
+# the per-row arrays of a state, (..., n_rows) each (None: not held)
+_ROW_ARRAYS = ("label", "weight", "margin", "grad", "hess", "positions", "quantized", "folds")
+
+
+def _in_fold_order(state):
+    """``state`` with its rows sorted by fold (stable: each fold's rows in the order
+    read) where its codes are one block in memory and its per-row arrays whole;
+    ``row_order`` keeps each row's place as read, by which it still draws
+    (``keyed_random.global_row``).  A fold's held-out rows are then one run in every
+    pass, which the level kernels skip (zero gradients) on a branch taken the same way
+    row after row, not on one in ``nfold`` at random; the evaluation's rows by fold
+    (``fold_partials``) are in order already.  For quantized gradients only
+    (``cross_validation``): their integer sums do not depend on the rows' order, so the
+    folds' models and metrics are the same bytes either way (each fold's sums of
+    metric partials add its rows in the order read in both).  Float sums would change,
+    and each fold's model would no longer be the fit on its training rows to the last
+    bit (``tests/test_cv.py``)."""
+    codes = single_block(state.codes)
+    if codes is None or isinstance(state.margin, RowColumn):
+        return state
+    order = np.argsort(state.folds, kind="stable")
+    codes[...] = codes[order]  # (the block the store holds, reordered in place)
+    for name in _ROW_ARRAYS:
+        array = getattr(state, name)
+        if array is not None:
+            setattr(state, name, np.ascontiguousarray(array[..., order]))
+    state.row_order, state.ahead, state.fold_order = order, None, None
+    return state
 
 
 def _with_folds(state, layout, index, classifier, labels=None, weights=None,

@@ -9,6 +9,8 @@ which worker they live or in which order they are visited.  The hash is SplitMix
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -28,3 +30,19 @@ def uniform(key, index):
     """A float64 in [0, 1) drawn for ``index`` (a global row index) under ``key``."""
     z = mix(key + np.uint64(index) * GOLDEN)
     return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+def global_row(row_offset, row_order, i):
+    """The global index of a partition's ``i``-th row: ``row_offset + i``, or, where the
+    partition's rows were reordered (cross-validation's rows in fold order,
+    ``fold_states``), ``row_offset + row_order[i]`` (``row_order``: each row's place in
+    the partition as read).  What a row draws then stays the same.  For compiled
+    callers (chosen by ``row_order``'s type: None or an array)."""
+    raise NotImplementedError("for compiled callers")
+
+
+@overload(global_row, jit_options={"nogil": True, "cache": True}, inline="always")
+def _global_row_for(row_offset, row_order, i):
+    if isinstance(row_order, types.NoneType):
+        return lambda row_offset, row_order, i: row_offset + i
+    return lambda row_offset, row_order, i: row_offset + np.int64(row_order[i])

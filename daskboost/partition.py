@@ -31,7 +31,7 @@ from .blockstore import RowColumn, StoredArray
 from .lake import ParquetColumns
 from .histogram import (add_block_histograms, add_leaf_values, add_root_histograms,
                         build_histograms, new_histograms, row_blocks)
-from .keyed_random import GOLDEN, MIX1, uniform
+from .keyed_random import GOLDEN, MIX1, global_row, uniform
 from .levels_in_place import single_block
 from .quantize import GradientMaxima, gradient_maxima, quantize, row_dtype
 from .sketch import merge, merge_blocks, summarize_block, summarize_column, summarize_columns_of
@@ -219,6 +219,10 @@ class PartitionState:
     # fold f are trees f*K .. f*K + K - 1, and a row has zero gradients in its own
     # fold's trees.  None in a fit.
     folds: np.ndarray = None
+    # rows reordered (cross-validation's rows in fold order, ``fold_states``): each row's
+    # place in the partition as read, (n_rows,) int64, so that it draws by its global
+    # index still (``keyed_random.global_row``); None: rows in the order read
+    row_order: np.ndarray = None
     # quantized gradients (``quantize``): (K, n_rows) packed (g, h) of the round's
     # trees (``quantize.row_dtype``), from its second pass on; None: float gradients
     quantized: np.ndarray = None
@@ -461,14 +465,15 @@ def category_table(splits):
 
 
 @numba.njit(nogil=True, cache=True)
-def sampled_rows(seed, round_, row_offset, n_rows, fraction):
-    """float32 0/1 mask: row ``row_offset + i`` is kept in round ``round_`` when its
-    draw keyed on (seed, round, global row index) falls below ``fraction``
-    (``keyed_random``): the same whatever the partitioning."""
+def sampled_rows(seed, round_, row_offset, n_rows, fraction, row_order=None):
+    """float32 0/1 mask: row ``row_offset + i`` (``row_order``: of rows reordered,
+    ``keyed_random.global_row``) is kept in round ``round_`` when its draw keyed on
+    (seed, round, global row index) falls below ``fraction`` (``keyed_random``): the
+    same whatever the partitioning."""
     keep = np.empty(n_rows, dtype=np.float32)
     key = np.uint64(seed) * GOLDEN + np.uint64(round_) * MIX1
     for i in range(n_rows):
-        keep[i] = 1.0 if uniform(key, row_offset + i) < fraction else 0.0
+        keep[i] = 1.0 if uniform(key, global_row(row_offset, row_order, i)) < fraction else 0.0
     return keep
 
 
@@ -487,7 +492,8 @@ def partition_step(state, step):
         return state, _level_in_row_blocks(state, step)
     if step.quant_scales is not None and state.quantized is None:  # the round's 2nd pass
         state.quantized = quantize(state.grad, state.hess, step.quant_scales,
-                                   step.quant_keys, state.row_offset, step.quant_bins)
+                                   step.quant_keys, state.row_offset, step.quant_bins,
+                                   state.row_order)
     _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions,
                                *step.split_arrays(), step.missing_code, step.node_to_slot,
                                step.n_slots, step.cell_offsets, out_positions=state.positions,
@@ -757,8 +763,12 @@ def _round_gradients(state, step, i, rows, margin):
         grad, hess = step.objective.fold_gradients(margin, label, weight,
                                                    _block_of(state.folds, i, rows))
     if step.subsample < 1.0:
-        keep = sampled_rows(step.sample_seed, step.round, state.row_offset + rows.start,
-                            rows.stop - rows.start, step.subsample)
+        if state.row_order is None:
+            keep = sampled_rows(step.sample_seed, step.round, state.row_offset + rows.start,
+                                rows.stop - rows.start, step.subsample)
+        else:  # (rows reordered: each draws by its place as read)
+            keep = sampled_rows(step.sample_seed, step.round, state.row_offset,
+                                rows.stop - rows.start, step.subsample, state.row_order[rows])
         grad, hess = grad * keep, hess * keep  # unsampled rows add nothing
     if step.trim_threshold is not None:
         kept = hess >= step.trim_threshold[:, None]

@@ -40,7 +40,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-from .keyed_random import GOLDEN, MIX1, MIX2, uniform
+from .keyed_random import GOLDEN, MIX1, MIX2, global_row, uniform
 
 PACK_SHIFT = 32
 # bins up to which a row's (q_g, q_h) is stored in an int16: |q_h| <= n_bins + 1 (the
@@ -105,18 +105,19 @@ def row_dtype(n_bins):
     return np.dtype(np.int16 if n_bins <= INT16_ROW_BINS else np.int32)
 
 
-def quantize(grad, hess, scales, keys, row_offset, n_bins):
+def quantize(grad, hess, scales, keys, row_offset, n_bins, row_order=None):
     """(K, n_rows) packed (q_g, q_h) of ``row_dtype(n_bins)``: g ~ scale_g * q_g,
     h ~ scale_h * q_h; ``scales``: (K, 2) of ``scales_from_maxima`` at ``n_bins``;
     ``keys``: the K trees' ``tree_key``; ``row_offset``: the global index of the first
-    row."""
+    row (``row_order``: of rows reordered, ``keyed_random.global_row``)."""
     packed = np.empty(grad.shape, dtype=row_dtype(n_bins))
-    _quantize(grad, hess, 1.0 / scales, np.array(keys, dtype=np.uint64), row_offset, packed)
+    _quantize(grad, hess, 1.0 / scales, np.array(keys, dtype=np.uint64), row_offset,
+              row_order, packed)
     return packed
 
 
 @numba.njit(nogil=True, cache=True)
-def _quantize(grad, hess, factors, keys, row_offset, packed):
+def _quantize(grad, hess, factors, keys, row_offset, row_order, packed):
     """Each row's stochastic rounding, packed (see the module docstring).  g and h draw
     from two streams of the tree's key; a row with g = h = 0 (left out) stays 0."""
     row_bits = packed.itemsize * 4
@@ -129,7 +130,7 @@ def _quantize(grad, hess, factors, keys, row_offset, packed):
             if g == 0.0 and h == 0.0:
                 packed[t, i] = 0
                 continue
-            row = row_offset + i
+            row = global_row(row_offset, row_order, i)
             q_g = np.int64(np.floor(g * factors[t, 0] + uniform(key, row)))
             q_h = np.int64(np.floor(h * factors[t, 1] + uniform(h_key, row)))
             packed[t, i] = (q_g << row_bits) + q_h

@@ -300,6 +300,42 @@ def test_out_of_core_folds_in_row_blocks_give_the_same_frame_and_models(tmp_path
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("daskboost-cache-")]
 
 
+@pytest.mark.parametrize("params, classify", [
+    ({**FAST, "quantized_grad": True, "subsample": 0.7, "colsample_bynode": 0.8}, False),
+    ({**FAST, "quantized_grad": True, "objective": "multi:softprob"}, True),
+], ids=["regression, sampled", "multiclass"])
+def test_rows_in_fold_order_give_the_same_frame_and_models(params, classify, monkeypatch):
+    # with quantized gradients each partition's rows are sorted by fold (held-out rows in
+    # one run for the level kernels); integer sums, draws by global row index and each
+    # fold's metric sums in the order read: the same bytes as the rows as read
+    import daskboost.fold_states as fold_states
+    X, y, rng = discrete(n=1500)
+    if classify:
+        y = (np.nan_to_num(X[:, 0]) + rng.integers(0, 2, len(X))).astype(int) % 3
+    X, y = da.from_array(X, chunks=(500, -1)), da.from_array(y, chunks=500)
+    kwargs = dict(nfold=4, num_boost_round=4, stratified=classify, seed=3)
+    reordered = []
+    in_fold_order = fold_states._in_fold_order
+
+    def spy(state):
+        state = in_fold_order(state)
+        reordered.append(state.row_order is not None
+                         and bool(np.all(np.diff(state.folds) >= 0))
+                         and not np.array_equal(state.row_order, np.arange(len(state.folds))))
+        return state
+
+    monkeypatch.setattr(fold_states, "_in_fold_order", spy)
+    keep = KeepModels()
+    in_order = cv(params, X, y, callbacks=[keep], **kwargs)
+    assert reordered == [True] * 3
+    monkeypatch.setattr(fold_states, "_in_fold_order", lambda state: state)
+    keep_as_read = KeepModels()
+    as_read = cv(params, X, y, callbacks=[keep_as_read], **kwargs)
+    pd.testing.assert_frame_equal(in_order, as_read, rtol=0, atol=0)
+    for ours, theirs in zip(keep.models, keep_as_read.models):
+        assert ours.to_dict() == theirs.to_dict()
+
+
 # ---- parameters and bad input -------------------------------------------------------------
 
 def test_xgboost_parameter_names_and_estimator_parameters_are_both_understood():
@@ -387,6 +423,9 @@ def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog
     frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=4)
     target = dd.from_pandas(pd.Series(y), npartitions=4)
     threaded = cv(FAST, frame, target, nfold=3, num_boost_round=4)
+    # quantized: each partition's rows in fold order, on the workers and when rebuilt
+    quantized = {**FAST, "quantized_grad": True, "subsample": 0.8}
+    threaded_quantized = cv(quantized, frame, target, nfold=3, num_boost_round=4)
 
     class Kill(TrainingCallback):
         """Kills a worker (SIGKILL) after round 1: its partitions' states are lost."""
@@ -419,6 +458,11 @@ def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog
         assert Kill.killed is not None
         assert "were lost with a worker; rebuilding them" in caplog.text
         client.wait_for_workers(2, timeout=60)
+        Kill.killed = None
+        recovered_quantized = cv(quantized, frame, target, nfold=3, num_boost_round=4,
+                                 callbacks=[Kill()])
+        assert Kill.killed is not None
+        client.wait_for_workers(2, timeout=60)
         # a worker lost within the evaluation pass after round 2, once the other has
         # evaluated its partitions (and computed their margins ahead): the round is
         # grown again from the margins the survivors still hold unchanged
@@ -433,6 +477,7 @@ def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog
         left = client.run(held)
     pd.testing.assert_frame_equal(on_cluster, threaded, rtol=0, atol=0)
     pd.testing.assert_frame_equal(recovered, threaded, rtol=0, atol=0)
+    pd.testing.assert_frame_equal(recovered_quantized, threaded_quantized, rtol=0, atol=0)
     pd.testing.assert_frame_equal(lost_in_evaluation, threaded, rtol=0, atol=0)
     # every worker forgot the fits: no states, actor, thread pool or handler left
     assert list(left.values()) == [(0, 0, 0, False)] * 2
