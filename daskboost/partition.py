@@ -763,12 +763,11 @@ def _round_gradients(state, step, i, rows, margin):
         grad, hess = step.objective.fold_gradients(margin, label, weight,
                                                    _block_of(state.folds, i, rows))
     if step.subsample < 1.0:
-        if state.row_order is None:
-            keep = sampled_rows(step.sample_seed, step.round, state.row_offset + rows.start,
-                                rows.stop - rows.start, step.subsample)
-        else:  # (rows reordered: each draws by its place as read)
-            keep = sampled_rows(step.sample_seed, step.round, state.row_offset,
-                                rows.stop - rows.start, step.subsample, state.row_order[rows])
+        # (rows reordered: each draws by its place as read, ``row_order``)
+        order = None if state.row_order is None else state.row_order[rows]
+        keep = sampled_rows(step.sample_seed, step.round,
+                            state.row_offset + (rows.start if order is None else 0),
+                            rows.stop - rows.start, step.subsample, order)
         grad, hess = grad * keep, hess * keep  # unsampled rows add nothing
     if step.trim_threshold is not None:
         kept = hess >= step.trim_threshold[:, None]
