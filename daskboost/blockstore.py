@@ -633,6 +633,15 @@ def _remove_file(path):
         pass
 
 
+def single_block(array):
+    """An array of rows (a partition's codes) as one ndarray when it is one block held in
+    memory (a numpy array, or a ``StoredArray`` of one block in memory), else None (in
+    several blocks, or on disk)."""
+    if isinstance(array, np.ndarray):
+        return array
+    return array.single_memory_block() if isinstance(array, StoredArray) else None
+
+
 class StoredArray:
     """An array held by a ``BlockStore``: row blocks in memory or on disk."""
 

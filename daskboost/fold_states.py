@@ -21,8 +21,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .blockstore import RowColumn
-from .levels_in_place import single_block
+from .blockstore import RowColumn, single_block
 from .objectives import gradient_dtype
 from .partition import (PartitionState, in_row_blocks, leaf_positions, margins_ahead,
                         merge_scans, read_partition, rebuild_partition, residual_summaries,

@@ -36,7 +36,7 @@ from numba.extending import overload
 from numba.typed import List
 
 from . import native_threads
-from .blockstore import StoredArray
+from .blockstore import single_block
 from .histogram import kernel_threads_of, level_pass
 from .node_columns import G, H, decide_splits, split_arrays
 from .quantize import float_sums
@@ -70,14 +70,6 @@ class LevelsGrown:
     n_leaves: int
     n_candidates: int
     chosen: np.ndarray
-
-
-def single_block(codes):
-    """The partition's codes as one array when they are one block held in memory, else
-    None (a partition in several blocks, or spilled, takes the level loop's passes)."""
-    if isinstance(codes, np.ndarray):
-        return codes
-    return codes.single_memory_block() if isinstance(codes, StoredArray) else None
 
 
 def grow_in_place(states, step):

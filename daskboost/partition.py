@@ -27,12 +27,11 @@ from .data import (FrameRows, checked_categories, column_categories, feature_blo
                    with_category_columns)
 from . import native_threads, raw_cache
 from .binning import narrowed
-from .blockstore import RowColumn, StoredArray
+from .blockstore import RowColumn, StoredArray, single_block
 from .lake import ParquetColumns
 from .histogram import (add_block_histograms, add_leaf_values, add_root_histograms,
                         build_histograms, new_histograms, row_blocks)
 from .keyed_random import GOLDEN, MIX1, global_row, uniform
-from .levels_in_place import single_block
 from .quantize import GradientMaxima, gradient_maxima, quantize, row_dtype
 from .sketch import merge, merge_blocks, summarize_block, summarize_column, summarize_columns_of
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored

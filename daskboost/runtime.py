@@ -28,10 +28,10 @@ import dask.threaded
 from dask.base import get_scheduler
 
 from . import memory, raw_cache
-from .blockstore import budget_bytes, close_store
+from .blockstore import budget_bytes, close_store, single_block
 from .graphs import add_tree_reduction, per_partition_graph, raw_inputs
 from .level_loop import drive, run_sync
-from .levels_in_place import InPlaceLevels, grow_in_place, single_block
+from .levels_in_place import InPlaceLevels, grow_in_place
 from .partition import grows_in_place as partition_grows_in_place
 from .thread_passes import kernel_threads, pass_on_native_threads, run_pass
 
