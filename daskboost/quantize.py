@@ -139,10 +139,9 @@ def _quantize(grad, hess, factors, keys, row_offset, row_order, packed):
 def unpack_histograms(packed, g_scale, h_scale):
     """float64 (..., 2) sums (G, H) of one tree's packed integer sums (histograms, or a
     sum of cells); ``g_scale``, ``h_scale``: the steps ``quantize`` used."""
-    packed = np.asarray(packed, dtype=np.int64)
-    out = np.empty(packed.shape + (2,), dtype=np.float64)
-    _unpack(np.ascontiguousarray(packed).reshape(-1), g_scale, h_scale, out.reshape(-1, 2))
-    return out
+    packed = np.asarray(packed, dtype=np.int64)  # (a 0-d sum of cells stays 0-d)
+    flat = np.ascontiguousarray(packed).reshape(-1)
+    return _unpacked(flat, g_scale, h_scale).reshape(packed.shape + (2,))
 
 
 def float_sums(hists, g_scale, h_scale):
@@ -157,11 +156,15 @@ def _float_sums_for(hists, g_scale, h_scale):
     if isinstance(hists.dtype, types.Float):
         return lambda hists, g_scale, h_scale: hists
 
-    def unpacked(hists, g_scale, h_scale):  # (C-contiguous histograms)
-        out = np.empty(hists.shape + (2,), dtype=np.float64)
-        _unpack(hists.reshape(-1), g_scale, h_scale, out.reshape((-1, 2)))
-        return out
-    return unpacked
+    return lambda hists, g_scale, h_scale: _unpacked(hists, g_scale, h_scale)
+
+
+@numba.njit(nogil=True, cache=True)
+def _unpacked(packed, g_scale, h_scale):
+    """float64 (..., 2) (G, H) of C-contiguous packed sums (``unpack_histograms``)."""
+    out = np.empty(packed.shape + (2,), dtype=np.float64)
+    _unpack(packed.reshape(-1), g_scale, h_scale, out.reshape((-1, 2)))
+    return out
 
 
 @numba.njit(nogil=True, cache=True)
