@@ -21,10 +21,12 @@ Rows are visited once, row-major: each row's codes are contiguous; the same pass
 moves the row to its child under the previous level's splits, then the row's node
 decides which histogram slot it feeds (``node_to_slot[node] == -1``: not built this
 level, e.g. the larger sibling that is derived by subtraction).  Streaming every row
-once per level measured faster on this hardware than gathering each node's rows
-through an index list (random row fetches) or than one pass per group of nodes.  On
-native threads, and for a model with categorical features on one thread too, the pass
-is two phases instead (all rows moved, then added; see ``add_block_histograms``).
+once per level measured faster on this hardware than gathering each level's built rows
+through an index list made for the pass (random row fetches) or than one pass per group
+of nodes; where a tree's levels grow in one compiled call, the rows are instead kept
+grouped by node from level to level (``row_partition``), which is faster.  On native
+threads, and for a model with categorical features on one thread too, the pass is two
+phases instead (all rows moved, then added; see ``add_block_histograms``).
 """
 
 import numba

@@ -13,9 +13,12 @@ tree over after the root's split (``InPlaceLevels``).
 ``grow_levels`` then runs what every later level's pass and ``receive`` would run,
 with the same kernels, in the same order, on the same arrays:
 
-- the rows move under the last splits and the requested histograms are built
-  (``histogram.level_pass``, as ``add_block_histograms`` calls it), partition by
-  partition, and added in the fixed order of ``reduction``;
+- the rows move under the last splits and the requested histograms are built,
+  partition by partition, and added in the fixed order of ``reduction``.  Unlike the
+  level passes, which visit every row at every level (``histogram.level_pass``), each
+  partition's rows are kept grouped by node from level to level (``row_partition``):
+  a split moves only its node's rows, a built histogram adds only its node's rows, in
+  row order, so each cell gets the same sums;
 - the siblings are derived by subtraction (parent - built child);
 - the new nodes' splits are searched (``splitting.find_splits_of``, as
   ``TreeGrower._split_kernel`` calls it; quantized sums unpacked first, as
@@ -37,9 +40,10 @@ from numba.typed import List
 
 from . import native_threads
 from .blockstore import single_block
-from .histogram import kernel_threads_of, level_pass
+from .histogram import kernel_threads_of
 from .node_columns import G, H, decide_splits, split_arrays
 from .quantize import float_sums
+from .row_partition import node_histograms, split_rows, start_rows, write_positions
 from .splitting import find_splits_of
 
 
@@ -88,7 +92,7 @@ def grow_in_place(states, step):
     rows = _partition_arrays(
         codes, [s.grad for s in states], [s.hess for s in states],
         None if states[0].quantized is None else [s.quantized for s in states],
-        [s.positions for s in states])
+        [s.positions for s in states], [_row_runs(s, nodes.ints.shape[0]) for s in states])
     n_nodes, n_leaves, n_candidates, chosen = grow_levels(
         *rows, g_scale, h_scale,
         *step.splits, _NO_TABLE if step.cat_table is None else step.cat_table,
@@ -102,18 +106,34 @@ def grow_in_place(states, step):
     return LevelsGrown(n_nodes, n_leaves, n_candidates, chosen)
 
 
-def _partition_arrays(codes, grad, hess, packed, positions):
+def _row_runs(state, n_nodes):
+    """A partition's rows grouped by node (``row_partition``): its (order, spare left,
+    spare right) scratch rows, made once and kept in the state
+    (``PartitionState.in_place_rows``), and (begin, count, chunk lefts) for a tree of
+    ``n_nodes`` nodes at most."""
+    n_rows = state.codes.shape[0]
+    if state.in_place_rows is None or state.in_place_rows[0].shape[0] != n_rows:
+        state.in_place_rows = tuple(np.empty(n_rows, dtype=np.int32) for _ in range(3))
+    return state.in_place_rows + (np.empty(n_nodes, dtype=np.int64),
+                                  np.empty(n_nodes, dtype=np.int64),
+                                  np.empty((n_nodes, native_threads.threads()), np.int64))
+
+
+def _partition_arrays(codes, grad, hess, packed, positions, runs):
     """The per-row arrays of ``grow_levels``: each partition's (codes, g, h, packed or
-    None, node ids); one partition's as they are, several partitions' as typed lists
-    (one compiled version for any number of partitions)."""
+    None, node ids, row runs); one partition's as they are, several partitions' as
+    typed lists (one compiled version for any number of partitions; the runs: a tuple
+    of typed lists)."""
     if len(codes) == 1:
-        return codes[0], grad[0], hess[0], None if packed is None else packed[0], positions[0]
-    return tuple(None if arrays is None else List(arrays)
-                 for arrays in (codes, grad, hess, packed, positions))
+        return (codes[0], grad[0], hess[0], None if packed is None else packed[0],
+                positions[0], runs[0])
+    return (tuple(None if arrays is None else List(arrays)
+                  for arrays in (codes, grad, hess, packed, positions))
+            + (tuple(List(arrays) for arrays in zip(*runs)),))
 
 
 @numba.njit(nogil=True, cache=True)
-def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_feature,
+def grow_levels(codes, grad, hess, packed, positions, runs, g_scale, h_scale, split_feature,
                 split_bin, default_left, left_child, right_child, table, cat_marker, built,
                 derive, parents, parent_hists, ints, floats, candidate_ints, candidate_floats,
                 right_sets, candidate_right_sets, tree_mask, is_categorical, cell_offsets,
@@ -125,7 +145,10 @@ def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_fe
     ``codes``, ``grad``, ``hess``, ``packed``, ``positions``: one partition's arrays, or
     typed lists of several partitions' (``_partition_arrays``); each pass then builds
     every partition's histograms and adds them in the fixed order of ``reduction``, as
-    the level loop's passes do (``_level_histograms``).
+    the level loop's passes do (``_level_histograms``).  ``runs``: each partition's
+    (order, spare left, spare right, begin, count, chunk lefts) of ``row_partition``
+    (a tuple of typed lists for several); every row starts at the root, and each
+    row's node id is written to ``positions`` at the end.
 
     ``split_*`` / ``table``: the splits to apply first ((1, n_nodes) each) and their
     table of right sets; ``cat_marker``: None for a model without categorical features
@@ -151,13 +174,15 @@ def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_fe
     # depthwise growth; not a literal False, so that ``decide_splits`` is called with
     # the types the level loop compiled it for
     lossguide = np.bool_(False)
+    for p in range(_n_parts(codes)):
+        start_rows(_part(runs[0], p), _part(runs[3], p), _part(runs[4], p))
     while True:
         # the pass: the rows move under the splits, the built nodes' histograms
         n_built = built.shape[0]
         node_to_slot = np.full((1, n_nodes), -1, dtype=np.int32)
         for k in range(n_built):
             node_to_slot[0, built[k]] = k
-        hist = _level_histograms(codes, grad, hess, packed, positions,
+        hist = _level_histograms(codes, grad, hess, packed, runs,
                                  (split_feature, split_bin, default_left, left_child,
                                   right_child), missing_code, node_to_slot, table,
                                  cat_marker, n_built, parent_hists, cell_offsets, width,
@@ -199,6 +224,9 @@ def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_fe
             n_nodes, n_leaves, max_depth, max_leaves, lossguide)
         chosen = np.sort(chosen)
         if build.shape[0] == 0:
+            for p in range(_n_parts(codes)):
+                write_positions(_part(runs[0], p), _part(runs[3], p), _part(runs[4], p),
+                                _part(positions, p))
             return n_nodes, n_leaves, n_candidates, chosen
         # the next pass applies these splits; its parents' histograms are this pass's
         f, b, d, lc, rc, table = split_arrays(ints, right_sets, is_categorical, chosen, n_nodes)
@@ -210,63 +238,43 @@ def grow_levels(codes, grad, hess, packed, positions, g_scale, h_scale, split_fe
         built = build
 
 
-def _level_histograms(codes, grad, hess, packed, positions, splits, missing_code,
-                      node_to_slot, table, cat_marker, n_built, parent_hists, cell_offsets,
-                      width, pass_threads):
-    """A level's pass (``histogram.level_pass``) over one partition's arrays or over a
-    typed list of partitions' (chosen by ``codes``' type where numba compiles the caller:
-    ``_level_histograms_for``): the rows move under ``splits``; returns the ``n_built``
-    histograms (shaped as ``parent_hists``' rows), summed over the partitions in the
-    fixed order of ``reduction``."""
-    raise NotImplementedError("for compiled callers")
-
-
-@overload(_level_histograms, jit_options={"nogil": True, "cache": True})
-def _level_histograms_for(codes, grad, hess, packed, positions, splits, missing_code,
-                          node_to_slot, table, cat_marker, n_built, parent_hists,
-                          cell_offsets, width, pass_threads):
-    if isinstance(codes, types.Array):
-        def one_partition(codes, grad, hess, packed, positions, splits, missing_code,
-                          node_to_slot, table, cat_marker, n_built, parent_hists,
-                          cell_offsets, width, pass_threads):
-            hist = np.zeros((n_built,) + parent_hists.shape[1:], dtype=parent_hists.dtype)
-            _partition_pass(codes, grad, hess, packed, positions, splits, missing_code,
-                            node_to_slot, table, cat_marker, hist, cell_offsets, width,
-                            pass_threads[0])
-            return hist
-        return one_partition
-
-    def partitions(codes, grad, hess, packed, positions, splits, missing_code, node_to_slot,
-                   table, cat_marker, n_built, parent_hists, cell_offsets, width,
-                   pass_threads):
-        # one partition after the other, each pass into the top of a stack of partial
-        # sums; two on top covering as many partitions are added (left + right), and at
-        # the end the stack is added from the top down: the pairs and the order of
-        # ``reduction.reduction_steps`` (pairs of partitions, then pairs of pairs, an
-        # odd one out carried up), with at most log2(n) + 1 partial sums held
-        n_parts = len(codes)
-        depth = 1
-        while (1 << (depth - 1)) < n_parts:
-            depth += 1
-        stack = np.empty((depth, n_built) + parent_hists.shape[1:], dtype=parent_hists.dtype)
-        covered = np.zeros(depth, dtype=np.int64)
-        top = 0
-        for p in range(n_parts):
-            stack[top] = 0
-            _partition_pass(codes[p], grad[p], hess[p], _item(packed, p), positions[p],
-                            splits, missing_code, node_to_slot, table, cat_marker,
-                            stack[top], cell_offsets, width, pass_threads[p])
-            covered[top] = 1
-            top += 1
-            while top >= 2 and covered[top - 1] == covered[top - 2]:
-                _add_into(stack[top - 2], stack[top - 1])
-                covered[top - 2] += covered[top - 1]
-                top -= 1
-        while top >= 2:
+@numba.njit(nogil=True, cache=True)
+def _level_histograms(codes, grad, hess, packed, runs, splits, missing_code, node_to_slot,
+                      table, cat_marker, n_built, parent_hists, cell_offsets, width,
+                      pass_threads):
+    """A level's pass over each partition's row runs (``row_partition``): the rows
+    move under ``splits``, the built nodes' histograms are summed from their runs;
+    returns the ``n_built`` histograms (shaped as ``parent_hists``' rows), summed over
+    the partitions in the fixed order of ``reduction``: one partition after the other,
+    each pass into the top of a stack of partial sums; two on top covering as many
+    partitions are added (left + right), and at the end the stack is added from the
+    top down: the pairs and the order of ``reduction.reduction_steps`` (pairs of
+    partitions, then pairs of pairs, an odd one out carried up), with at most
+    log2(n) + 1 partial sums held."""
+    n_parts = _n_parts(codes)
+    depth = 1
+    while (1 << (depth - 1)) < n_parts:
+        depth += 1
+    stack = np.empty((depth, n_built) + parent_hists.shape[1:], dtype=parent_hists.dtype)
+    covered = np.zeros(depth, dtype=np.int64)
+    top = 0
+    for p in range(n_parts):
+        stack[top] = 0
+        _partition_pass(_part(codes, p), _part(grad, p), _part(hess, p), _part(packed, p),
+                        _part(runs[0], p), _part(runs[1], p), _part(runs[2], p),
+                        _part(runs[3], p), _part(runs[4], p), _part(runs[5], p), splits,
+                        missing_code, node_to_slot, table, cat_marker, stack[top],
+                        cell_offsets, width, pass_threads[p])
+        covered[top] = 1
+        top += 1
+        while top >= 2 and covered[top - 1] == covered[top - 2]:
             _add_into(stack[top - 2], stack[top - 1])
+            covered[top - 2] += covered[top - 1]
             top -= 1
-        return stack[0]
-    return partitions
+    while top >= 2:
+        _add_into(stack[top - 2], stack[top - 1])
+        top -= 1
+    return stack[0]
 
 
 @numba.njit(nogil=True, cache=True)
@@ -279,28 +287,45 @@ def _add_into(left, right):
 
 
 @numba.njit(nogil=True, cache=True)
-def _partition_pass(codes, grad, hess, packed, positions, splits, missing_code, node_to_slot,
-                    table, cat_marker, hist, cell_offsets, width, n_threads):
+def _partition_pass(codes, grad, hess, packed, order, spare_left, spare_right, begin, count,
+                    chunk_lefts, splits, missing_code, node_to_slot, table, cat_marker, hist,
+                    cell_offsets, width, n_threads):
     """One partition's level pass into ``hist``; ``cat_marker`` None: a model without
-    categorical features (the kernels get no table, and numba compiles the category
+    categorical features (the row moves get no table, and numba compiles the category
     test away)."""
     if cat_marker is None:
-        level_pass(codes, grad, hess, packed, positions, positions, splits, missing_code,
-                   node_to_slot, None, hist, cell_offsets, width, n_threads)
+        split_rows(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
+                   missing_code, None, n_threads)
     else:
-        level_pass(codes, grad, hess, packed, positions, positions, splits, missing_code,
-                   node_to_slot, table, hist, cell_offsets, width, n_threads)
+        split_rows(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
+                   missing_code, table, n_threads)
+    node_histograms(codes, grad, hess, packed, order, begin, count, node_to_slot, hist,
+                    cell_offsets, width, n_threads)
 
 
-def _item(arrays, p):
-    """``arrays[p]``, or None for None (a fit without quantized gradients)."""
+def _n_parts(arrays):
+    """The number of partitions: 1 for one partition's array, else the typed list's
+    length."""
     raise NotImplementedError("for compiled callers")
 
 
-@overload(_item, jit_options={"nogil": True, "cache": True}, inline="always")
-def _item_for(arrays, p):
-    if isinstance(arrays, types.NoneType):
-        return lambda arrays, p: None
+@overload(_n_parts, jit_options={"nogil": True, "cache": True}, inline="always")
+def _n_parts_for(arrays):
+    if isinstance(arrays, types.Array):
+        return lambda arrays: 1
+    return lambda arrays: len(arrays)
+
+
+def _part(arrays, p):
+    """Partition ``p``'s array: one partition's array itself (p = 0), a typed list's
+    item ``p``, or None for None (a fit without quantized gradients)."""
+    raise NotImplementedError("for compiled callers")
+
+
+@overload(_part, jit_options={"nogil": True, "cache": True}, inline="always")
+def _part_for(arrays, p):
+    if isinstance(arrays, (types.NoneType, types.Array)):
+        return lambda arrays, p: arrays
     return lambda arrays, p: arrays[p]
 
 

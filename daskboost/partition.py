@@ -236,6 +236,10 @@ class PartitionState:
     # quantize them, instead of the first pass writing them out for it to read back
     # (``_level_in_row_blocks``)
     gradient_step: object = None
+    # a tree's levels grown in one compiled call (``levels_in_place``): the partition's
+    # (order, spare left, spare right) rows of ``row_partition``, made by the first tree
+    # and reused; None until then
+    in_place_rows: tuple = None
 
     @property
     def n_rows(self):

@@ -1,0 +1,276 @@
+"""A tree's rows grouped by node, kept from level to level (LightGBM's data partition),
+for the levels grown in one compiled call (``levels_in_place``).
+
+The level passes (``histogram.level_pass``) visit every row at every level: the row
+moves to its child, then every thread adding a range of features reads every row's
+slot and skips the rows of nodes not built (three in four on diamonds' levels, in an
+order no branch predictor follows).  Here instead ``order`` holds the partition's row
+indices grouped by node, each node's rows at ``order[begin[node]:begin[node] +
+count[node]]`` in increasing row order:
+
+- a level's splits move each split node's rows into its two children's runs, left
+  child first (``split_rows``; a stable partition, so each run stays in row order);
+- a built node's histogram adds the rows of its run alone (``node_histograms``).
+
+Each histogram cell then gets the same rows in the same order as from the level pass,
+so the same sums, bit for bit.  Each row's node id (``positions``) is written once, at
+the end of the tree's levels (``write_positions``), for the passes after them.
+
+On a captured diamonds fit's 500 level passes (2 threads) this took the passes' kernels
+from ~120 to ~90 ms (``benchmarks/RESULTS.md``).
+"""
+
+import numba
+import numpy as np
+from numba.core import types
+from numba.extending import overload
+
+from .histogram import (_add_packed_row_features, _add_row_features, goes_left, part_range,
+                        wide_packed)
+
+
+@numba.njit(nogil=True, cache=True)
+def start_rows(order, begin, count):
+    """Every row at the root (node 0), in row order; no other node has rows yet."""
+    for i in range(order.shape[0]):
+        order[i] = i
+    begin[:] = 0
+    count[:] = 0
+    count[0] = order.shape[0]
+
+
+@numba.njit(nogil=True, cache=True)
+def split_rows(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
+               missing_code, cat_table, n_threads):
+    """Move each node with a split in ``splits`` ((1, n_nodes) arrays, as the level
+    passes take them) into its children's runs: the rows going left first, then those
+    going right, each in row order (``goes_left``'s decision, so the same rows as the
+    level pass moves).  The split node keeps no rows (count 0).  ``spare_left``,
+    ``spare_right``: (n_rows,) scratch; ``chunk_lefts``: (n_nodes or more, n_threads)
+    scratch; ``cat_table``: None for a model without categorical features."""
+    split_feature, split_bin, default_left, left_child, right_child = splits
+    if n_threads > 1:
+        # each thread splits its chunk of every node's run into the spares, then copies
+        # its lefts and rights to their places (the lefts of chunk 0, of chunk 1, ...)
+        _split_chunks_parallel(codes, order, spare_left, spare_right, begin, count,
+                               chunk_lefts, split_feature, split_bin, default_left,
+                               missing_code, cat_table, n_threads)
+        _place_chunks_parallel(order, spare_left, spare_right, begin, count, chunk_lefts,
+                               split_feature, n_threads)
+    else:
+        for node in range(split_feature.shape[1]):
+            if split_feature[0, node] >= 0:
+                chunk_lefts[node, 0] = _split_run_in_place(
+                    codes, order, spare_right, begin[node], count[node],
+                    split_feature[0, node], split_bin[0, node], default_left[0, node],
+                    missing_code, cat_table)
+    for node in range(split_feature.shape[1]):
+        if split_feature[0, node] < 0:
+            continue
+        n_left = 0
+        for t in range(n_threads):
+            n_left += chunk_lefts[node, t]
+        left, right = left_child[0, node], right_child[0, node]
+        begin[left], count[left] = begin[node], n_left
+        begin[right], count[right] = begin[node] + n_left, count[node] - n_left
+        count[node] = 0
+
+
+@numba.njit(nogil=True, cache=True)
+def _split_run_in_place(codes, order, spare, first, n, feature, split_bin, default_left,
+                        missing_code, cat_table):
+    """One thread: the run ``order[first:first + n]`` becomes its lefts then its rights
+    (each in the order they were); returns the number of lefts.  A left is written back
+    at or before the place it was read from; the rights wait in ``spare``.  Both writes
+    happen for every row, the counters moving by the row's side (no branch on it:
+    ``histogram``'s note on the row's move)."""
+    uf = np.uint64(feature)
+    n_left = 0
+    n_right = 0
+    for k in range(first, first + n):
+        i = order[k]
+        left = goes_left(codes[np.uint64(i), uf], split_bin, missing_code, default_left,
+                         cat_table)
+        order[first + n_left] = i
+        spare[n_right] = i
+        n_left += left
+        n_right += 1 - left
+    for j in range(n_right):
+        order[first + n_left + j] = spare[j]
+    return n_left
+
+
+@numba.njit(nogil=True, cache=True, parallel=True)
+def _split_chunks_parallel(codes, order, spare_left, spare_right, begin, count, chunk_lefts,
+                           split_feature, split_bin, default_left, missing_code, cat_table,
+                           n_threads):
+    for t in numba.prange(n_threads):
+        _split_chunks(codes, order, spare_left, spare_right, begin, count, chunk_lefts,
+                      split_feature, split_bin, default_left, missing_code, cat_table, t,
+                      n_threads)
+
+
+@numba.njit(nogil=True, cache=True)
+def _split_chunks(codes, order, spare_left, spare_right, begin, count, chunk_lefts,
+                  split_feature, split_bin, default_left, missing_code, cat_table, t,
+                  n_threads):
+    """Thread ``t``'s chunk of every split node's run: its lefts to ``spare_left``, its
+    rights to ``spare_right``, both from the chunk's own start (``chunk_lefts[node,
+    t]``: how many went left)."""
+    for node in range(split_feature.shape[1]):
+        feature = split_feature[0, node]
+        if feature < 0:
+            continue
+        first, stop = part_range(t, n_threads, count[node])
+        first += begin[node]
+        stop += begin[node]
+        uf = np.uint64(feature)
+        s, d = split_bin[0, node], default_left[0, node]
+        n_left = 0
+        n_right = 0
+        for k in range(first, stop):
+            i = order[k]
+            left = goes_left(codes[np.uint64(i), uf], s, missing_code, d, cat_table)
+            spare_left[first + n_left] = i
+            spare_right[first + n_right] = i
+            n_left += left
+            n_right += 1 - left
+        chunk_lefts[node, t] = n_left
+
+
+@numba.njit(nogil=True, cache=True, parallel=True)
+def _place_chunks_parallel(order, spare_left, spare_right, begin, count, chunk_lefts,
+                           split_feature, n_threads):
+    for t in numba.prange(n_threads):
+        _place_chunks(order, spare_left, spare_right, begin, count, chunk_lefts,
+                      split_feature, t, n_threads)
+
+
+@numba.njit(nogil=True, cache=True)
+def _place_chunks(order, spare_left, spare_right, begin, count, chunk_lefts, split_feature,
+                  t, n_threads):
+    """Thread ``t`` copies its chunks' lefts and rights (``_split_chunks``) to their
+    places in each split node's run: after the lefts, or the rights, of the chunks
+    before it."""
+    for node in range(split_feature.shape[1]):
+        if split_feature[0, node] < 0:
+            continue
+        chunk_first, chunk_stop = part_range(t, n_threads, count[node])
+        lefts_before = 0
+        all_lefts = 0
+        for u in range(n_threads):
+            all_lefts += chunk_lefts[node, u]
+            if u < t:
+                lefts_before += chunk_lefts[node, u]
+        n_left = chunk_lefts[node, t]
+        n_right = chunk_stop - chunk_first - n_left
+        read_from = begin[node] + chunk_first
+        left_to = begin[node] + lefts_before
+        right_to = begin[node] + all_lefts + (chunk_first - lefts_before)
+        for j in range(n_left):
+            order[left_to + j] = spare_left[read_from + j]
+        for j in range(n_right):
+            order[right_to + j] = spare_right[read_from + j]
+
+
+def node_histograms(codes, grad, hess, packed, order, begin, count, node_to_slot, hist,
+                    cell_offsets, width, n_threads):
+    """Each built node's histogram (``node_to_slot[0, node]`` >= 0, into that slot of
+    ``hist``) from the rows of its run, in row order, rows whose gradients are both 0
+    skipped (as in ``histogram``'s kernels); float ``grad``, ``hess`` or, with
+    ``packed`` not None, quantized sums; the features in ``n_threads`` ranges, one a
+    thread (each cell summed by one thread, in row order).  Chosen by ``packed``'s type
+    where numba compiles the caller (``_node_histograms_for``)."""
+    raise NotImplementedError("for compiled callers")
+
+
+@overload(node_histograms, jit_options={"nogil": True, "cache": True})
+def _node_histograms_for(codes, grad, hess, packed, order, begin, count, node_to_slot, hist,
+                         cell_offsets, width, n_threads):
+    if isinstance(packed, types.NoneType):
+        def float_sums(codes, grad, hess, packed, order, begin, count, node_to_slot, hist,
+                       cell_offsets, width, n_threads):
+            if n_threads > 1:
+                _float_node_histograms_parallel(codes, grad, hess, order, begin, count,
+                                                node_to_slot, hist, cell_offsets, width,
+                                                n_threads)
+            else:
+                _float_node_histograms(codes, grad, hess, order, begin, count, node_to_slot,
+                                       hist, cell_offsets, width, 0, codes.shape[1])
+        return float_sums
+
+    def packed_sums(codes, grad, hess, packed, order, begin, count, node_to_slot, hist,
+                    cell_offsets, width, n_threads):
+        if n_threads > 1:
+            _packed_node_histograms_parallel(codes, packed, order, begin, count,
+                                             node_to_slot, hist, cell_offsets, width,
+                                             n_threads)
+        else:
+            _packed_node_histograms(codes, packed, order, begin, count, node_to_slot, hist,
+                                    cell_offsets, width, 0, codes.shape[1])
+    return packed_sums
+
+
+@numba.njit(nogil=True, cache=True, parallel=True)
+def _float_node_histograms_parallel(codes, grad, hess, order, begin, count, node_to_slot,
+                                    hist, cell_offsets, width, n_threads):
+    for t in numba.prange(n_threads):
+        first, stop = part_range(t, n_threads, codes.shape[1])
+        _float_node_histograms(codes, grad, hess, order, begin, count, node_to_slot, hist,
+                               cell_offsets, width, first, stop)
+
+
+@numba.njit(nogil=True, cache=True)
+def _float_node_histograms(codes, grad, hess, order, begin, count, node_to_slot, hist,
+                           cell_offsets, width, first, stop):
+    """Features ``first..stop-1`` of ``node_histograms``, float gradients."""
+    flat = hist.reshape((hist.shape[0], hist.shape[1] * 2))
+    for node in range(node_to_slot.shape[1]):
+        slot = node_to_slot[0, node]
+        if slot < 0:
+            continue
+        row_hist = flat[np.uint64(slot)]
+        for k in range(begin[node], begin[node] + count[node]):
+            i = np.uint64(order[k])
+            g = np.float64(grad[0, i])
+            h = np.float64(hess[0, i])
+            if g == 0.0 and h == 0.0:
+                continue
+            _add_row_features(row_hist, codes, i, first, stop, g, h, cell_offsets, width)
+
+
+@numba.njit(nogil=True, cache=True, parallel=True)
+def _packed_node_histograms_parallel(codes, packed, order, begin, count, node_to_slot, hist,
+                                     cell_offsets, width, n_threads):
+    for t in numba.prange(n_threads):
+        first, stop = part_range(t, n_threads, codes.shape[1])
+        _packed_node_histograms(codes, packed, order, begin, count, node_to_slot, hist,
+                                cell_offsets, width, first, stop)
+
+
+@numba.njit(nogil=True, cache=True)
+def _packed_node_histograms(codes, packed, order, begin, count, node_to_slot, hist,
+                            cell_offsets, width, first, stop):
+    """Features ``first..stop-1`` of ``node_histograms``, quantized gradients."""
+    row_bits = packed.itemsize * 4
+    for node in range(node_to_slot.shape[1]):
+        slot = node_to_slot[0, node]
+        if slot < 0:
+            continue
+        row_hist = hist[np.uint64(slot)]
+        for k in range(begin[node], begin[node] + count[node]):
+            i = np.uint64(order[k])
+            v = packed[0, i]
+            if v == 0:
+                continue
+            _add_packed_row_features(row_hist, codes, i, first, stop,
+                                     wide_packed(v, row_bits), cell_offsets, width)
+
+
+@numba.njit(nogil=True, cache=True)
+def write_positions(order, begin, count, positions):
+    """Each row's node id, ``positions[0, row]``, from the runs of the nodes holding
+    rows."""
+    for node in range(count.shape[0]):
+        for k in range(begin[node], begin[node] + count[node]):
+            positions[0, np.uint64(order[k])] = node
