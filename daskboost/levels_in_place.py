@@ -40,7 +40,7 @@ from numba.typed import List
 
 from . import native_threads
 from .blockstore import single_block
-from .histogram import kernel_threads_of
+from .histogram import MAX_CELLS_OF, cells_of, kernel_threads_of
 from .node_columns import G, H, decide_splits, split_arrays
 from .quantize import float_sums
 from .row_partition import node_histograms, split_rows, start_rows, write_positions
@@ -93,8 +93,10 @@ def grow_in_place(states, step):
         codes, [s.grad for s in states], [s.hess for s in states],
         None if states[0].quantized is None else [s.quantized for s in states],
         [s.positions for s in states], [_row_runs(s, nodes.ints.shape[0]) for s in states])
+    cells = [_cells(state, block, mapper) for state, block in zip(states, codes)]
+    added, add_offsets = (codes, mapper.cell_offsets) if cells[0] is None else (cells, None)
     n_nodes, n_leaves, n_candidates, chosen = grow_levels(
-        *rows, g_scale, h_scale,
+        *rows, added[0] if len(added) == 1 else List(added), add_offsets, g_scale, h_scale,
         *step.splits, _NO_TABLE if step.cat_table is None else step.cat_table,
         step.cat_table, built, derive, parents, parent_hists,
         nodes.ints, nodes.floats, nodes.candidate_ints, nodes.candidate_floats,
@@ -104,6 +106,18 @@ def grow_in_place(states, step):
         p.max_cat_to_onehot, p.max_cat_threshold, p.max_depth, p.max_leaves, grower.n_nodes,
         grower.n_leaves, pass_threads, native_threads.threads())
     return LevelsGrown(n_nodes, n_leaves, n_candidates, chosen)
+
+
+def _cells(state, codes, mapper):
+    """The partition's rows' histogram cells (``histogram.cells_of``) where the
+    features' widths differ, made by the first tree and kept in the state
+    (``PartitionState.cells``); None where the widths are uniform or the cells do not
+    fit."""
+    if mapper.cell_width or mapper.cell_offsets[-1] > MAX_CELLS_OF:
+        return None
+    if state.cells is None or state.cells.shape != codes.shape:
+        state.cells = cells_of(codes, mapper.cell_offsets)
+    return state.cells
 
 
 def _row_runs(state, n_nodes):
@@ -133,7 +147,8 @@ def _partition_arrays(codes, grad, hess, packed, positions, runs):
 
 
 @numba.njit(nogil=True, cache=True)
-def grow_levels(codes, grad, hess, packed, positions, runs, g_scale, h_scale, split_feature,
+def grow_levels(codes, grad, hess, packed, positions, runs, added, add_offsets, g_scale, h_scale,
+                split_feature,
                 split_bin, default_left, left_child, right_child, table, cat_marker, built,
                 derive, parents, parent_hists, ints, floats, candidate_ints, candidate_floats,
                 right_sets, candidate_right_sets, tree_mask, is_categorical, cell_offsets,
@@ -148,7 +163,10 @@ def grow_levels(codes, grad, hess, packed, positions, runs, g_scale, h_scale, sp
     the level loop's passes do (``_level_histograms``).  ``runs``: each partition's
     (order, spare left, spare right, begin, count, chunk lefts) of ``row_partition``
     (a tuple of typed lists for several); every row starts at the root, and each
-    row's node id is written to ``positions`` at the end.
+    row's node id is written to ``positions`` at the end.  ``added``, ``add_offsets``:
+    what the histograms' additions read for each row and the cell offsets they take:
+    the codes and ``cell_offsets``, or the partitions' cells (``histogram.cells_of``)
+    and None.
 
     ``split_*`` / ``table``: the splits to apply first ((1, n_nodes) each) and their
     table of right sets; ``cat_marker``: None for a model without categorical features
@@ -182,10 +200,10 @@ def grow_levels(codes, grad, hess, packed, positions, runs, g_scale, h_scale, sp
         node_to_slot = np.full((1, n_nodes), -1, dtype=np.int32)
         for k in range(n_built):
             node_to_slot[0, built[k]] = k
-        hist = _level_histograms(codes, grad, hess, packed, runs,
+        hist = _level_histograms(codes, added, add_offsets, grad, hess, packed, runs,
                                  (split_feature, split_bin, default_left, left_child,
                                   right_child), missing_code, node_to_slot, table,
-                                 cat_marker, n_built, parent_hists, cell_offsets, width,
+                                 cat_marker, n_built, parent_hists, width,
                                  pass_threads)
         # ``TreeGrower.receive``: the siblings by subtraction, then the new nodes' splits
         derived = np.empty((derive.shape[0],) + hist.shape[1:], dtype=hist.dtype)
@@ -239,9 +257,9 @@ def grow_levels(codes, grad, hess, packed, positions, runs, g_scale, h_scale, sp
 
 
 @numba.njit(nogil=True, cache=True)
-def _level_histograms(codes, grad, hess, packed, runs, splits, missing_code, node_to_slot,
-                      table, cat_marker, n_built, parent_hists, cell_offsets, width,
-                      pass_threads):
+def _level_histograms(codes, added, add_offsets, grad, hess, packed, runs, splits,
+                      missing_code, node_to_slot, table, cat_marker, n_built, parent_hists,
+                      width, pass_threads):
     """A level's pass over each partition's row runs (``row_partition``): the rows
     move under ``splits``, the built nodes' histograms are summed from their runs;
     returns the ``n_built`` histograms (shaped as ``parent_hists``' rows), summed over
@@ -260,11 +278,11 @@ def _level_histograms(codes, grad, hess, packed, runs, splits, missing_code, nod
     top = 0
     for p in range(n_parts):
         stack[top] = 0
-        _partition_pass(_part(codes, p), _part(grad, p), _part(hess, p), _part(packed, p),
-                        _part(runs[0], p), _part(runs[1], p), _part(runs[2], p),
-                        _part(runs[3], p), _part(runs[4], p), _part(runs[5], p), splits,
-                        missing_code, node_to_slot, table, cat_marker, stack[top],
-                        cell_offsets, width, pass_threads[p])
+        _partition_pass(_part(codes, p), _part(added, p), add_offsets, width,
+                        _part(grad, p), _part(hess, p), _part(packed, p), _part(runs[0], p),
+                        _part(runs[1], p), _part(runs[2], p), _part(runs[3], p),
+                        _part(runs[4], p), _part(runs[5], p), splits, missing_code,
+                        node_to_slot, table, cat_marker, stack[top], pass_threads[p])
         covered[top] = 1
         top += 1
         while top >= 2 and covered[top - 1] == covered[top - 2]:
@@ -287,9 +305,9 @@ def _add_into(left, right):
 
 
 @numba.njit(nogil=True, cache=True)
-def _partition_pass(codes, grad, hess, packed, order, spare_left, spare_right, begin, count,
-                    chunk_lefts, splits, missing_code, node_to_slot, table, cat_marker, hist,
-                    cell_offsets, width, n_threads):
+def _partition_pass(codes, added, add_offsets, width, grad, hess, packed, order, spare_left,
+                    spare_right, begin, count, chunk_lefts, splits, missing_code,
+                    node_to_slot, table, cat_marker, hist, n_threads):
     """One partition's level pass into ``hist``; ``cat_marker`` None: a model without
     categorical features (the row moves get no table, and numba compiles the category
     test away)."""
@@ -299,8 +317,8 @@ def _partition_pass(codes, grad, hess, packed, order, spare_left, spare_right, b
     else:
         split_rows(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
                    missing_code, table, n_threads)
-    node_histograms(codes, grad, hess, packed, order, begin, count, node_to_slot, hist,
-                    cell_offsets, width, n_threads)
+    node_histograms(added, grad, hess, packed, order, begin, count, node_to_slot, hist,
+                    add_offsets, width, n_threads)
 
 
 def _n_parts(arrays):

@@ -240,6 +240,10 @@ class PartitionState:
     # (order, spare left, spare right) rows of ``row_partition``, made by the first tree
     # and reused; None until then
     in_place_rows: tuple = None
+    # each row's histogram cells (``histogram.cells_of``) where the features' widths
+    # differ, made by the first tree grown in place; the histograms' additions of the
+    # levels grown in place and of the roots read them instead of the codes
+    cells: np.ndarray = None
 
     @property
     def n_rows(self):
@@ -515,6 +519,16 @@ def grows_in_place(state):
             and native_threads.available())
 
 
+def _added_of(state, block, cell_offsets):
+    """What the histograms' additions read for the rows of ``block``, and the cell
+    offsets the row kernels then take: the partition's cells (``PartitionState.cells``)
+    and None where the block is the whole partition and they are made, else the codes
+    and ``cell_offsets``."""
+    if state.cells is not None and state.cells.shape == block.shape:
+        return state.cells, None
+    return block, cell_offsets
+
+
 def _level_in_row_blocks(state, step):
     """``partition_step``'s level pass on a state held in row blocks: block by block,
     the block's node ids move and are stored back; with quantized gradients the
@@ -697,8 +711,8 @@ def _start_round(state, step):
             block_positions[...] = 0
         grad, hess = _round_gradients(state, step, i, rows, margin)
         if not step.quant_bins:
-            add_root_histograms(hist, block, grad, hess, root_slots, step.cell_offsets,
-                                step.cell_width)
+            added, offsets = _added_of(state, block, step.cell_offsets)
+            add_root_histograms(hist, added, grad, hess, root_slots, offsets, step.cell_width)
         elif in_blocks:  # the largest gradients, block by block (a maximum: any order)
             block_maxima = gradient_maxima(grad, hess)
             maxima = block_maxima if maxima is None else np.maximum(maxima, block_maxima)
