@@ -239,3 +239,36 @@ def test_root_kernel_equals_the_general_kernel_at_the_roots(uniform):
                                          offsets, width)
     assert np.array_equal(got, expected) and np.abs(got).sum() > 0
     assert got[1, :, 0].sum() == pytest.approx(grad[0].sum(dtype=np.float64) * 4)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_rows_cells_give_the_codes_sums(threads):
+    # features of 10, 20, 40 and 40 cells, the missing code 39 above the narrow ones'
+    # bins: each row's cells (``cells_of``) added with ``cell_offsets=None`` give the
+    # same sums, bit for bit, as the codes, float and packed, on one thread and two
+    rng = np.random.default_rng(11)
+    n_rows = 3000
+    codes, _, _ = random_block(rng, n_rows=n_rows, n_features=4, n_codes=40)
+    codes[:, 0] = np.where(codes[:, 0] == 39, 39, np.minimum(codes[:, 0], 8))
+    codes[:, 1] = np.where(codes[:, 1] == 39, 39, np.minimum(codes[:, 1], 18))
+    offsets = np.array([0, 10, 30, 70, 110], dtype=np.int64)
+    cells = histogram.cells_of(codes, offsets)
+    assert cells.dtype == np.uint16 and (codes == 39).any()
+    assert (cells[codes[:, 0] == 39, 0] == 9).all()  # the missing code: the last cell
+    grad = rng.normal(size=(1, n_rows)).astype(np.float32)
+    hess = rng.uniform(0.1, 1.0, size=(1, n_rows)).astype(np.float32)
+    packed = rng.integers(-2 ** 20, 2 ** 20, size=(1, n_rows)).astype(np.int64)
+    slots = rng.integers(-1, 3, size=(1, n_rows)).astype(np.int32)
+    for quantized in (False, True):
+        args = (None, packed) if quantized else (None, None)
+        g, h = (None, None) if quantized else (grad, hess)
+        expected = histogram.new_histograms(3, offsets, quantized)
+        histogram.add_rows(codes, g, h, args[1], slots, expected, offsets, 0, threads)
+        got = histogram.new_histograms(3, offsets, quantized)
+        histogram.add_rows(cells, g, h, args[1], slots, got, None, 0, threads)
+        assert np.array_equal(got, expected) and np.abs(expected).sum() > 0
+
+
+def test_cells_are_not_made_past_two_bytes():
+    offsets = np.array([0, 2 ** 15, 2 ** 16 + 1], dtype=np.int64)
+    assert histogram.cells_of(np.zeros((3, 2), np.uint16), offsets) is None
