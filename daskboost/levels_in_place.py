@@ -109,15 +109,15 @@ def grow_in_place(states, step):
 
 
 def _cells(state, codes, mapper):
-    """The partition's rows' histogram cells (``histogram.cells_of``) where the
-    features' widths differ, made by the first tree and kept in the state
-    (``PartitionState.cells``); None where the widths are uniform or the cells do not
-    fit."""
+    """The histogram cells (``histogram.cells_of``) of the partition's rows, whose
+    codes are ``codes``, where the features' widths differ: made by the first tree and
+    kept in the state with the codes they are of (``PartitionState.cells``); None where
+    the widths are uniform or the cells do not fit."""
     if mapper.cell_width or mapper.cell_offsets[-1] > MAX_CELLS_OF:
         return None
-    if state.cells is None or state.cells.shape != codes.shape:
-        state.cells = cells_of(codes, mapper.cell_offsets)
-    return state.cells
+    if state.cells is None or state.cells[0] is not codes:
+        state.cells = (codes, cells_of(codes, mapper.cell_offsets))
+    return state.cells[1]
 
 
 def _row_runs(state, n_nodes):

@@ -240,10 +240,11 @@ class PartitionState:
     # (order, spare left, spare right) rows of ``row_partition``, made by the first tree
     # and reused; None until then
     in_place_rows: tuple = None
-    # each row's histogram cells (``histogram.cells_of``) where the features' widths
-    # differ, made by the first tree grown in place; the histograms' additions of the
-    # levels grown in place and of the roots read them instead of the codes
-    cells: np.ndarray = None
+    # (codes, each row's histogram cells of them: ``histogram.cells_of``) where the
+    # features' widths differ, made by the first tree grown in place; the histograms'
+    # additions of the levels grown in place and of the roots read the cells instead of
+    # those codes (codes binned again, ``rebin_partition``, are other codes)
+    cells: tuple = None
 
     @property
     def n_rows(self):
@@ -521,11 +522,11 @@ def grows_in_place(state):
 
 def _added_of(state, block, cell_offsets):
     """What the histograms' additions read for the rows of ``block``, and the cell
-    offsets the row kernels then take: the partition's cells (``PartitionState.cells``)
-    and None where the block is the whole partition and they are made, else the codes
-    and ``cell_offsets``."""
-    if state.cells is not None and state.cells.shape == block.shape:
-        return state.cells, None
+    offsets the row kernels then take: the cells of ``block`` (``PartitionState.cells``)
+    and None where they are made (the block is the whole partition), else the codes and
+    ``cell_offsets``."""
+    if state.cells is not None and state.cells[0] is block:
+        return state.cells[1], None
     return block, cell_offsets
 
 

@@ -76,6 +76,10 @@ CASES = {
     "categorical, quantized": (DaskBoostRegressor, dict(quantized_grad=True),
                                _categorical(3000)),
     "categorical, one thread's kernels": (DaskBoostRegressor, dict(), _categorical(1500)),
+    # binned again every round, by the hessians (a classifier's differ from row to row):
+    # the rows' cells (``histogram.cells_of``) are of the codes they were made from
+    "categorical, approx": (DaskBoostClassifier, dict(tree_method="approx"),
+                            _categorical(3000)),
     "regularised and limited": (DaskBoostRegressor,
                                 dict(reg_alpha=2.0, max_delta_step=0.4, gamma=1.0,
                                      min_child_weight=20.0, max_leaves=12),
