@@ -42,6 +42,7 @@ from . import native_threads
 from .blockstore import single_block
 from .histogram import MAX_CELLS_OF, cells_of, kernel_threads_of
 from .node_columns import G, H, decide_splits, split_arrays
+from .partition import row_runs_of
 from .quantize import float_sums
 from .row_partition import node_histograms, split_rows, start_rows, write_positions
 from .splitting import find_splits_of
@@ -121,16 +122,12 @@ def _cells(state, codes, mapper):
 
 
 def _row_runs(state, n_nodes):
-    """A partition's rows grouped by node (``row_partition``): its (order, spare left,
-    spare right) scratch rows, made once and kept in the state
-    (``PartitionState.in_place_rows``), and (begin, count, chunk lefts) for a tree of
-    ``n_nodes`` nodes at most."""
-    n_rows = state.codes.shape[0]
-    if state.in_place_rows is None or state.in_place_rows[0].shape[0] != n_rows:
-        state.in_place_rows = tuple(np.empty(n_rows, dtype=np.int32) for _ in range(3))
-    return state.in_place_rows + (np.empty(n_nodes, dtype=np.int64),
-                                  np.empty(n_nodes, dtype=np.int64),
-                                  np.empty((n_nodes, native_threads.threads()), np.int64))
+    """A partition's rows grouped by node (``row_partition``), as ``grow_levels`` takes
+    them, for a tree of ``n_nodes`` nodes at most: its state's ``RowRuns`` (there:
+    ``partition.grows_in_place``), whose node ids ``grow_levels`` writes at its end."""
+    runs = row_runs_of(state)
+    runs.live, runs.stale = True, False
+    return runs.arrays(n_nodes, native_threads.threads())
 
 
 def _partition_arrays(codes, grad, hess, packed, positions, runs):

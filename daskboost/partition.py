@@ -30,9 +30,10 @@ from .binning import narrowed
 from .blockstore import RowColumn, StoredArray, single_block
 from .lake import ParquetColumns
 from .histogram import (add_block_histograms, add_leaf_values, add_root_histograms,
-                        build_histograms, new_histograms, row_blocks)
+                        build_histograms, kernel_threads_of, new_histograms, row_blocks)
 from .keyed_random import GOLDEN, MIX1, global_row, uniform
 from .quantize import GradientMaxima, gradient_maxima, quantize, row_dtype
+from .row_partition import RUN_ROW_BYTES, RowRuns
 from .sketch import merge, merge_blocks, summarize_block, summarize_column, summarize_columns_of
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
 from .tree import PackedForest
@@ -236,10 +237,10 @@ class PartitionState:
     # quantize them, instead of the first pass writing them out for it to read back
     # (``_level_in_row_blocks``)
     gradient_step: object = None
-    # a tree's levels grown in one compiled call (``levels_in_place``): the partition's
-    # (order, spare left, spare right) rows of ``row_partition``, made by the first tree
-    # and reused; None until then
-    in_place_rows: tuple = None
+    # the rows grouped by node (``row_partition.RowRuns``), made by the first level pass
+    # that uses them (``row_runs_of``) and reused; False where the memory budget had no
+    # room for them; the node ids ``positions`` may lag behind them (``_node_ids``)
+    row_runs: object = None
     # (codes, each row's histogram cells of them: ``histogram.cells_of``) where the
     # features' widths differ, made by the first tree grown in place; the histograms'
     # additions of the levels grown in place and of the roots read the cells instead of
@@ -502,12 +503,47 @@ def partition_step(state, step):
         state.quantized = quantize(state.grad, state.hess, step.quant_scales,
                                    step.quant_keys, state.row_offset, step.quant_bins,
                                    state.row_order)
+    runs = row_runs_of(state) if state.margin.shape[0] == 1 else None
+    if runs is not None:  # one tree a round, its rows grouped by node: ``row_partition``
+        codes = single_block(state.codes)
+        hist = new_histograms(step.n_slots, step.cell_offsets, state.quantized is not None)
+        runs.level_pass(codes, state.grad, state.hess, state.quantized, step.split_arrays(),
+                        step.missing_code, step.node_to_slot, step.cat_table, hist,
+                        step.cell_offsets, step.cell_width, kernel_threads_of(codes))
+        return state, hist
     _, hist = build_histograms(state.codes, state.grad, state.hess, state.positions,
                                *step.split_arrays(), step.missing_code, step.node_to_slot,
                                step.n_slots, step.cell_offsets, out_positions=state.positions,
                                cat_table=step.cat_table, cell_width=step.cell_width,
                                quantized=state.quantized)
     return state, hist
+
+
+def row_runs_of(state):
+    """The state's ``RowRuns`` (made at the first call), or None where its rows cannot
+    keep them: codes not one block in memory, per-row arrays in row blocks, or no room
+    in the memory budget for them (``RUN_ROW_BYTES`` a row, taken from the budget once
+    and kept for the fit)."""
+    runs = state.row_runs
+    if (runs is False or single_block(state.codes) is None
+            or isinstance(state.margin, RowColumn)):
+        return None
+    if runs is not None and runs.order.shape[0] == state.n_rows:
+        return runs
+    if isinstance(state.codes, StoredArray) and not state.codes.store.reserve(
+            RUN_ROW_BYTES * state.n_rows):
+        state.row_runs = False
+        return None
+    state.row_runs = RowRuns(state.n_rows)
+    return state.row_runs
+
+
+def _node_ids(state):
+    """The state's node ids (``positions``), brought up to its rows' runs first where
+    they lag behind (``row_partition.RowRuns``)."""
+    if state.row_runs and not isinstance(state.positions, RowColumn):
+        state.row_runs.write_positions(state.positions)
+    return state.positions
 
 
 def grows_in_place(state):
@@ -517,7 +553,7 @@ def grows_in_place(state):
     and loading them starts numba's threading layer, which a forked child of a process
     that used OpenMP cannot survive: ``native_threads``)."""
     return (single_block(state.codes) is not None and not isinstance(state.margin, RowColumn)
-            and native_threads.available())
+            and native_threads.available() and row_runs_of(state) is not None)
 
 
 def _added_of(state, block, cell_offsets):
@@ -680,7 +716,9 @@ def _start_round(state, step):
     # the old positions become the new ones, block by block once read (every row back
     # at the root); the old gradients are freed before the new ones are made (held in
     # row blocks, their columns are reused)
-    old_positions = positions = state.positions
+    old_positions = positions = _node_ids(state)
+    if state.row_runs:  # every row back at the root: the runs start again
+        state.row_runs.live = False
     if positions is None or positions.dtype != step.position_dtype:
         positions = (_new_column(state, step.position_dtype) if in_blocks
                      else np.zeros(state.margin.shape, dtype=step.position_dtype))
@@ -760,7 +798,7 @@ def margins_ahead(state, step):
     margins whole here, one partition at a time.  For the pass after a round that
     evaluates metrics on the training rows (``training.training_eval_step``,
     ``fold_states.fold_partials``)."""
-    margin, positions = whole(state.margin), whole(state.positions)
+    margin, positions = whole(state.margin), whole(_node_ids(state))
     out = np.empty_like(margin)
     for start, stop, block in row_blocks(state.codes):
         rows = slice(start, stop)
@@ -815,16 +853,18 @@ def with_positions(state, positions):
     if isinstance(state.positions, RowColumn):
         store_whole(state.positions, positions)
         return state
+    if state.row_runs:  # the node ids are now ahead of the runs
+        state.row_runs.live = state.row_runs.stale = False
     return replace(state, positions=positions)
 
 
 def leaf_positions(state, splits, missing_code):
     """The rows' nodes in every tree once the pending ``splits`` (or None) are applied."""
     if splits is None:
-        return whole(state.positions)
+        return whole(_node_ids(state))
     no_slots = np.full(splits[0].shape, -1, dtype=np.int32)
     empty = np.zeros((1, 0), dtype=np.float32)
-    positions, _ = build_histograms(state.codes, empty, empty, whole(state.positions),
+    positions, _ = build_histograms(state.codes, empty, empty, whole(_node_ids(state)),
                                     *splits[:5], missing_code, no_slots, 0,
                                     np.zeros(state.codes.shape[1] + 1, np.int64),
                                     cat_table=category_table(splits))

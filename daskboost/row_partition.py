@@ -14,7 +14,11 @@ count[node]]`` in increasing row order:
 
 Each histogram cell then gets the same rows in the same order as from the level pass,
 so the same sums, bit for bit.  Each row's node id (``positions``) is written once, at
-the end of the tree's levels (``write_positions``), for the passes after them.
+the end of the tree's levels (``write_positions``), or when something reads them.
+
+The level loop's passes over a partition held whole in memory keep the runs in its
+state from pass to pass (``RowRuns``) where a round grows one tree; a tree's levels
+grown in one compiled call use the same arrays.
 
 On a captured diamonds fit's 500 level passes (2 threads) this took the passes' kernels
 from ~120 to ~90 ms (``benchmarks/RESULTS.md``).
@@ -27,6 +31,72 @@ from numba.extending import overload
 
 from .histogram import (_add_packed_row_features, _add_row_features, goes_left, part_range,
                         wide_packed)
+
+
+# bytes a row's runs take: its index in ``order`` and in the two spares
+RUN_ROW_BYTES = 12
+
+
+class RowRuns:
+    """A partition's rows grouped by node, kept in its state between the passes of a
+    tree (``PartitionState.row_runs``): ``order`` and its two spares (n_rows each), and
+    each node's run, ``begin``/``count`` (room for as many nodes as asked so far).
+
+    ``live``: the runs hold the rows' nodes of the tree being grown (a round's first
+    pass puts every row back at the root: not live until the next level pass starts
+    them); ``stale``: the state's node ids (``positions``) lag behind the runs until
+    ``write_positions`` writes them."""
+
+    def __init__(self, n_rows):
+        self.order, self.spare_left, self.spare_right = (
+            np.empty(n_rows, dtype=np.int32) for _ in range(3))
+        self.begin = np.zeros(0, dtype=np.int64)
+        self.count = np.zeros(0, dtype=np.int64)
+        self.live = False
+        self.stale = False
+
+    def arrays(self, n_nodes, n_threads):
+        """``(order, spare left, spare right, begin, count, chunk lefts)`` as the
+        kernels take them, with room for ``n_nodes`` nodes (a node's run kept where
+        the room grows) and ``n_threads`` threads."""
+        if self.begin.shape[0] < n_nodes:
+            room = max(n_nodes, 2 * self.begin.shape[0])
+            begin, count = np.zeros(room, np.int64), np.zeros(room, np.int64)
+            begin[:self.begin.shape[0]] = self.begin
+            count[:self.count.shape[0]] = self.count
+            self.begin, self.count = begin, count
+        chunk_lefts = np.empty((self.begin.shape[0], n_threads), dtype=np.int64)
+        return (self.order, self.spare_left, self.spare_right, self.begin, self.count,
+                chunk_lefts)
+
+    def level_pass(self, codes, grad, hess, packed, splits, missing_code, node_to_slot,
+                   cat_table, hist, cell_offsets, width, n_threads):
+        """A level pass of the level loop (``partition.partition_step``) on one tree's
+        rows: the runs move under ``splits`` ((1, n_nodes) arrays), then the built
+        nodes' histograms are added into ``hist`` (the first level pass of a tree
+        starts the runs: every row at the root).  The node ids go stale."""
+        runs = self.arrays(node_to_slot.shape[1], n_threads)
+        if not self.live:
+            start_rows(runs[0], runs[3], runs[4])
+            self.live = True
+        split_rows(codes, *runs, tuple(splits), missing_code, cat_table, n_threads)
+        _node_histograms(codes, grad, hess, packed, runs[0], runs[3], runs[4], node_to_slot,
+                         hist, cell_offsets, width, n_threads)
+        self.stale = True
+
+    def write_positions(self, positions):
+        """Bring the node ids ``positions`` (1, n_rows) up to the runs, if stale."""
+        if self.live and self.stale:
+            write_positions(self.order, self.begin, self.count, positions)
+        self.stale = False
+
+
+@numba.njit(nogil=True, cache=True)
+def _node_histograms(codes, grad, hess, packed, order, begin, count, node_to_slot, hist,
+                     cell_offsets, width, n_threads):
+    """``node_histograms`` for Python callers."""
+    node_histograms(codes, grad, hess, packed, order, begin, count, node_to_slot, hist,
+                    cell_offsets, width, n_threads)
 
 
 @numba.njit(nogil=True, cache=True)

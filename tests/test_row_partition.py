@@ -3,11 +3,14 @@ splits every node's run holds exactly the rows a row-by-row move puts there, in 
 order, on one thread or several; the histograms built from the runs equal the level
 pass's, bit for bit; the node ids written at the end are the moves'."""
 
+import dask.array as da
+import dask.dataframe as dd
 import numba
 import numpy as np
+import pandas as pd
 import pytest
 
-from daskboost import native_threads
+from daskboost import DaskBoostRegressor, native_threads, partition, runtime
 from daskboost.histogram import level_pass, new_histograms
 from daskboost.row_partition import node_histograms, split_rows, start_rows, write_positions
 
@@ -91,3 +94,72 @@ def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads):
     written = np.full((1, n_rows), -1, np.int32)
     write_positions(runs[0], runs[3], runs[4], written)
     assert np.array_equal(written, positions)
+
+
+def _fit_bytes(tmp_path, name, cls, params, X, y, **fit):
+    path = tmp_path / f"{name}.json"
+    cls(**params).fit(X, y, **fit).save_model(path)
+    return path.read_bytes()
+
+
+def _frame(n, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "x": rng.normal(size=n),
+        "z": np.where(rng.random(n) < 0.1, np.nan, rng.normal(size=n)),
+        "few": pd.Categorical(rng.choice(list("abc"), n)),
+        "many": pd.Categorical(rng.choice([f"c{i}" for i in range(30)], n)),
+    })
+    y = (frame["x"] + (frame["few"] == "b") * 2.0 + frame["many"].cat.codes % 5
+         + rng.normal(0, 0.3, n))
+    return frame, y.to_numpy()
+
+
+RUN_CASES = {
+    "float": (dict(quantized_grad=False), False),
+    "quantized": (dict(quantized_grad=True), False),
+    "categorical": (dict(), True),
+    "lossguide": (dict(grow_policy="lossguide", max_leaves=12, quantized_grad=False), False),
+    "sampled": (dict(subsample=0.7, colsample_bynode=0.7), False),
+    "adaptive leaves": (dict(objective="reg:absoluteerror"), False),
+}
+
+
+@pytest.mark.parametrize("case", list(RUN_CASES))
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_level_passes_with_row_runs_grow_the_same_model(case, partitions, tmp_path,
+                                                         monkeypatch):
+    """The level loop's passes over partitions held whole in memory, one tree a round,
+    keep each partition's rows grouped by node (``RowRuns``): the same model, byte
+    for byte, as the passes that visit every row, with an eval set on the training
+    rows (their margins read the node ids the runs bring up to date)."""
+    params, categorical = RUN_CASES[case]
+    n = 6000
+    if categorical:
+        frame, y = _frame(n)
+        X = dd.from_pandas(frame, npartitions=partitions)
+        y_in = dd.from_pandas(pd.Series(y), npartitions=partitions)
+    else:
+        rng = np.random.default_rng(1)
+        data = rng.normal(size=(n, 5))
+        data[rng.random(data.shape) < 0.05] = np.nan
+        y = np.nansum(data[:, :2], axis=1) + np.sin(3 * np.nan_to_num(data[:, 2]))
+        X = da.from_array(data, chunks=(n // partitions, 5))
+        y_in = da.from_array(y, chunks=n // partitions)
+    model = dict(n_estimators=8, max_depth=4, learning_rate=0.3, **params)
+    monkeypatch.setattr(runtime.Runtime, "grows_in_place", lambda self, states: False)
+    used = []
+    runs_of = partition.row_runs_of
+
+    def counted(state):
+        runs = runs_of(state)
+        used.append(runs is not None)
+        return runs
+    monkeypatch.setattr(partition, "row_runs_of", counted)
+    with_runs = _fit_bytes(tmp_path, "runs", DaskBoostRegressor, model, X, y_in,
+                           eval_set=[(X, y_in)])
+    assert used and all(used)
+    monkeypatch.setattr(partition, "row_runs_of", lambda state: None)
+    without = _fit_bytes(tmp_path, "rows", DaskBoostRegressor, model, X, y_in,
+                         eval_set=[(X, y_in)])
+    assert with_runs == without
