@@ -52,11 +52,11 @@ MAX_CELLS_OF = 1 << 16
 
 def cells_of(codes, cell_offsets):
     """Each row's histogram cell for each feature, (n_rows, n_features) uint16, for the
-    row kernels given them as codes with ``cell_offsets=None``: where the features' widths differ (categorical
-    features, ``uniform_width`` 0) the kernels would otherwise find each cell with a
-    min() against the feature's missing cell, which took a third more time a feature
-    and row (diamonds' roots: 0.93 against 0.65 ns).  Twice the bytes of one-byte codes;
-    None where the cells do not fit in uint16."""
+    row kernels given them as codes with ``cell_offsets=None``: where the features'
+    widths differ (categorical features, ``uniform_width`` 0) the kernels would
+    otherwise find each cell with a min() against the feature's missing cell, which
+    took a third more time a feature and row (diamonds' roots: 0.93 against 0.65 ns).
+    Twice the bytes of one-byte codes; None where the cells do not fit in uint16."""
     if cell_offsets[-1] > MAX_CELLS_OF:
         return None
     cells = np.empty(codes.shape, dtype=np.uint16)

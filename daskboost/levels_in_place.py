@@ -113,8 +113,10 @@ def _cells(state, codes, mapper):
     """The histogram cells (``histogram.cells_of``) of the partition's rows, whose
     codes are ``codes``, where the features' widths differ: made by the first tree and
     kept in the state with the codes they are of (``PartitionState.cells``); None where
-    the widths are uniform or the cells do not fit."""
-    if mapper.cell_width or mapper.cell_offsets[-1] > MAX_CELLS_OF:
+    the widths are uniform, the cells do not fit, or the codes are held by a block
+    store (a memory budget, whose accounting the cells are not in)."""
+    if (mapper.cell_width or mapper.cell_offsets[-1] > MAX_CELLS_OF
+            or not isinstance(state.codes, np.ndarray)):
         return None
     if state.cells is None or state.cells[0] is not codes:
         state.cells = (codes, cells_of(codes, mapper.cell_offsets))
@@ -144,14 +146,14 @@ def _partition_arrays(codes, grad, hess, packed, positions, runs):
 
 
 @numba.njit(nogil=True, cache=True)
-def grow_levels(codes, grad, hess, packed, positions, runs, added, add_offsets, g_scale, h_scale,
-                split_feature,
-                split_bin, default_left, left_child, right_child, table, cat_marker, built,
-                derive, parents, parent_hists, ints, floats, candidate_ints, candidate_floats,
-                right_sets, candidate_right_sets, tree_mask, is_categorical, cell_offsets,
-                width, n_codes, missing_code, reg_lambda, reg_alpha, max_delta_step,
-                min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold, max_depth,
-                max_leaves, n_nodes, n_leaves, pass_threads, search_threads):
+def grow_levels(codes, grad, hess, packed, positions, runs, added, add_offsets, g_scale,
+                h_scale, split_feature, split_bin, default_left, left_child, right_child,
+                table, cat_marker, built, derive, parents, parent_hists, ints, floats,
+                candidate_ints, candidate_floats, right_sets, candidate_right_sets,
+                tree_mask, is_categorical, cell_offsets, width, n_codes, missing_code,
+                reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
+                max_cat_to_onehot, max_cat_threshold, max_depth, max_leaves, n_nodes,
+                n_leaves, pass_threads, search_threads):
     """Grow one tree's levels after its root's split (see the module docstring).
 
     ``codes``, ``grad``, ``hess``, ``packed``, ``positions``: one partition's arrays, or

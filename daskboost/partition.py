@@ -242,9 +242,10 @@ class PartitionState:
     # room for them; the node ids ``positions`` may lag behind them (``_node_ids``)
     row_runs: object = None
     # (codes, each row's histogram cells of them: ``histogram.cells_of``) where the
-    # features' widths differ, made by the first tree grown in place; the histograms'
-    # additions of the levels grown in place and of the roots read the cells instead of
-    # those codes (codes binned again, ``rebin_partition``, are other codes)
+    # features' widths differ and no block store holds the codes, made by the first tree
+    # grown in place; the histograms' additions of the levels grown in place and of the
+    # roots read the cells instead of those codes (codes binned again,
+    # ``rebin_partition``, are other codes)
     cells: tuple = None
 
     @property

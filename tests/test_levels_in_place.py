@@ -199,3 +199,21 @@ def test_a_partition_in_several_blocks_takes_the_level_passes(tmp_path, monkeypa
     assert in_place_calls == []
     _level_passes_only(monkeypatch)
     assert fit() == in_blocks
+
+
+def test_in_place_under_a_budget_that_holds_the_partition(tmp_path, monkeypatch,
+                                                          in_place_calls):
+    # codes held by the block store, in memory: the rows' runs take their bytes from the
+    # budget, the cells are not made (not in its accounting); the same model as the
+    # level passes and as a fit without a budget
+    X, y = _categorical(3000)
+
+    def fit(**kw):
+        model = DaskBoostRegressor(**BASE, **kw)
+        return _saved(model.fit(X, y), tmp_path, "model")
+
+    budgeted = fit(memory_budget="1GB", cache_dir=str(tmp_path))
+    assert len(in_place_calls) == BASE["n_estimators"]
+    assert fit() == budgeted
+    _level_passes_only(monkeypatch)
+    assert fit(memory_budget="1GB", cache_dir=str(tmp_path)) == budgeted
