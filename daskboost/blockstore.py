@@ -451,6 +451,12 @@ class BlockStore:
         per-pass part); True if taken (given back when the store closes)."""
         return self._reserve(nbytes)
 
+    def give_back(self, nbytes):
+        """Return ``nbytes`` taken with ``reserve`` to the budget (their array is
+        dropped)."""
+        with self._lock:
+            self.memory_bytes -= nbytes
+
     def new_column(self, lead_shape, n_rows, dtype, per_pass=False):
         """An empty ``RowColumn`` of shape ``lead_shape + (n_rows,)``; ``per_pass``: one
         that every level pass reads (its blocks may take the budget's ``pass_bytes``)."""

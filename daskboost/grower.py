@@ -229,25 +229,27 @@ class TreeGrower:
         return self._split_arrays(np.sort(chosen)) if len(chosen) else None
 
     def grows_in_place(self):
-        """Whether the rest of the tree may grow in one compiled call
+        """Whether the tree may grow in one compiled call from its root's histogram
         (``levels_in_place``): depthwise to a depth limit, every node searching the
-        tree's features (no constraints, no column sampling by level or node), a level
-        still to grow, and room for the whole tree's node columns."""
+        tree's features (no constraints, no column sampling by level or node), not
+        finished, and room for the whole tree's node columns."""
         p = self.params
         return (not self.finished and not p.lossguide and p.max_depth > 0
                 and not self._masks_per_node
                 and p.max_nodes * max(1, self._nodes.n_codes) <= IN_PLACE_MAX_NODE_CELLS)
 
-    def in_place_arrays(self):
-        """What ``levels_in_place.grow_in_place`` takes: the node columns (room made for
-        the whole tree), the tree's features, the next pass's built nodes, the nodes it
-        derives and their parents, and those parents' histograms (stacked in that
-        order)."""
+    def in_place_root(self, hist, scale=None):
+        """Take the root's histogram (``hist[0]``; packed integer sums with ``scale``,
+        as ``receive`` takes them) for a tree grown in place from there
+        (``levels_in_place``): the root's sums, set as ``receive`` sets them.  Returns
+        what ``levels_in_place.grow_in_place`` takes: the node columns (room made for
+        the whole tree), the tree's features and the root's histogram."""
+        self._scale = scale
+        first = self.mapper.cell_offsets[1]  # feature 0's cells: every row
+        self._nodes.floats[0, G:H + 1] = self._unpacked(hist[0, :first].sum(axis=0))
+        self._root_summed = True
         self._nodes.reserve(self.params.max_nodes)
-        derive, parents = self._to_derive
-        parent_hists = np.stack([self._hists.pop(node) for node in parents.tolist()])
-        return (self._nodes, self._tree_features, self._to_build, derive, parents,
-                parent_hists)
+        return self._nodes, self._tree_features, np.ascontiguousarray(hist[:1])
 
     def grown_in_place(self, grown):
         """Take what ``levels_in_place`` grew (``LevelsGrown``): the tree is finished.

@@ -85,12 +85,12 @@ def grow_levels(growers, pending, mapper, first, in_place=False):
     sampling).  Deterministic: on a cluster every worker runs it on the same sums and
     takes the same decisions.  ``in_place``: the fit's partitions are in this process
     and can grow trees in place (``Runtime.grows_in_place``); a tree that can
-    too (``TreeGrower.grows_in_place``) then grows its levels after the root's split in
-    one pass (``levels_in_place``).
+    too (``TreeGrower.grows_in_place``) then grows from its root's histogram in one
+    pass (``levels_in_place``).
     """
     leaf_values = first["leaf_values"]
     quantized = {}  # quantized gradients: the round's scales and keys (``quantize``)
-    new_tree = True
+    new_tree = roots = True
     while True:
         # rows may still sit in the previous round's trees: cover their node ids
         min_width = leaf_values.shape[1] if new_tree and leaf_values is not None else 1
@@ -108,14 +108,16 @@ def grow_levels(growers, pending, mapper, first, in_place=False):
                              quant_bins=first["quant_bins"])
             step = root_step(step, quantized)
             hist = yield step
+        if roots and in_place and len(growers) == 1 and growers[0].grows_in_place():
+            # the tree grows from its root's histogram in one compiled call
+            grown = yield in_place_step(growers[0], hist, mapper,
+                                        quantized.get("quant_scales"))
+            pending = stack_splits(growers, [growers[0].grown_in_place(grown)])
+            break
+        roots = False
         pending = receive_histograms(growers, hist, slot_counts,
                                      quantized.get("quant_scales"))
         if all(g.finished for g in growers):
-            break
-        if in_place and len(growers) == 1 and growers[0].grows_in_place():
-            grown = yield in_place_step(growers[0], pending, mapper,
-                                        quantized.get("quant_scales"))
-            pending = stack_splits(growers, [growers[0].grown_in_place(grown)])
             break
     for grower in growers:
         grower.drop_histograms()
@@ -181,13 +183,12 @@ def pad_nodes(array, n_nodes):
     return out
 
 
-def in_place_step(grower, pending, mapper, scales):
-    """The pass that grows a round's one tree's remaining levels in place, from the
-    root's split ``pending`` (``levels_in_place``); ``scales``: the round's (1, 2)
-    quantization steps, or None."""
-    return InPlaceLevels(grower=grower, splits=tuple(pending[:5]),
-                         cat_table=category_table(pending), missing_code=mapper.missing_code,
-                         cell_width=mapper.cell_width,
+def in_place_step(grower, root_hist, mapper, scales):
+    """The pass that grows a round's one tree in place from its root's histogram
+    ``root_hist`` (the round's first pass's: ``levels_in_place``); ``scales``: the
+    round's (1, 2) quantization steps, or None."""
+    return InPlaceLevels(grower=grower, root_hist=root_hist,
+                         missing_code=mapper.missing_code, cell_width=mapper.cell_width,
                          quant_scale=None if scales is None else tuple(scales[0]))
 
 

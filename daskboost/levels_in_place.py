@@ -9,9 +9,10 @@ trees are one tree (K = 1) grown depthwise, without constraints or per-level/per
 column sampling, and each of the fit's partitions is one in-memory block in this
 process (several: only where the level passes run them one after the other with
 native threads in each kernel, ``runtime.Runtime.grows_in_place``), the loop hands the
-tree over after the root's split (``InPlaceLevels``).
-``grow_levels`` then runs what every later level's pass and ``receive`` would run,
-with the same kernels, in the same order, on the same arrays:
+tree over with its root's histogram, built by the round's first pass
+(``InPlaceLevels``). ``grow_levels`` then runs what the root's ``receive`` and every
+later level's pass and ``receive`` would run, with the same kernels, in the same order,
+on the same arrays:
 
 - the rows move under the last splits and the requested histograms are built,
   partition by partition, and added in the fixed order of ``reduction``.  Unlike the
@@ -39,7 +40,7 @@ from numba.extending import overload
 from numba.typed import List
 
 from . import native_threads
-from .blockstore import single_block
+from .blockstore import StoredArray, single_block
 from .histogram import MAX_CELLS_OF, cells_of, kernel_threads_of
 from .node_columns import G, H, decide_splits, split_arrays
 from .partition import row_runs_of
@@ -48,19 +49,15 @@ from .row_partition import node_histograms, split_rows, start_rows, write_positi
 from .splitting import find_splits_of
 
 
-_NO_TABLE = np.zeros((0, 0), dtype=np.bool_)
-
-
 @dataclass
 class InPlaceLevels:
-    """The step of a round's tree grown in place after its root's split: the grower
-    (its node columns are filled in: ``TreeGrower.in_place_arrays``), the root's split
-    arrays ((1, n_nodes) each, and the table of right sets or None), and what the
-    kernels need of the binning and of the round."""
+    """The step of a round's tree grown in place from its root's histogram: the
+    grower (its node columns are filled in: ``TreeGrower.in_place_root``), the
+    histograms of the round's first pass (the root's in slot 0), and what the kernels
+    need of the binning and of the round."""
 
     grower: object
-    splits: tuple
-    cat_table: np.ndarray  # None without categorical features
+    root_hist: np.ndarray  # the roots' histograms of the round's first pass (slot 0)
     missing_code: int
     cell_width: int
     quant_scale: tuple = None  # (g step, h step) of a quantized round, else None
@@ -85,7 +82,7 @@ def grow_in_place(states, step):
     such partitions do: ``thread_passes.pass_on_native_threads``); the split search on
     ``native_threads.threads()``."""
     grower = step.grower
-    nodes, mask, built, derive, parents, parent_hists = grower.in_place_arrays()
+    nodes, mask, root_hist = grower.in_place_root(step.root_hist, step.quant_scale)
     mapper, p = grower.mapper, grower.params
     g_scale, h_scale = step.quant_scale if step.quant_scale is not None else (1.0, 1.0)
     codes = [single_block(state.codes) for state in states]
@@ -95,31 +92,36 @@ def grow_in_place(states, step):
         None if states[0].quantized is None else [s.quantized for s in states],
         [s.positions for s in states], [_row_runs(s, nodes.ints.shape[0]) for s in states])
     cells = [_cells(state, block, mapper) for state, block in zip(states, codes)]
-    added, add_offsets = (codes, mapper.cell_offsets) if cells[0] is None else (cells, None)
+    added, add_offsets = ((codes, mapper.cell_offsets) if any(c is None for c in cells)
+                          else (cells, None))
     n_nodes, n_leaves, n_candidates, chosen = grow_levels(
         *rows, added[0] if len(added) == 1 else List(added), add_offsets, g_scale, h_scale,
-        *step.splits, _NO_TABLE if step.cat_table is None else step.cat_table,
-        step.cat_table, built, derive, parents, parent_hists,
-        nodes.ints, nodes.floats, nodes.candidate_ints, nodes.candidate_floats,
+        np.zeros((0, nodes.right_sets.shape[1]), np.bool_) if mapper.has_categorical
+        else None, root_hist, nodes.ints, nodes.floats, nodes.candidate_ints, nodes.candidate_floats,
         nodes.right_sets, nodes.candidate_right_sets, mask, mapper.is_categorical,
         mapper.cell_offsets, step.cell_width, nodes.n_codes, step.missing_code,
         p.reg_lambda, p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma,
-        p.max_cat_to_onehot, p.max_cat_threshold, p.max_depth, p.max_leaves, grower.n_nodes,
-        grower.n_leaves, pass_threads, native_threads.threads())
+        p.max_cat_to_onehot, p.max_cat_threshold, p.max_depth, p.max_leaves,
+        pass_threads, native_threads.threads())
     return LevelsGrown(n_nodes, n_leaves, n_candidates, chosen)
 
 
 def _cells(state, codes, mapper):
     """The histogram cells (``histogram.cells_of``) of the partition's rows, whose
     codes are ``codes``, where the features' widths differ: made by the first tree and
-    kept in the state with the codes they are of (``PartitionState.cells``); None where
-    the widths are uniform, the cells do not fit, or the codes are held by a block
-    store (a memory budget, whose accounting the cells are not in)."""
-    if (mapper.cell_width or mapper.cell_offsets[-1] > MAX_CELLS_OF
-            or not isinstance(state.codes, np.ndarray)):
+    kept in the state with the codes they are of (``PartitionState.cells``), their
+    bytes taken from the memory budget (those of cells of codes binned again given
+    back); None where the widths are uniform, the cells do not fit in two bytes or the
+    budget has no room for them."""
+    if mapper.cell_width or mapper.cell_offsets[-1] > MAX_CELLS_OF:
         return None
-    if state.cells is None or state.cells[0] is not codes:
-        state.cells = (codes, cells_of(codes, mapper.cell_offsets))
+    if state.cells is not None and state.cells[0] is codes:
+        return state.cells[1]
+    store = state.codes.store if isinstance(state.codes, StoredArray) else None
+    if store is not None and state.cells is not None and state.cells[1] is not None:
+        store.give_back(state.cells[1].nbytes)
+    room = store is None or store.reserve(codes.size * np.dtype(np.uint16).itemsize)
+    state.cells = (codes, cells_of(codes, mapper.cell_offsets) if room else None)
     return state.cells[1]
 
 
@@ -147,14 +149,12 @@ def _partition_arrays(codes, grad, hess, packed, positions, runs):
 
 @numba.njit(nogil=True, cache=True)
 def grow_levels(codes, grad, hess, packed, positions, runs, added, add_offsets, g_scale,
-                h_scale, split_feature, split_bin, default_left, left_child, right_child,
-                table, cat_marker, built, derive, parents, parent_hists, ints, floats,
-                candidate_ints, candidate_floats, right_sets, candidate_right_sets,
-                tree_mask, is_categorical, cell_offsets, width, n_codes, missing_code,
-                reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
-                max_cat_to_onehot, max_cat_threshold, max_depth, max_leaves, n_nodes,
-                n_leaves, pass_threads, search_threads):
-    """Grow one tree's levels after its root's split (see the module docstring).
+                h_scale, cat_marker, root_hist, ints, floats, candidate_ints,
+                candidate_floats, right_sets, candidate_right_sets, tree_mask,
+                is_categorical, cell_offsets, width, n_codes, missing_code, reg_lambda,
+                reg_alpha, max_delta_step, min_child_weight, gamma, max_cat_to_onehot,
+                max_cat_threshold, max_depth, max_leaves, pass_threads, search_threads):
+    """Grow one tree from its root's histogram (see the module docstring).
 
     ``codes``, ``grad``, ``hess``, ``packed``, ``positions``: one partition's arrays, or
     typed lists of several partitions' (``_partition_arrays``); each pass then builds
@@ -167,44 +167,39 @@ def grow_levels(codes, grad, hess, packed, positions, runs, added, add_offsets, 
     the codes and ``cell_offsets``, or the partitions' cells (``histogram.cells_of``)
     and None.
 
-    ``split_*`` / ``table``: the splits to apply first ((1, n_nodes) each) and their
-    table of right sets; ``cat_marker``: None for a model without categorical features
-    (the kernels then get no table, as the level passes do, and numba compiles the
-    category test away), else any array; ``built`` / ``derive`` / ``parents``: the
-    histograms the first pass builds, the siblings derived from them and their
-    parents, whose histograms are ``parent_hists`` (in that order); ``packed``: the
-    rows' quantized gradients (then ``grad`` and ``hess`` are not read and histograms
-    are packed integer sums, unpacked with ``g_scale``, ``h_scale`` for the split
-    search) or None; node columns as ``decide_splits`` takes them, holding the tree's
-    largest size; ``pass_threads``: (n_partitions,) native threads of each partition's
-    level kernels, ``search_threads``: of the split search.
+    ``cat_marker``: None for a model without categorical features (the kernels then
+    get no table, as the level passes do, and numba compiles the category test away),
+    else an empty table of right sets; ``root_hist``: (1, ...) the root's histogram
+    (the round's first pass built it), whose sums are in the node columns; ``packed``:
+    the rows' quantized gradients (then ``grad`` and ``hess`` are not read and
+    histograms are packed integer sums, unpacked with ``g_scale``, ``h_scale`` for the
+    split search) or None; node columns as ``decide_splits`` takes them, holding the
+    tree's largest size; ``pass_threads``: (n_partitions,) native threads of each
+    partition's level kernels, ``search_threads``: of the split search.
 
     Returns ``(n_nodes, n_leaves, n_candidates, chosen)``: the nodes split by the last
     level's decisions (sorted), whose splits are left pending.
     """
+    # the root is built (by the round's first pass): the first level searches it
+    hist = root_hist
+    built = np.zeros(1, dtype=np.int64)
+    derive = np.zeros(0, dtype=np.int64)
+    parents = np.zeros(0, dtype=np.int64)
+    n_nodes, n_leaves = 1, 1
     # the parents' histograms of a level: ``parent_source[j]`` 0 (the last pass's built
     # histograms, ``last_built``) or 1 (its derived ones), at ``parent_index[j]``
-    last_built = parent_hists
-    last_derived = np.empty((0,) + parent_hists.shape[1:], dtype=parent_hists.dtype)
-    parent_source = np.zeros(parents.shape[0], dtype=np.int64)
-    parent_index = np.arange(parents.shape[0])
+    last_built = root_hist
+    last_derived = np.empty((0,) + root_hist.shape[1:], dtype=root_hist.dtype)
+    parent_source = np.zeros(0, dtype=np.int64)
+    parent_index = np.zeros(0, dtype=np.int64)
     # depthwise growth; not a literal False, so that ``decide_splits`` is called with
     # the types the level loop compiled it for
     lossguide = np.bool_(False)
     for p in range(_n_parts(codes)):
         start_rows(_part(runs[0], p), _part(runs[3], p), _part(runs[4], p))
     while True:
-        # the pass: the rows move under the splits, the built nodes' histograms
-        n_built = built.shape[0]
-        node_to_slot = np.full((1, n_nodes), -1, dtype=np.int32)
-        for k in range(n_built):
-            node_to_slot[0, built[k]] = k
-        hist = _level_histograms(codes, added, add_offsets, grad, hess, packed, runs,
-                                 (split_feature, split_bin, default_left, left_child,
-                                  right_child), missing_code, node_to_slot, table,
-                                 cat_marker, n_built, parent_hists, width,
-                                 pass_threads)
         # ``TreeGrower.receive``: the siblings by subtraction, then the new nodes' splits
+        n_built = built.shape[0]
         derived = np.empty((derive.shape[0],) + hist.shape[1:], dtype=hist.dtype)
         for j in range(derive.shape[0]):
             parent = (last_built[parent_index[j]] if parent_source[j] == 0
@@ -245,23 +240,29 @@ def grow_levels(codes, grad, hess, packed, positions, runs, added, add_offsets, 
                 write_positions(_part(runs[0], p), _part(runs[3], p), _part(runs[4], p),
                                 _part(positions, p))
             return n_nodes, n_leaves, n_candidates, chosen
-        # the next pass applies these splits; its parents' histograms are this pass's
+        # the next pass: the rows move under these splits, the built nodes' histograms;
+        # its parents' histograms are this pass's
         f, b, d, lc, rc, table = split_arrays(ints, right_sets, is_categorical, chosen, n_nodes)
-        split_feature, split_bin, default_left = (f.reshape((1, -1)), b.reshape((1, -1)),
-                                                  d.reshape((1, -1)))
-        left_child, right_child = lc.reshape((1, -1)), rc.reshape((1, -1))
+        splits = (f.reshape((1, -1)), b.reshape((1, -1)), d.reshape((1, -1)),
+                  lc.reshape((1, -1)), rc.reshape((1, -1)))
         parent_source, parent_index = _locate(parents, built, order[n_built:])
         last_built, last_derived = hist, derived
         built = build
+        node_to_slot = np.full((1, n_nodes), -1, dtype=np.int32)
+        for k in range(built.shape[0]):
+            node_to_slot[0, built[k]] = k
+        hist = _level_histograms(codes, added, add_offsets, grad, hess, packed, runs, splits,
+                                 missing_code, node_to_slot, table, cat_marker,
+                                 built.shape[0], root_hist, width, pass_threads)
 
 
 @numba.njit(nogil=True, cache=True)
 def _level_histograms(codes, added, add_offsets, grad, hess, packed, runs, splits,
-                      missing_code, node_to_slot, table, cat_marker, n_built, parent_hists,
+                      missing_code, node_to_slot, table, cat_marker, n_built, shaped_as,
                       width, pass_threads):
     """A level's pass over each partition's row runs (``row_partition``): the rows
     move under ``splits``, the built nodes' histograms are summed from their runs;
-    returns the ``n_built`` histograms (shaped as ``parent_hists``' rows), summed over
+    returns the ``n_built`` histograms (shaped as ``shaped_as``' rows), summed over
     the partitions in the fixed order of ``reduction``: one partition after the other,
     each pass into the top of a stack of partial sums; two on top covering as many
     partitions are added (left + right), and at the end the stack is added from the
@@ -272,7 +273,7 @@ def _level_histograms(codes, added, add_offsets, grad, hess, packed, runs, split
     depth = 1
     while (1 << (depth - 1)) < n_parts:
         depth += 1
-    stack = np.empty((depth, n_built) + parent_hists.shape[1:], dtype=parent_hists.dtype)
+    stack = np.empty((depth, n_built) + shaped_as.shape[1:], dtype=shaped_as.dtype)
     covered = np.zeros(depth, dtype=np.int64)
     top = 0
     for p in range(n_parts):

@@ -241,10 +241,10 @@ class PartitionState:
     # that uses them (``row_runs_of``) and reused; False where the memory budget had no
     # room for them; the node ids ``positions`` may lag behind them (``_node_ids``)
     row_runs: object = None
-    # (codes, each row's histogram cells of them: ``histogram.cells_of``) where the
-    # features' widths differ and no block store holds the codes, made by the first tree
-    # grown in place; the histograms' additions of the levels grown in place and of the
-    # roots read the cells instead of those codes (codes binned again,
+    # (codes, each row's histogram cells of them: ``histogram.cells_of``, or None where
+    # the memory budget had no room) where the features' widths differ, made by the
+    # first tree grown in place; the histograms' additions of the levels grown in place
+    # and of the roots read the cells instead of those codes (codes binned again,
     # ``rebin_partition``, are other codes)
     cells: tuple = None
 
@@ -562,7 +562,7 @@ def _added_of(state, block, cell_offsets):
     offsets the row kernels then take: the cells of ``block`` (``PartitionState.cells``)
     and None where they are made (the block is the whole partition), else the codes and
     ``cell_offsets``."""
-    if state.cells is not None and state.cells[0] is block:
+    if state.cells is not None and state.cells[0] is block and state.cells[1] is not None:
         return state.cells[1], None
     return block, cell_offsets
 

@@ -203,9 +203,9 @@ def test_a_partition_in_several_blocks_takes_the_level_passes(tmp_path, monkeypa
 
 def test_in_place_under_a_budget_that_holds_the_partition(tmp_path, monkeypatch,
                                                           in_place_calls):
-    # codes held by the block store, in memory: the rows' runs take their bytes from the
-    # budget, the cells are not made (not in its accounting); the same model as the
-    # level passes and as a fit without a budget
+    # codes held by the block store, in memory: the rows' runs and cells take their
+    # bytes from the budget; the same model as the level passes and as the default
+    # budget's fit
     X, y = _categorical(3000)
 
     def fit(**kw):
