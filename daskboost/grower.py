@@ -194,9 +194,7 @@ class TreeGrower:
         nodes = self._nodes
         built, (derived_nodes, parents) = self._to_build, self._to_derive
         if not self._root_summed:  # the root (built first): its sums from its histogram
-            first = self.mapper.cell_offsets[1]  # feature 0's cells: every row
-            nodes.floats[0, G:H + 1] = self._unpacked(hist[0, :first].sum(axis=0))
-            self._root_summed = True
+            self._sum_root(hist)
         # the built nodes' histograms are used where they are (slot order); the derived
         # ones are subtracted into ``derived`` (parent - built sibling)
         hists = self._hists
@@ -245,11 +243,16 @@ class TreeGrower:
         what ``levels_in_place.grow_in_place`` takes: the node columns (room made for
         the whole tree), the tree's features and the root's histogram."""
         self._scale = scale
-        first = self.mapper.cell_offsets[1]  # feature 0's cells: every row
-        self._nodes.floats[0, G:H + 1] = self._unpacked(hist[0, :first].sum(axis=0))
-        self._root_summed = True
+        self._sum_root(hist)
         self._nodes.reserve(self.params.max_nodes)
         return self._nodes, self._tree_features, np.ascontiguousarray(hist[:1])
+
+    def _sum_root(self, hist):
+        """The root's (G, H) from its histogram ``hist[0]`` (feature 0's cells hold
+        every row), unpacked with ``_scale`` if quantized."""
+        first = self.mapper.cell_offsets[1]
+        self._nodes.floats[0, G:H + 1] = self._unpacked(hist[0, :first].sum(axis=0))
+        self._root_summed = True
 
     def grown_in_place(self, grown):
         """Take what ``levels_in_place`` grew (``LevelsGrown``): the tree is finished.

@@ -552,7 +552,8 @@ def grows_in_place(state):
     this partition: its codes are one block in memory, its per-row arrays whole, and
     its kernels may use native threads (the compiled loop links the parallel kernels,
     and loading them starts numba's threading layer, which a forked child of a process
-    that used OpenMP cannot survive: ``native_threads``)."""
+    that used OpenMP cannot survive: ``native_threads``), and the budget has room for
+    its rows' runs (made here: ``row_runs_of``)."""
     return (single_block(state.codes) is not None and not isinstance(state.margin, RowColumn)
             and native_threads.available() and row_runs_of(state) is not None)
 
