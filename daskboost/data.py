@@ -19,16 +19,18 @@ divisions are unknown) happens in the first pass, before training starts.
 """
 
 import math
+import operator
 from dataclasses import dataclass, field
 
 import dask
+
 import numpy as np
 import pandas as pd
 
 from . import sparse
 from .graphs import ref, task, value
-from .lake import (ParquetColumns, lake_input, lake_partition_groups, open_features,
-                   read_series)
+from .lake import (ParquetColumns, lake_frame_input, lake_input, lake_partition_groups,
+                   open_features, read_frames, read_series)
 
 ROWS_PER_BLOCK = 2 ** 17
 MIN_ROWS_PER_BLOCK = 2 ** 15
@@ -345,9 +347,12 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
     Combining them matters: optimised separately, collections that come from the same
     parquet lake may be read with different partitionings (dask fuses small files when
     fewer columns are read); combined, every partition is read once, with just the
-    columns needed.  When all of them are numeric columns of one plain read_parquet
-    (``numeric``: no categorical feature), the passes read the lake's files of each of
-    those partitions themselves, a column at a time (``lake``).
+    columns needed.  When all of them are columns of one plain read_parquet of local
+    files, the passes read the lake's files of each of those partitions themselves
+    (``lake``): a column at a time where all are numeric (``numeric``: no categorical
+    feature), else each partition as one frame, string features as ``category``
+    columns (a read without dask's per-task machinery: half a small fit's time went
+    there).
     """
     import dask.dataframe as dd
 
@@ -370,6 +375,11 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
                           optimized, row_block_count)
         if lake is not None:
             return _partition_lake(lake, combined, feature_names, n_features)
+    else:
+        lake = lake_frame_input(X, named["y"], named["sample_weight"], named["base_margin"],
+                                optimized, row_block_count)
+        if lake is not None:
+            return _partition_lake_frames(lake, combined, feature_names, n_features)
     graph, combined_keys = _dask_blocks(combined)
     token = combined_keys[0][0]
     groups = lake_partition_groups((X, *named.values()), optimized, row_block_count)
@@ -420,6 +430,24 @@ def _partition_lake(lake, combined, feature_names, n_features):
                 keys[name].append((f"{token}-{name}", i))
                 graph[keys[name][-1]] = task(keys[name][-1], read_series, partition.pieces,
                                              column)
+    return PartitionedInput(graph, keys["X"], keys["y"] or None, keys["w"] or None, None,
+                            feature_names, n_features)
+
+
+def _partition_lake_frames(lake, combined, feature_names, n_features):
+    """The graph of ``lake``'s partitions read as frames: per partition, one
+    ``read_frames`` task and a task each taking X, y and the weights from it."""
+    token = f"daskboost-lake-{combined._name}"
+    graph, keys = {}, {"X": [], "y": [], "w": []}
+    for i, partition in enumerate(lake.partitions):
+        read = (f"{token}-frames", i)
+        graph[read] = task(read, read_frames, partition, lake.feature_columns,
+                           lake.label_column, lake.weight_column, lake.string_features)
+        for j, (name, present) in enumerate((("X", True), ("y", lake.label_column),
+                                             ("w", lake.weight_column))):
+            if present is not None:
+                keys[name].append((f"{token}-{name}", i))
+                graph[keys[name][-1]] = task(keys[name][-1], operator.getitem, ref(read), j)
     return PartitionedInput(graph, keys["X"], keys["y"] or None, keys["w"] or None, None,
                             feature_names, n_features)
 

@@ -62,6 +62,7 @@ class LakeInput:
     feature_columns: list
     label_column: object
     weight_column: object
+    string_features: tuple = ()  # (read as frames: the string features, ``read_frames``)
 
 
 def lake_input(X, y, sample_weight, base_margin, optimized, block_count):
@@ -73,24 +74,42 @@ def lake_input(X, y, sample_weight, base_margin, optimized, block_count):
     reads together (``FusedIO``: a narrow selection of many small files); then
     consecutive ones are read together while there are more of them than
     ``block_count(rows)`` (``_grouped``)."""
+    return _planned_input((X, y, sample_weight), base_margin, optimized, block_count,
+                          _piece_facts)
+
+
+def lake_frame_input(X, y, sample_weight, base_margin, optimized, block_count):
+    """As ``lake_input``, for features that may also be string or dictionary columns
+    (categorical features), each partition then read as one pandas frame
+    (``read_frames``); None unless every file types each column alike (string,
+    dictionary, numeric or boolean features; numeric or boolean y and weights)."""
+    return _planned_input((X, y, sample_weight), base_margin, optimized, block_count,
+                          _frame_facts)
+
+
+def _planned_input(collections, base_margin, optimized, block_count, facts_of):
+    """The ``LakeInput`` of ``collections`` (X, y, weights) when they are columns of one
+    plain read (``_lake_plan``) and ``facts_of(pieces, names, features)`` (each
+    piece's rows, whether its features are all float32, and the string features;
+    None when these files cannot be read so) says yes."""
     if base_margin is not None:
         return None
-    plan = _lake_plan((X, y, sample_weight), optimized)
+    plan = _lake_plan(collections, optimized)
     if plan is None:
         return None
     columns, pieces, buckets = plan
     needed = columns[0] + [c for c in columns[1:] if c is not None]
     facts = (None if not all(isinstance(c, str) for c in needed)
-             else _piece_facts(pieces, needed, columns[0]))
+             else facts_of(pieces, needed, columns[0]))
     if facts is None:
         return None
-    rows, float32 = facts
+    rows, float32, strings = facts
     groups = _grouped(buckets, [sum(rows[i] for i in bucket) for bucket in buckets],
                       block_count)
     partitions = [LakePartition(tuple(pieces[i] for i in group), sum(rows[i] for i in group),
                                 np.float32 if all(float32[i] for i in group) else np.float64)
                   for group in groups]
-    return LakeInput(partitions, columns[0], columns[1], columns[2])
+    return LakeInput(partitions, columns[0], columns[1], columns[2], strings)
 
 
 def lake_partition_groups(collections, optimized, block_count):
@@ -243,7 +262,7 @@ def _pieces(read):
 
 def _piece_facts(pieces, names, features):
     """(each piece's row count, whether its file types every one of ``features``
-    float32), from the files' footers (one read per file); None unless every file has
+    float32, no string features), from the files' footers (one read per file); None unless every file has
     the columns ``names``, numeric or boolean (a file without one, which dask's reading
     fills with nulls, or with another type: dask reads the lake)."""
     import pyarrow as pa
@@ -255,7 +274,41 @@ def _piece_facts(pieces, names, features):
             return None
         # (dask reads each file with its own types and concatenates the frames)
         float32[path] = all(schema.field(c).type == pa.float32() for c in features)
-    return _piece_rows(pieces, metadata), [float32[piece.path] for piece in pieces]
+    return _piece_rows(pieces, metadata), [float32[piece.path] for piece in pieces], ()
+
+
+def _frame_facts(pieces, names, features):
+    """(each piece's row count, no float32 flags, the string features) for a lake read
+    as frames
+    (``read_frames``): None unless every file has the columns ``names``, each typed
+    alike in every file (concatenated as one table, they convert as dask's per-file
+    frames concatenated do), features string, dictionary, numeric or boolean, the
+    other columns (y, weights) numeric or boolean."""
+    metadata, types = _footers(pieces), {}
+    for meta in metadata.values():
+        schema = meta.schema.to_arrow_schema()
+        for name in names:
+            if name not in schema.names:
+                return None
+            kind = schema.field(name).type
+            if types.setdefault(name, kind) != kind or not (
+                    _numeric(kind) or (name in features and _categorical(kind))):
+                return None
+    strings = tuple(name for name in features if _string(types[name]))
+    return _piece_rows(pieces, metadata), [False] * len(pieces), strings
+
+
+def _categorical(arrow_type):
+    """Strings, or a dictionary of strings or integers (pandas ``category``)."""
+    import pyarrow as pa
+    if pa.types.is_dictionary(arrow_type):
+        return _string(arrow_type.value_type) or pa.types.is_integer(arrow_type.value_type)
+    return _string(arrow_type)
+
+
+def _string(arrow_type):
+    import pyarrow as pa
+    return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
 
 
 def _footers(pieces):
@@ -290,10 +343,11 @@ def _numeric(arrow_type):
 WHOLE_READ_VALUES = 2 ** 22
 
 
-def _read_columns(piece, names):
-    """Columns ``names`` of one piece, one Arrow table, as its file types them."""
+def _read_columns(piece, names, as_dictionary=()):
+    """Columns ``names`` of one piece, one Arrow table, as its file types them (string
+    columns ``as_dictionary`` as dictionaries of their values)."""
     import pyarrow.parquet as pq
-    with pq.ParquetFile(piece.path) as file:
+    with pq.ParquetFile(piece.path, read_dictionary=list(as_dictionary) or None) as file:
         return file.read_row_groups(list(_row_groups(piece, file.num_row_groups)),
                                     columns=names, use_threads=False)
 
@@ -360,6 +414,23 @@ def _as_floats(column, dtype):
 def open_features(partition, columns):
     """The graph task of a partition's X: its ``ParquetColumns``."""
     return ParquetColumns(partition, columns)
+
+
+def read_frames(partition, features, label, weight, strings):
+    """The graph task of a partition of a lake read as frames (``lake_frame_input``):
+    (X, y, weights) as pandas, y and the weights None where absent.  Each piece's
+    columns are read once, the tables concatenated and converted together; the string
+    features (``strings``) come as ``category`` columns (their dictionaries unified), which the
+    passes match by value, as they match the strings dask's reading gives."""
+    import pyarrow as pa
+    names = list(dict.fromkeys([*features, *(c for c in (label, weight) if c is not None)]))
+    tables = [_read_columns(piece, names, strings) for piece in partition.pieces]
+    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    X = table.select(features).to_pandas(use_threads=False)
+
+    def series(name):
+        return None if name is None else table.column(name).to_pandas().rename(name)
+    return X, series(label), series(weight)
 
 
 def read_series(pieces, name):

@@ -135,9 +135,9 @@ def test_a_fit_from_the_lake_equals_the_fit_through_dasks_reading(tmp_path, monk
     assert from_lake == fit()
 
 
-def test_anything_but_a_plain_numeric_read_stays_with_dask(tmp_path):
-    """Filters, a categorical (string) feature, base margins, y from another lake, a
-    derived column or derived features, a file without a column: dask's reading."""
+def test_anything_but_a_plain_read_stays_with_dask(tmp_path):
+    """Filters, base margins, y from another lake, a derived column or derived
+    features, a file without a column: dask's reading."""
     path = _write_lake(tmp_path / "lake")
     copy = shutil.copytree(path, tmp_path / "copy")
     ddf = dd.read_parquet(path)
@@ -145,7 +145,6 @@ def test_anything_but_a_plain_numeric_read_stays_with_dask(tmp_path):
     cases = {
         "filters": (dd.read_parquet(path, filters=[("f64", ">", -100.0)])[FEATURES],
                     dd.read_parquet(path, filters=[("f64", ">", -100.0)])["label"], {}),
-        "string feature": (ddf[FEATURES + ["city"]], label, {}),
         "base margin": (ddf[FEATURES], label, {"base_margin": ddf["f64"]}),
         "another lake": (ddf[FEATURES], dd.read_parquet(copy)["label"], {}),
         "derived column": (ddf[FEATURES], label + 0, {}),
@@ -292,12 +291,14 @@ def test_small_files_are_read_together_in_near_equal_groups():
     assert lake._grouped(parts[:1], [10], row_block_count) == parts[:1]
 
 
-def test_a_lake_with_a_string_feature_dask_reads_has_its_small_files_read_together(tmp_path):
-    """A lake that dask reads (a string feature) of six 30,000-row files: read in the
-    two partitions in-memory data of 180,000 rows is cut into, whole files of dask's
-    partitions each, their frames as dask reads them, in order; the fit is the fit of
-    those same frames in memory, byte for byte (weights and an eval set included)."""
+def test_a_lake_dask_reads_has_its_small_files_read_together(tmp_path, monkeypatch):
+    """A lake that dask reads (here: not read as frames) of six 30,000-row files: read
+    in the two partitions in-memory data of 180,000 rows is cut into, whole files of
+    dask's partitions each, their frames as dask reads them, in order; the fit is the
+    fit of those same frames in memory, byte for byte (weights and an eval set
+    included)."""
     from daskboost.data import row_block_count
+    monkeypatch.setattr("daskboost.data.lake_frame_input", lambda *a: None)
     path = _write_lake(tmp_path / "lake", n_files=6, rows=30_000)
     ddf = dd.read_parquet(path)
     columns = ["f32", "f64", "i16", "flag", "city"]
@@ -352,3 +353,138 @@ def test_a_lake_of_small_files_reads_them_together(tmp_path):
     assert start == len(whole)
     model = DaskBoostClassifier(n_estimators=2, max_depth=3).fit(ddf[FEATURES], ddf["label"])
     assert model.n_features_in_ == len(FEATURES)
+
+
+STRING_FEATURES = ["f64", "i16", "city", "shop", "code"]
+
+
+def _write_string_lake(directory, n_files=3, rows=700, seed=0):
+    """Files with string features: ``city`` (strings with nulls), ``shop`` (a pandas
+    ``category`` column, stored as a dictionary, with a category no row has) and
+    ``code`` (large strings), numeric features, an int label and a weight column."""
+    rng = np.random.default_rng(seed)
+    directory.mkdir()
+    for i in range(n_files):
+        city = rng.choice(["oslo", "rome", "lima", "kyiv"], rows).astype(object)
+        city[rng.random(rows) < 0.1] = None
+        shop = pd.Categorical(rng.choice(["s1", "s2", "s3"], rows),
+                              categories=["s0", "s1", "s2", "s3"])
+        code = rng.choice([f"c{j}" for j in range(3 + i)], rows)  # (more codes in later files)
+        f64 = rng.normal(size=rows)
+        table = pa.Table.from_pandas(pd.DataFrame({
+            "f64": f64, "i16": rng.integers(-5, 5, rows).astype(np.int16),
+            "city": city, "shop": shop,
+            "label": ((f64 > 0) ^ (city == "rome")).astype(np.int8),
+            "weight": rng.random(rows) + 0.5}), preserve_index=False)
+        table = table.append_column("code", pa.array(code, type=pa.large_string()))
+        pq.write_table(table, directory / f"part-{i}.parquet")
+    return str(directory)
+
+
+def _reads_frames(data):
+    return any(key[0].endswith("-frames") for key in data.graph)
+
+
+def _as_values(series):
+    """A column's values as Python objects, None for missing (strings and categories
+    compare by value)."""
+    values = series.astype(object).to_numpy()
+    return [None if pd.isna(v) else v for v in values]
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_a_lake_with_string_features_is_read_as_frames_holding_dasks_values(
+        tmp_path, monkeypatch, grouped):
+    """A plain read with string features is read by daskboost, a frame per partition:
+    the partitions dask's reading would make (small files read together), each
+    column the values dask gives (string features as ``category`` columns of the
+    same strings, nulls missing; numbers with their dtypes), y and weights dask's."""
+    if not grouped:
+        monkeypatch.setattr("daskboost.lake._grouped", lambda partitions, rows, count: partitions)
+    path = _write_string_lake(tmp_path / "lake")
+    ddf = dd.read_parquet(path)
+    data = partition_input(ddf[STRING_FEATURES], ddf["label"], sample_weight=ddf["weight"],
+                           enable_categorical=True)
+    assert _uses_lake(data) and _reads_frames(data)
+    assert data.n_partitions == (1 if grouped else 3)
+    whole = ddf.compute().reset_index(drop=True)
+    start = 0
+    for i in range(data.n_partitions):
+        X = _computed(data, data.x_keys, i)
+        assert list(X.columns) == STRING_FEATURES
+        rows = whole.iloc[start:start + len(X)].reset_index(drop=True)
+        for column in STRING_FEATURES:
+            if column in ("f64", "i16"):
+                pd.testing.assert_series_equal(X[column], rows[column])
+            else:
+                assert isinstance(X[column].dtype, pd.CategoricalDtype), column
+                assert _as_values(X[column]) == _as_values(rows[column]), column
+        for keys, name in ((data.y_keys, "label"), (data.w_keys, "weight")):
+            pd.testing.assert_series_equal(_computed(data, keys, i), rows[name])
+        start += len(X)
+    assert start == len(whole)
+
+
+def test_every_kind_of_fit_from_a_lake_read_as_frames_equals_the_fit_through_dask(
+        tmp_path, monkeypatch):
+    """Weights and an eval set, approx, lossguide, continued training and
+    cross-validation, in memory and spilled: the same models and metrics whether
+    daskboost reads the string lake's frames or dask does; a prediction on the lake
+    too."""
+    import daskboost
+    path = _write_string_lake(tmp_path / "lake", rows=1500)
+    ddf = dd.read_parquet(path)
+    X, y, w = ddf[STRING_FEATURES], ddf["label"], ddf["weight"]
+    base = dict(n_estimators=3, max_depth=3, max_bin=16, max_cat_to_onehot=2)
+
+    def fits():
+        first = DaskBoostClassifier(**base).fit(X, y, sample_weight=w, eval_set=[(X, y)])
+        spilled = DaskBoostClassifier(memory_budget=0, cache_dir=str(tmp_path / "cache"),
+                                      **base).fit(X, y, sample_weight=w)
+        return [
+            first.get_booster().to_dict(), first.evals_result(),
+            spilled.get_booster().to_dict(),
+            DaskBoostClassifier(tree_method="approx", **base).fit(X, y).get_booster().to_dict(),
+            DaskBoostClassifier(grow_policy="lossguide", max_leaves=5, **base)
+            .fit(X, y).get_booster().to_dict(),
+            DaskBoostClassifier(**base).fit(X, y, xgb_model=first.get_booster())
+            .get_booster().to_dict(),
+            daskboost.cv({"objective": "binary:logistic", "max_depth": 3, "max_bin": 16},
+                         X, y, nfold=3, num_boost_round=3, metrics="logloss").to_dict(),
+            np.asarray(first.predict_proba(X)).tolist(),
+        ]
+
+    taken = []
+    real = lake.lake_frame_input
+    monkeypatch.setattr("daskboost.data.lake_frame_input",
+                        lambda *a: taken.append(real(*a)) or taken[-1])
+    from_frames = fits()
+    assert taken and all(t is not None for t in taken)
+    assert any(t.categories for t in DaskBoostClassifier(**base).fit(X, y).get_booster().trees)
+    monkeypatch.setattr("daskboost.data.lake_frame_input", lambda *a: None)
+    assert fits() == from_frames
+
+
+def test_a_string_lake_dask_must_read_stays_with_dask(tmp_path):
+    """Read as frames only where the files agree: a string label, a file typing a
+    string feature as large strings where another has strings, or a file without a
+    column, is dask's reading."""
+    path = _write_string_lake(tmp_path / "lake")
+    ddf = dd.read_parquet(path)
+    assert _reads_frames(partition_input(ddf[["f64", "city"]], ddf["label"],
+                                         enable_categorical=True))
+    assert not _uses_lake(partition_input(ddf[["f64", "city"]], ddf["code"],
+                                          enable_categorical=True))
+    table = pq.read_table(f"{path}/part-1.parquet")
+    pq.write_table(table.set_column(table.schema.get_field_index("code"), "code",
+                                    table["code"].cast(pa.string())),
+                   f"{path}/part-1.parquet")
+    ddf = dd.read_parquet(path)
+    assert _reads_frames(partition_input(ddf[["f64", "city"]], ddf["label"],
+                                         enable_categorical=True))
+    assert not _uses_lake(partition_input(ddf[["f64", "code"]], ddf["label"],
+                                          enable_categorical=True))
+    pq.write_table(table.drop_columns(["city"]), f"{path}/part-2.parquet")
+    ddf = dd.read_parquet(path)
+    assert not _uses_lake(partition_input(ddf[["f64", "city"]], ddf["label"],
+                                          enable_categorical=True))
