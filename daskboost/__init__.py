@@ -6,13 +6,17 @@ order, and the trees are grown level by level where the partitions are: in proce
 the local schedulers, on every worker at once on a ``distributed`` cluster.
 """
 
-from .booster import Booster
-from .callbacks import TrainingCallback
-from .cross_validation import cv
-from .folds import cv_folds
-from .plotting import plot_importance, plot_metric, plot_tree
-from .sklearn import DaskBoostClassifier, DaskBoostRegressor
-from .warmup import start as _start_warmup
+from . import kernel_cache
+
+kernel_cache.install()  # (before any module with numba kernels is imported)
+
+from .booster import Booster  # noqa: E402
+from .callbacks import TrainingCallback  # noqa: E402
+from .cross_validation import cv  # noqa: E402
+from .folds import cv_folds  # noqa: E402
+from .plotting import plot_importance, plot_metric, plot_tree  # noqa: E402
+from .sklearn import DaskBoostClassifier, DaskBoostRegressor  # noqa: E402
+from .warmup import start as _start_warmup  # noqa: E402
 
 _start_warmup()
 

@@ -17,9 +17,8 @@ same floating-point operations as its numpy form, but they are not interchangeab
 for bit: the compiled forms take ``exp`` from ``fast_exp`` (vectorisable, within 1 ulp
 of the C library's), numpy its own SIMD ``exp``, and the two differ in the last bit for
 some arguments.  Models are built from the kernels' values (gradients, rounded to
-float32) and predictions from numpy's, so each keeps its form.  (numba's on-disk cache
-of a kernel is keyed on the kernel's own source file: after editing a compiled form
-here, touch the kernels' module or clear its ``__pycache__``.)
+float32) and predictions from numpy's, so each keeps its form.  (An edit here compiles
+the kernels that inline these forms again: ``kernel_cache``.)
 
 Numerical stability
 -------------------
