@@ -23,21 +23,23 @@ as expected, numba caches as it always does.
 import functools
 import hashlib
 import os
+import re
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_IMPORTS_NUMBA = re.compile(rb"^[ \t]*(import|from) numba\b", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=None)
 def kernel_sources_stamp(directory=PACKAGE_DIR):
     """A hash of the sources of the modules in ``directory`` that hold numba code (the
-    ones whose text names numba), in name order."""
+    ones that import numba), in name order."""
     digest = hashlib.sha256()
     for name in sorted(os.listdir(directory)):
         if not name.endswith(".py"):
             continue
         with open(os.path.join(directory, name), "rb") as file:
             source = file.read()
-        if b"numba" in source:
+        if _IMPORTS_NUMBA.search(source):
             digest.update(name.encode() + b"\0" + source + b"\0")
     return digest.hexdigest()
 
