@@ -45,7 +45,7 @@ from .histogram import MAX_CELLS_OF, cells_of, kernel_threads_of
 from .node_columns import G, H, decide_splits, split_arrays
 from .partition import row_runs_of
 from .quantize import float_sums
-from .row_partition import node_histograms, split_rows, start_rows, write_positions
+from .row_partition import node_histograms, split_rows, start_rows
 from .splitting import find_splits_of
 
 
@@ -90,7 +90,7 @@ def grow_in_place(states, step):
     rows = _partition_arrays(
         codes, [s.grad for s in states], [s.hess for s in states],
         None if states[0].quantized is None else [s.quantized for s in states],
-        [s.positions for s in states], [_row_runs(s, nodes.ints.shape[0]) for s in states])
+        [_row_runs(s, nodes.ints.shape[0]) for s in states])
     cells = [_cells(state, block, mapper) for state, block in zip(states, codes)]
     added, add_offsets = ((codes, mapper.cell_offsets) if any(c is None for c in cells)
                           else (cells, None))
@@ -103,6 +103,8 @@ def grow_in_place(states, step):
         p.reg_lambda, p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma,
         p.max_cat_to_onehot, p.max_cat_threshold, p.max_depth, p.max_leaves,
         pass_threads, native_threads.threads())
+    for state in states:  # (their node ids are written when read: ``partition._node_ids``)
+        state.row_runs.stale = True
     return LevelsGrown(n_nodes, n_leaves, n_candidates, chosen)
 
 
@@ -128,27 +130,26 @@ def _cells(state, codes, mapper):
 def _row_runs(state, n_nodes):
     """A partition's rows grouped by node (``row_partition``), as ``grow_levels`` takes
     them, for a tree of ``n_nodes`` nodes at most: its state's ``RowRuns`` (there:
-    ``partition.grows_in_place``), whose node ids ``grow_levels`` writes at its end."""
+    ``partition.grows_in_place``)."""
     runs = row_runs_of(state)
     runs.live, runs.stale = True, False
     return runs.arrays(n_nodes, native_threads.threads())
 
 
-def _partition_arrays(codes, grad, hess, packed, positions, runs):
+def _partition_arrays(codes, grad, hess, packed, runs):
     """The per-row arrays of ``grow_levels``: each partition's (codes, g, h, packed or
-    None, node ids, row runs); one partition's as they are, several partitions' as
-    typed lists (one compiled version for any number of partitions; the runs: a tuple
-    of typed lists)."""
+    None, row runs); one partition's as they are, several partitions' as typed lists
+    (one compiled version for any number of partitions; the runs: a tuple of typed
+    lists)."""
     if len(codes) == 1:
-        return (codes[0], grad[0], hess[0], None if packed is None else packed[0],
-                positions[0], runs[0])
+        return codes[0], grad[0], hess[0], None if packed is None else packed[0], runs[0]
     return (tuple(None if arrays is None else List(arrays)
-                  for arrays in (codes, grad, hess, packed, positions))
+                  for arrays in (codes, grad, hess, packed))
             + (tuple(List(arrays) for arrays in zip(*runs)),))
 
 
 @numba.njit(nogil=True, cache=True)
-def grow_levels(codes, grad, hess, packed, positions, runs, added, add_offsets, g_scale,
+def grow_levels(codes, grad, hess, packed, runs, added, add_offsets, g_scale,
                 h_scale, cat_marker, root_hist, ints, floats, candidate_ints,
                 candidate_floats, right_sets, candidate_right_sets, tree_mask,
                 is_categorical, cell_offsets, width, n_codes, missing_code, reg_lambda,
@@ -156,13 +157,14 @@ def grow_levels(codes, grad, hess, packed, positions, runs, added, add_offsets, 
                 max_cat_threshold, max_depth, max_leaves, pass_threads, search_threads):
     """Grow one tree from its root's histogram (see the module docstring).
 
-    ``codes``, ``grad``, ``hess``, ``packed``, ``positions``: one partition's arrays, or
+    ``codes``, ``grad``, ``hess``, ``packed``: one partition's arrays, or
     typed lists of several partitions' (``_partition_arrays``); each pass then builds
     every partition's histograms and adds them in the fixed order of ``reduction``, as
     the level loop's passes do (``_level_histograms``).  ``runs``: each partition's
     (order, spare left, spare right, begin, count, chunk lefts) of ``row_partition``
-    (a tuple of typed lists for several); every row starts at the root, and each
-    row's node id is written to ``positions`` at the end.  ``added``, ``add_offsets``:
+    (a tuple of typed lists for several); every row starts at the root, and the runs
+    hold each row's node at the end (the caller marks the node ids stale).  ``added``,
+    ``add_offsets``:
     what the histograms' additions read for each row and the cell offsets they take:
     the codes and ``cell_offsets``, or the partitions' cells (``histogram.cells_of``)
     and None.
@@ -236,9 +238,6 @@ def grow_levels(codes, grad, hess, packed, positions, runs, added, add_offsets, 
             n_nodes, n_leaves, max_depth, max_leaves, lossguide)
         chosen = np.sort(chosen)
         if build.shape[0] == 0:
-            for p in range(_n_parts(codes)):
-                write_positions(_part(runs[0], p), _part(runs[3], p), _part(runs[4], p),
-                                _part(positions, p))
             return n_nodes, n_leaves, n_candidates, chosen
         # the next pass: the rows move under these splits, the built nodes' histograms;
         # its parents' histograms are this pass's

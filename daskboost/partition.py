@@ -715,12 +715,22 @@ def _start_round(state, step):
     ahead, state.ahead = state.ahead, None
     if add_trees and ahead is not None and ahead[0] == step.round:
         state.margin, add_trees = ahead[1], False  # the same additions, made ahead
-    # the old positions become the new ones, block by block once read (every row back
-    # at the root); the old gradients are freed before the new ones are made (held in
-    # row blocks, their columns are reused)
-    old_positions = positions = _node_ids(state)
-    if state.row_runs:  # every row back at the root: the runs start again
-        state.row_runs.live = False
+    runs = state.row_runs
+    if add_trees and runs and runs.live and not in_blocks:
+        # the previous tree's rows are grouped by node: its leaves' values are added
+        # node by node, and the node ids need not be brought up to the runs
+        codes = single_block(state.codes)
+        runs.add_leaf_values(codes, step.split_arrays(), step.missing_code, step.leaf_values,
+                             state.margin, step.cat_table, kernel_threads_of(codes))
+        add_trees = False
+        old_positions = positions = state.positions  # (every row back at the root below)
+    else:
+        # the old positions become the new ones, block by block once read (every row
+        # back at the root); the old gradients are freed before the new ones are made
+        # (held in row blocks, their columns are reused)
+        old_positions = positions = _node_ids(state)
+    if runs:  # every row back at the root: the runs start again
+        runs.live = runs.stale = False
     if positions is None or positions.dtype != step.position_dtype:
         positions = (_new_column(state, step.position_dtype) if in_blocks
                      else np.zeros(state.margin.shape, dtype=step.position_dtype))

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import daskboost.sklearn
-from daskboost import DaskBoostClassifier, DaskBoostRegressor, blockstore, runtime
+from daskboost import DaskBoostClassifier, DaskBoostRegressor, blockstore, partition, runtime
 
 
 @pytest.fixture
@@ -28,8 +28,11 @@ def in_place_calls(monkeypatch):
 
 
 def _level_passes_only(monkeypatch):
-    """From now on, every fit grows its trees with the level loop's passes."""
+    """From now on, every fit grows its trees with the level loop's passes that visit
+    every row, without row runs (so the next round's first pass also adds the leaf
+    values from the node ids, not from the runs)."""
     monkeypatch.setattr(runtime.Runtime, "grows_in_place", lambda self, states: False)
+    monkeypatch.setattr(partition, "row_runs_of", lambda state: None)
 
 
 def _saved(model, tmp_path, name):

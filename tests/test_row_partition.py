@@ -127,12 +127,14 @@ RUN_CASES = {
 
 @pytest.mark.parametrize("case", list(RUN_CASES))
 @pytest.mark.parametrize("partitions", [1, 3])
-def test_level_passes_with_row_runs_grow_the_same_model(case, partitions, tmp_path,
+@pytest.mark.parametrize("evaluated", [True, False])
+def test_level_passes_with_row_runs_grow_the_same_model(case, partitions, evaluated, tmp_path,
                                                          monkeypatch):
     """The level loop's passes over partitions held whole in memory, one tree a round,
     keep each partition's rows grouped by node (``RowRuns``): the same model, byte
-    for byte, as the passes that visit every row, with an eval set on the training
-    rows (their margins read the node ids the runs bring up to date)."""
+    for byte, as the passes that visit every row; with an eval set on the training
+    rows (their margins read the node ids the runs bring up to date), and without
+    (the next round's first pass adds the leaf values from the runs)."""
     params, categorical = RUN_CASES[case]
     n = 6000
     if categorical:
@@ -156,10 +158,9 @@ def test_level_passes_with_row_runs_grow_the_same_model(case, partitions, tmp_pa
         used.append(runs is not None)
         return runs
     monkeypatch.setattr(partition, "row_runs_of", counted)
-    with_runs = _fit_bytes(tmp_path, "runs", DaskBoostRegressor, model, X, y_in,
-                           eval_set=[(X, y_in)])
+    fit = dict(eval_set=[(X, y_in)]) if evaluated else {}
+    with_runs = _fit_bytes(tmp_path, "runs", DaskBoostRegressor, model, X, y_in, **fit)
     assert used and all(used)
     monkeypatch.setattr(partition, "row_runs_of", lambda state: None)
-    without = _fit_bytes(tmp_path, "rows", DaskBoostRegressor, model, X, y_in,
-                         eval_set=[(X, y_in)])
+    without = _fit_bytes(tmp_path, "rows", DaskBoostRegressor, model, X, y_in, **fit)
     assert with_runs == without
