@@ -8,12 +8,17 @@ and nothing else. Two things it misses crash or corrupt a fit:
   cache does not record it; see numba issues #7518 and #8578). Seen here: after one
   run with ``NUMBA_NUM_THREADS=1``, the 2-thread workers of a ``LocalCluster`` fit
   died with signal 11 in every following run, until the cache was deleted.
+* **Whether native threads run at all.** A process with ``DASKBOOST_NATIVE_THREADS=0``
+  never starts numba's threading layer; loading the kernels the test process had cached
+  (which link parallel ones) crashed it with signal 11 (``tests/test_native_threads.py``
+  run on its own with an empty cache, since before this module).
 * **The helpers it inlines.** A kernel that calls a helper of another module keeps
   its cached machine code when only the helper's module changes: it runs the old
   helper (wrong trees, or a crash, since numba does not check bounds).
 
 So daskboost's kernels are cached in a directory of their own per thread count
-(``__pycache__/daskboost-threads-<N>`` where numba would cache them), stamped with a
+(``__pycache__/daskboost-threads-<N>`` where numba would cache them;
+``daskboost-serial-<N>`` without native threads), stamped with a
 hash of every daskboost module that holds numba code: any change to one compiles
 them all again. ``install`` registers the locator that does this; it runs before any
 kernel module is imported (``daskboost/__init__``). Where numba's internals are not
@@ -44,9 +49,16 @@ def kernel_sources_stamp(directory=PACKAGE_DIR):
     return digest.hexdigest()
 
 
-def cache_subdirectory(n_threads):
-    """The directory name daskboost's kernels are cached under, for a thread count."""
-    return f"daskboost-threads-{int(n_threads)}"
+def native_threads_switched_off():
+    """Whether the environment says ``DASKBOOST_NATIVE_THREADS=0`` (``native_threads``:
+    every kernel runs its serial version, numba's threading layer never starts)."""
+    return os.environ.get("DASKBOOST_NATIVE_THREADS", "1") == "0"
+
+
+def cache_subdirectory(n_threads, serial=False):
+    """The directory name daskboost's kernels are cached under, for a thread count, or
+    for processes whose kernels never take native threads (``serial``)."""
+    return f"daskboost-{'serial' if serial else 'threads'}-{int(n_threads)}"
 
 
 def install():
@@ -69,8 +81,8 @@ def install():
 
         def __init__(self, inner):
             self._inner = inner
-            self._path = os.path.join(inner.get_cache_path(),
-                                      cache_subdirectory(config.NUMBA_NUM_THREADS))
+            self._path = os.path.join(inner.get_cache_path(), cache_subdirectory(
+                config.NUMBA_NUM_THREADS, native_threads_switched_off()))
 
         def get_cache_path(self):
             return self._path

@@ -25,11 +25,13 @@ import threading
 import numba
 import numpy as np
 
+from .kernel_cache import native_threads_switched_off
+
 SAFE_LAYERS = ("omp", "tbb")
 
 _layer = None            # the threading layer numba chose (known after the probe)
 _forked = False          # this process is a fork of one that may have used OpenMP
-_switched_off = os.environ.get("DASKBOOST_NATIVE_THREADS", "1") == "0"  # (read once)
+_switched_off = native_threads_switched_off()  # (read once)
 _probe_lock = threading.Lock()
 
 # how many native threads a kernel called from here may use (1: its serial version)

@@ -812,6 +812,12 @@ def find_splits_categorical_parallel(hists, node_sums, cell_offsets, n_codes, fe
     return gain, feature, bin_, default_left, left_sums, right
 
 
+# histogram cells (all the nodes') below which a search stays on one thread: a parallel
+# region cost ~8 us more than it saved on diamonds' levels of 2 and 4 nodes (1,560 cells a
+# node: 2 threads 14.6 / 17.9 us, one 9.3 / 15.4 us), and saved 11-24 us from 8 nodes up
+NATIVE_MIN_SEARCH_CELLS = 8192
+
+
 @numba.njit(nogil=True, cache=True)
 def find_splits_of(hists, node_sums, feature_masks, cell_offsets, n_codes, is_categorical,
                    categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
@@ -819,11 +825,13 @@ def find_splits_of(hists, node_sums, feature_masks, cell_offsets, n_codes, is_ca
     """The split search of an unconstrained model's nodes: ``find_splits_categorical``
     when ``categorical`` is not None (a model with categorical features; any array),
     else ``find_splits`` with (n_nodes, 0) right sets; the nodes on native threads when
-    ``threads`` > 1 and there are several (the same results either way)."""
+    ``threads`` > 1 and there are several, with ``NATIVE_MIN_SEARCH_CELLS`` cells in all
+    (the same results either way)."""
     return _split_search(hists, node_sums, feature_masks, cell_offsets, n_codes,
                          is_categorical, categorical, reg_lambda, reg_alpha, max_delta_step,
                          min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold,
-                         hists.shape[0] > 1 and threads > 1)
+                         threads > 1 and hists.shape[0] > 1
+                         and hists.shape[0] * hists.shape[1] >= NATIVE_MIN_SEARCH_CELLS)
 
 
 def _split_search(hists, node_sums, feature_masks, cell_offsets, n_codes, is_categorical,

@@ -13,7 +13,8 @@ from daskboost.native_threads import _probe_kernel
 
 def test_kernels_are_cached_apart_for_each_thread_count():
     """A cached kernel lives under its process's thread count's directory; another
-    count in a fresh process gets another directory."""
+    count in a fresh process gets another directory, and so does a process whose
+    kernels never take native threads."""
     path = _probe_kernel._cache._cache_path
     assert os.path.basename(path) == kernel_cache.cache_subdirectory(config.NUMBA_NUM_THREADS)
     assert os.path.dirname(os.path.abspath(path)).startswith(kernel_cache.PACKAGE_DIR)
@@ -23,6 +24,12 @@ def test_kernels_are_cached_apart_for_each_thread_count():
                            env={**os.environ, "NUMBA_NUM_THREADS": "1"}, check=True)
     assert os.path.basename(other.stdout.strip()) == kernel_cache.cache_subdirectory(1)
     assert os.path.dirname(other.stdout.strip()) == os.path.dirname(path)
+    # a process without native threads (its kernels loaded the test process's kernels,
+    # which link parallel ones, and crashed): a directory of its own
+    serial = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env={**os.environ, "DASKBOOST_NATIVE_THREADS": "0"}, check=True)
+    assert os.path.basename(serial.stdout.strip()) == kernel_cache.cache_subdirectory(
+        config.NUMBA_NUM_THREADS, serial=True) != os.path.basename(path)
 
 
 def test_the_stamp_changes_with_any_module_holding_numba_code(tmp_path):
