@@ -32,7 +32,7 @@ import numpy as np
 
 from .constraints import NodeConstraints
 from .node_columns import (BIN, DEFAULT_LEFT, DEPTH, FEATURE, GAIN, LEFT, RIGHT, G, H,
-                           NodeColumns, decide_splits, split_arrays)
+                           NodeColumns, category_sets, decide_splits, split_arrays)
 from .quantize import unpack_histograms
 from . import native_threads
 from .splitting import (find_splits_monotone, find_splits_monotone_parallel, find_splits_of,
@@ -164,13 +164,9 @@ class TreeGrower:
         """{categorical split node: the sorted codes going right}."""
         if not self.mapper.has_categorical:
             return {}
-        feature = self.feature
-        nodes = np.flatnonzero(feature >= 0)
-        nodes = nodes[self.mapper.is_categorical[feature[nodes]]]
-        # every set at once: the (row, code) pairs in row order, cut where a row ends
-        rows, codes = np.nonzero(self._nodes.right_sets[nodes])
-        bounds = np.searchsorted(rows, np.arange(len(nodes) + 1)).tolist()
-        codes = codes.astype(np.int32)
+        nodes, codes, bounds = category_sets(self._nodes.ints, self._nodes.right_sets,
+                                             self.mapper.is_categorical, self.n_nodes)
+        bounds = bounds.tolist()
         return {node: codes[bounds[j]:bounds[j + 1]] for j, node in enumerate(nodes.tolist())}
 
     def build_request(self, out=None, first_slot=0):

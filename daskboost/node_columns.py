@@ -171,6 +171,38 @@ def decide_splits(ints, floats, candidate_ints, candidate_floats, right_sets,
 
 
 @numba.njit(nogil=True, cache=True)
+def category_sets(ints, right_sets, is_categorical, n_nodes):
+    """The categorical splits of the first ``n_nodes`` nodes: ``(nodes, codes,
+    bounds)``, node ``nodes[j]`` sending right the codes ``codes[bounds[j]:bounds[j +
+    1]]`` (increasing); one pass over the right sets (numpy's ``nonzero`` over them and
+    a dict built around it took ~20 us of a diamonds tree's ~50 us of ``to_tree``)."""
+    n_sets = 0
+    n_codes = 0
+    for node in range(n_nodes):
+        f = ints[node, FEATURE]
+        if f >= 0 and is_categorical[f]:
+            n_sets += 1
+            for c in range(right_sets.shape[1]):
+                n_codes += right_sets[node, c]
+    nodes = np.empty(n_sets, dtype=np.int64)
+    codes = np.empty(n_codes, dtype=np.int32)
+    bounds = np.zeros(n_sets + 1, dtype=np.int64)
+    j = 0
+    k = 0
+    for node in range(n_nodes):
+        f = ints[node, FEATURE]
+        if f >= 0 and is_categorical[f]:
+            nodes[j] = node
+            for c in range(right_sets.shape[1]):
+                if right_sets[node, c]:
+                    codes[k] = c
+                    k += 1
+            j += 1
+            bounds[j] = k
+    return nodes, codes, bounds
+
+
+@numba.njit(nogil=True, cache=True)
 def split_arrays(ints, right_sets, is_categorical, nodes, n_nodes):
     """The splits of ``nodes`` (split nodes, in increasing order) as arrays over the
     ``n_nodes`` node ids, every other node not split: ``(feature, bin, default_left,

@@ -27,7 +27,7 @@ import dask.local
 import dask.threaded
 from dask.base import get_scheduler
 
-from . import memory, raw_cache
+from . import memory, native_threads, raw_cache
 from .blockstore import budget_bytes, close_store, single_block
 from .graphs import add_tree_reduction, per_partition_graph, raw_inputs
 from .level_loop import drive, run_sync
@@ -74,6 +74,7 @@ class Runtime:
         self._tunes_malloc = memory.malloc_tuned_by_environment()
         if self._tunes_malloc:
             memory.begin_fit()
+        native_threads.available()  # (numba's threading layer before any kernel loads)
         if get is not dask.local.get_sync:
             # the calling thread works too (``thread_passes``): the pool has one less
             self._threads = dask.config.get("num_workers", None) or os.cpu_count() or 1

@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from distributed import get_worker
 
-from . import compat, memory
+from . import compat, memory, native_threads
 from .blockstore import close_store
 from .level_loop import drive
 from .reduction import reduce_nodes
@@ -69,6 +69,7 @@ def begin_fit(fit_id):
 def _begin(fit_id):
     if fit_id not in _fits:
         memory.begin_fit()
+        native_threads.available()  # (numba's threading layer before any kernel loads)
     return _fits.setdefault(fit_id, {})
 
 
