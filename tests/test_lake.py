@@ -109,6 +109,18 @@ def test_lake_columns_pickle_without_an_open_file(tmp_path):
     np.testing.assert_array_equal(again.to_numpy(), values)
 
 
+def _by_the_reader_then_by_dask(monkeypatch, reader, fits):
+    """``fits()`` with daskboost's ``reader`` (``lake_input`` or ``lake_frame_input``)
+    reading the lake at every fit, then with dask reading it: both results."""
+    taken, real = [], getattr(lake, reader)
+    monkeypatch.setattr(f"daskboost.data.{reader}",
+                        lambda *a: taken.append(real(*a)) or taken[-1])
+    by_the_reader = fits()
+    assert taken and all(t is not None for t in taken)
+    monkeypatch.setattr(f"daskboost.data.{reader}", lambda *a: None)
+    return by_the_reader, fits()
+
+
 @pytest.mark.parametrize("budget", [None, 0])
 def test_a_fit_from_the_lake_equals_the_fit_through_dasks_reading(tmp_path, monkeypatch,
                                                                  ungrouped, budget):
@@ -125,14 +137,8 @@ def test_a_fit_from_the_lake_equals_the_fit_through_dasks_reading(tmp_path, monk
             ddf[FEATURES], ddf["label"], sample_weight=ddf["weight"],
             eval_set=[(ddf[FEATURES], ddf["label"])]).get_booster().to_dict()
 
-    taken = []
-    real = lake.lake_input
-    monkeypatch.setattr("daskboost.data.lake_input",
-                        lambda *a: taken.append(real(*a)) or taken[-1])
-    from_lake = fit()
-    assert taken and all(t is not None for t in taken)
-    monkeypatch.setattr("daskboost.data.lake_input", lambda *a: None)
-    assert from_lake == fit()
+    from_lake, through_dask = _by_the_reader_then_by_dask(monkeypatch, "lake_input", fit)
+    assert from_lake == through_dask
 
 
 def test_anything_but_a_plain_read_stays_with_dask(tmp_path):
@@ -245,13 +251,27 @@ def test_files_typing_a_column_differently_read_as_the_lakes_schema(tmp_path, un
                 whole["label"].reset_index(drop=True))
 
 
+def _fits_of_every_kind(X, y, base, first):
+    """approx, lossguide, training continued from ``first`` and cross-validation on
+    (X, y) with parameters ``base``: their models, and ``cv``'s frame, as dicts."""
+    import daskboost
+    return [
+        DaskBoostClassifier(tree_method="approx", **base).fit(X, y).get_booster().to_dict(),
+        DaskBoostClassifier(grow_policy="lossguide", max_leaves=5, **base)
+        .fit(X, y).get_booster().to_dict(),
+        DaskBoostClassifier(**base).fit(X, y, xgb_model=first.get_booster())
+        .get_booster().to_dict(),
+        daskboost.cv({"objective": "binary:logistic", "max_depth": 3, "max_bin": 16},
+                     X, y, nfold=3, num_boost_round=3, metrics="logloss").to_dict(),
+    ]
+
+
 def test_every_kind_of_fit_from_a_lake_equals_the_fit_through_dasks_reading(
         tmp_path, monkeypatch, ungrouped):
     """approx (the raw partitions re-binned), lossguide, continued training (the old
     model's margins from a partition's whole X), cross-validation, and a lake with an
     empty file: the same models and metrics whether the lake's columns are read by
     daskboost or by dask."""
-    import daskboost
     path = _write_lake(tmp_path / "lake", n_files=3, rows=1500)
     empty = pq.read_table(f"{path}/part-0.parquet").slice(0, 0)
     pq.write_table(empty, f"{path}/part-9-empty.parquet")
@@ -260,16 +280,7 @@ def test_every_kind_of_fit_from_a_lake_equals_the_fit_through_dasks_reading(
     base = dict(n_estimators=3, max_depth=3, max_bin=16)
 
     def fits():
-        first = DaskBoostClassifier(**base).fit(X, y)
-        return [
-            DaskBoostClassifier(tree_method="approx", **base).fit(X, y).get_booster().to_dict(),
-            DaskBoostClassifier(grow_policy="lossguide", max_leaves=5, **base)
-            .fit(X, y).get_booster().to_dict(),
-            DaskBoostClassifier(**base).fit(X, y, xgb_model=first.get_booster())
-            .get_booster().to_dict(),
-            daskboost.cv({"objective": "binary:logistic", "max_depth": 3, "max_bin": 16},
-                         X, y, nfold=3, num_boost_round=3, metrics="logloss").to_dict(),
-        ]
+        return _fits_of_every_kind(X, y, base, DaskBoostClassifier(**base).fit(X, y))
 
     assert _uses_lake(partition_input(X, y))
     from_lake = fits()
@@ -431,7 +442,6 @@ def test_every_kind_of_fit_from_a_lake_read_as_frames_equals_the_fit_through_das
     cross-validation, in memory and spilled: the same models and metrics whether
     daskboost reads the string lake's frames or dask does; a prediction on the lake
     too."""
-    import daskboost
     path = _write_string_lake(tmp_path / "lake", rows=1500)
     ddf = dd.read_parquet(path)
     X, y, w = ddf[STRING_FEATURES], ddf["label"], ddf["weight"]
@@ -441,28 +451,14 @@ def test_every_kind_of_fit_from_a_lake_read_as_frames_equals_the_fit_through_das
         first = DaskBoostClassifier(**base).fit(X, y, sample_weight=w, eval_set=[(X, y)])
         spilled = DaskBoostClassifier(memory_budget=0, cache_dir=str(tmp_path / "cache"),
                                       **base).fit(X, y, sample_weight=w)
-        return [
-            first.get_booster().to_dict(), first.evals_result(),
-            spilled.get_booster().to_dict(),
-            DaskBoostClassifier(tree_method="approx", **base).fit(X, y).get_booster().to_dict(),
-            DaskBoostClassifier(grow_policy="lossguide", max_leaves=5, **base)
-            .fit(X, y).get_booster().to_dict(),
-            DaskBoostClassifier(**base).fit(X, y, xgb_model=first.get_booster())
-            .get_booster().to_dict(),
-            daskboost.cv({"objective": "binary:logistic", "max_depth": 3, "max_bin": 16},
-                         X, y, nfold=3, num_boost_round=3, metrics="logloss").to_dict(),
-            np.asarray(first.predict_proba(X)).tolist(),
-        ]
+        return [first.get_booster().to_dict(), first.evals_result(),
+                spilled.get_booster().to_dict(), *_fits_of_every_kind(X, y, base, first),
+                np.asarray(first.predict_proba(X)).tolist()]
 
-    taken = []
-    real = lake.lake_frame_input
-    monkeypatch.setattr("daskboost.data.lake_frame_input",
-                        lambda *a: taken.append(real(*a)) or taken[-1])
-    from_frames = fits()
-    assert taken and all(t is not None for t in taken)
     assert any(t.categories for t in DaskBoostClassifier(**base).fit(X, y).get_booster().trees)
-    monkeypatch.setattr("daskboost.data.lake_frame_input", lambda *a: None)
-    assert fits() == from_frames
+    from_frames, through_dask = _by_the_reader_then_by_dask(monkeypatch, "lake_frame_input",
+                                                            fits)
+    assert from_frames == through_dask
 
 
 def test_a_string_lake_dask_must_read_stays_with_dask(tmp_path):
