@@ -23,7 +23,6 @@ import operator
 from dataclasses import dataclass, field
 
 import dask
-
 import numpy as np
 import pandas as pd
 

@@ -1,7 +1,7 @@
 """Where numba caches daskboost's compiled kernels, and when a cached kernel is stale.
 
 numba's on-disk cache (``cache=True``) keys a compiled function on its own source file
-and nothing else. Two things it misses crash or corrupt a fit:
+and nothing else. Three things it misses crash or corrupt a fit:
 
 * **The thread count.** A kernel that calls a ``parallel=True`` kernel, cached by a
   process with one ``NUMBA_NUM_THREADS``, crashes a process with another (numba's
@@ -18,11 +18,12 @@ and nothing else. Two things it misses crash or corrupt a fit:
 
 So daskboost's kernels are cached in a directory of their own per thread count
 (``__pycache__/daskboost-threads-<N>`` where numba would cache them;
-``daskboost-serial-<N>`` without native threads), stamped with a
-hash of every daskboost module that holds numba code: any change to one compiles
-them all again. ``install`` registers the locator that does this; it runs before any
-kernel module is imported (``daskboost/__init__``). Where numba's internals are not
-as expected, numba caches as it always does.
+``daskboost-serial-<N>`` without native threads), stamped with a hash of every
+daskboost module that imports numba: any change to one compiles them all again. (A
+fourth, numba's threading layer not started when such a kernel is loaded, is for the
+fit to prevent: ``native_threads.available``.) ``install`` registers the locator that
+does this; it runs before any kernel module is imported (``daskboost/__init__``).
+Where numba's internals are not as expected, numba caches as it always does.
 """
 
 import functools

@@ -262,9 +262,10 @@ def _pieces(read):
 
 def _piece_facts(pieces, names, features):
     """(each piece's row count, whether its file types every one of ``features``
-    float32, no string features), from the files' footers (one read per file); None unless every file has
-    the columns ``names``, numeric or boolean (a file without one, which dask's reading
-    fills with nulls, or with another type: dask reads the lake)."""
+    float32, no string features), from the files' footers (one read per file); None
+    unless every file has the columns ``names``, numeric or boolean (a file without
+    one, which dask's reading fills with nulls, or with another type: dask reads the
+    lake)."""
     import pyarrow as pa
     metadata, float32 = _footers(pieces), {}
     for path, meta in metadata.items():
@@ -279,11 +280,10 @@ def _piece_facts(pieces, names, features):
 
 def _frame_facts(pieces, names, features):
     """(each piece's row count, no float32 flags, the string features) for a lake read
-    as frames
-    (``read_frames``): None unless every file has the columns ``names``, each typed
-    alike in every file (concatenated as one table, they convert as dask's per-file
-    frames concatenated do), features string, dictionary, numeric or boolean, the
-    other columns (y, weights) numeric or boolean."""
+    as frames (``read_frames``): None unless every file has the columns ``names``, each
+    typed alike in every file (concatenated as one table, they convert as dask's
+    per-file frames concatenated do), features string, dictionary, numeric or boolean,
+    the other columns (y, weights) numeric or boolean."""
     metadata, types = _footers(pieces), {}
     for meta in metadata.values():
         schema = meta.schema.to_arrow_schema()
@@ -420,8 +420,8 @@ def read_frames(partition, features, label, weight, strings):
     """The graph task of a partition of a lake read as frames (``lake_frame_input``):
     (X, y, weights) as pandas, y and the weights None where absent.  Each piece's
     columns are read once, the tables concatenated and converted together; the string
-    features (``strings``) come as ``category`` columns (their dictionaries unified), which the
-    passes match by value, as they match the strings dask's reading gives."""
+    features (``strings``) come as ``category`` columns (their dictionaries unified),
+    which the passes match by value, as they match the strings dask's reading gives."""
     import pyarrow as pa
     names = list(dict.fromkeys([*features, *(c for c in (label, weight) if c is not None)]))
     tables = [_read_columns(piece, names, strings) for piece in partition.pieces]

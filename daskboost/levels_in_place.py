@@ -103,7 +103,7 @@ def grow_in_place(states, step):
         p.reg_lambda, p.reg_alpha, p.max_delta_step, p.min_child_weight, p.gamma,
         p.max_cat_to_onehot, p.max_cat_threshold, p.max_depth, p.max_leaves,
         pass_threads, native_threads.threads())
-    for state in states:  # (their node ids are written when read: ``partition._node_ids``)
+    for state in states:  # (node ids written when read: ``partition._node_ids``)
         state.row_runs.stale = True
     return LevelsGrown(n_nodes, n_leaves, n_candidates, chosen)
 

@@ -58,11 +58,11 @@ def available():
     layer it is).
 
     Called at a fit's start (``runtime.Runtime``, a worker's ``worker_states``), before
-    any of its kernels is loaded:
-    a kernel that links parallel ones, loaded from numba's cache into a process whose
-    threading layer has not started, crashes when called, even on its serial path
-    (numba issue #8578; seen here as 1-thread cluster workers dying with signal 11 in
-    the split search). Compiled in the process, the layer starts as it compiles."""
+    any of its kernels is loaded: a kernel that links parallel ones, loaded from
+    numba's cache into a process whose threading layer has not started, crashes when
+    called, even on its serial path (numba issue #8578; seen here as 1-thread cluster
+    workers dying with signal 11 in the split search). Compiled in the process, the
+    layer starts as it compiles."""
     global _layer
     if _forked or _switched_off:
         return False
