@@ -13,8 +13,9 @@ count[node]]`` in increasing row order:
 - a built node's histogram adds the rows of its run alone (``node_histograms``).
 
 Each histogram cell then gets the same rows in the same order as from the level pass,
-so the same sums, bit for bit.  Each row's node id (``positions``) is written once, at
-the end of the tree's levels (``write_positions``), or when something reads them.
+so the same sums, bit for bit.  The next round's first pass adds the tree's leaf values
+from the runs (``RowRuns.add_leaf_values``); each row's node id (``positions``) is
+written from them only when something reads it (``write_positions``).
 
 The level loop's passes over a partition held whole in memory keep the runs in its
 state from pass to pass (``RowRuns``) where a round grows one tree; a tree's levels
