@@ -88,19 +88,22 @@ def read_partition(x, y, w, index, encoders=None, in_pieces=False):
 
 
 def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=None,
-                   keep=None):
+                   keep=None, summarize_label=True):
     """First pass: sketch summaries and label statistics of one partition.
 
     ``categorical``: (feature indices, names, max_cat) of the categorical features, whose
     categories are collected (their sketches see only missing values).  ``keep``: None,
-    or ``(fit id, key, cap)`` to keep the raw blocks for the bin pass (``raw_cache``)."""
+    or ``(fit id, key, cap)`` to keep the raw blocks for the bin pass (``raw_cache``).
+    ``summarize_label``: whether a regression's labels are sketched too (only an
+    objective that starts from their quantiles reads it: ``needs_label_summary``)."""
     if keep is not None and categorical and isinstance(x, pd.DataFrame):
         # kept for the bin pass: its string columns factorized once, for both passes
         x = with_category_columns(x, categorical[0])
     X, labels, weights = read_partition(
         x, y, w, index, None if not categorical else {f: None for f in categorical[0]},
         in_pieces=True)
-    result = scan_labels(labels, weights, index, sketch_size, collect_classes)
+    result = scan_labels(labels, weights, index, sketch_size if summarize_label else None,
+                         collect_classes)
     result.summaries = summarize_features(X, weights, sketch_size)
     result.categories = _partition_categories(x, categorical)
     if keep is not None:
@@ -111,7 +114,8 @@ def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=Non
 
 def scan_labels(labels, weights, index, sketch_size, collect_classes):
     """The label statistics of one block of labels and weights, as a ``ScanResult``
-    without feature summaries (the scan pass's, and a cross-validation fold's)."""
+    without feature summaries (the scan pass's, and a cross-validation fold's); a
+    regression's labels are sketched in ``sketch_size`` entries, unless None."""
     n = labels.shape[0]
     numeric = labels.dtype.kind in "biuf"
     if numeric and labels.dtype.kind == "f" and not np.isfinite(labels).all():
@@ -133,7 +137,8 @@ def scan_labels(labels, weights, index, sketch_size, collect_classes):
         if n:
             label_min, label_max = float(y64.min()), float(y64.max())
         all_integer = bool(np.all(y64 == np.floor(y64)))
-        label_summary = summarize_column(y64, weights, sketch_size)
+        if sketch_size is not None:
+            label_summary = summarize_column(y64, weights, sketch_size)
     return ScanResult(n, [], weight_sum, weighted_label_sum, label_min, label_max,
                       all_integer, label_summary, class_weights, [n],
                       partition_class_counts=class_counts)

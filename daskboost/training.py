@@ -38,7 +38,7 @@ from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
                          stack_category_tables)
 from .metrics import get_metric
 from .model_file import check_model, in_memory_checks_enabled
-from .objectives import CustomObjective, LabelStats, get_objective
+from .objectives import OBJECTIVES, CustomObjective, LabelStats, get_objective
 from .params import MAX_EXACT_VALUES, resolve_constraints, settle_quantized_grad
 from .quantize import check_rows
 from .histogram import add_histograms, add_histograms_into
@@ -66,9 +66,10 @@ def scan(runtime, data, params, classifier):
     size = sketch_size_for(params.max_bin)
     name = runtime.new_name("scan")
     categorical = _categorical_spec(data, params)
+    summarize_label = needs_label_summary(params.objective, classifier)
     graph, keys = per_partition_graph(
         data, name, lambda i: (scan_partition, *raw_inputs(data, i), i, size, classifier,
-                               categorical, runtime.keep_raw(data, i)))
+                               categorical, runtime.keep_raw(data, i), summarize_label))
     total_key = add_tree_reduction(graph, keys, merge_scans, name, size, categorical)
     result = runtime.compute(graph, [total_key])[0]
     if result.n_rows == 0:
@@ -77,6 +78,20 @@ def scan(runtime, data, params, classifier):
         raise ValueError("sample_weight is zero for every row (it sums to 0); at least one row "
                          "needs a positive weight")
     return result
+
+
+def needs_label_summary(objective, classifier):
+    """Whether the scan sketches a regression's labels: only for an objective named in
+    ``OBJECTIVES`` whose start reads their quantiles (``needs_label_summary``; a name
+    not there is refused later, with its own message).  The sketch sorts the labels:
+    ~1 ms of a 43,000-row fit's ~20 ms outside its rounds."""
+    if classifier or callable(objective):
+        return False
+    try:
+        objective_class = OBJECTIVES.get(objective or "reg:squarederror")
+    except TypeError:  # (not a name: refused later)
+        return True
+    return objective_class is None or objective_class.needs_label_summary
 
 
 def settle_for_data(params, objective, data, training_rows):
