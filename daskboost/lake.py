@@ -63,41 +63,39 @@ class LakeInput:
     label_column: object
     weight_column: object
     string_features: tuple = ()  # (read as frames: the string features, ``read_frames``)
+    name: str = ""  # the tasks' name: of the read, its columns and their roles
 
 
-def lake_input(X, y, sample_weight, base_margin, optimized, block_count):
+def lake_input(X, y, sample_weight, base_margin, block_count):
     """A ``LakeInput`` when every one of X, y and ``sample_weight`` (dask DataFrame /
     Series) is a selection of numeric or boolean columns of the same plain
-    ``dd.read_parquet`` of local files, else None.  ``optimized``: the collection the
-    passes would read, optimised by dask without fusing tasks (``optimize(fuse=False)``),
-    whose partitions are the lake's: one piece each, or the pieces dask's optimiser
-    reads together (``FusedIO``: a narrow selection of many small files); then
-    consecutive ones are read together while there are more of them than
+    ``dd.read_parquet`` of local files, else None.  Its partitions are the ones dask
+    would read these columns in (``_read_plan``): one piece each, or the pieces dask's
+    optimiser reads together (``FusedIO``: a narrow selection of many small files);
+    then consecutive ones are read together while there are more of them than
     ``block_count(rows)`` (``_grouped``)."""
-    return _planned_input((X, y, sample_weight), base_margin, optimized, block_count,
-                          _piece_facts)
+    return _planned_input((X, y, sample_weight), base_margin, block_count, _piece_facts)
 
 
-def lake_frame_input(X, y, sample_weight, base_margin, optimized, block_count):
+def lake_frame_input(X, y, sample_weight, base_margin, block_count):
     """As ``lake_input``, for features that may also be string or dictionary columns
     (categorical features), each partition then read as one pandas frame
     (``read_frames``); None unless every file types each column alike (string,
     dictionary, numeric or boolean features; numeric or boolean y and weights)."""
-    return _planned_input((X, y, sample_weight), base_margin, optimized, block_count,
-                          _frame_facts)
+    return _planned_input((X, y, sample_weight), base_margin, block_count, _frame_facts)
 
 
-def _planned_input(collections, base_margin, optimized, block_count, facts_of):
+def _planned_input(collections, base_margin, block_count, facts_of):
     """The ``LakeInput`` of ``collections`` (X, y, weights) when they are columns of one
     plain read (``_lake_plan``) and ``facts_of(pieces, names, features)`` (each
     piece's rows, whether its features are all float32, and the string features;
     None when these files cannot be read so) says yes."""
     if base_margin is not None:
         return None
-    plan = _lake_plan(collections, optimized)
+    plan = _lake_plan(collections)
     if plan is None:
         return None
-    columns, pieces, buckets = plan
+    columns, pieces, buckets, name = plan
     needed = columns[0] + [c for c in columns[1:] if c is not None]
     facts = (None if not all(isinstance(c, str) for c in needed)
              else facts_of(pieces, needed, columns[0]))
@@ -109,7 +107,7 @@ def _planned_input(collections, base_margin, optimized, block_count, facts_of):
     partitions = [LakePartition(tuple(pieces[i] for i in group), sum(rows[i] for i in group),
                                 np.float32 if all(float32[i] for i in group) else np.float64)
                   for group in groups]
-    return LakeInput(partitions, columns[0], columns[1], columns[2], strings)
+    return LakeInput(partitions, columns[0], columns[1], columns[2], strings, name)
 
 
 def lake_partition_groups(collections, optimized, block_count):
@@ -123,17 +121,20 @@ def lake_partition_groups(collections, optimized, block_count):
     plan = _lake_plan(collections, optimized)
     if plan is None:
         return None
-    _, pieces, buckets = plan
+    _, pieces, buckets, _ = plan
     rows = _piece_rows(pieces, _footers(pieces))
     groups = _grouped([(i,) for i in range(len(buckets))],
                       [sum(rows[i] for i in bucket) for bucket in buckets], block_count)
     return groups if len(groups) < len(buckets) else None
 
 
-def _lake_plan(collections, optimized):
+def _lake_plan(collections, optimized=None):
     """(the columns each collection selects, the read's pieces, the pieces of each
-    partition of ``optimized``) when every collection given is columns of the same
-    plain ``dd.read_parquet`` of local files; else None."""
+    partition, a name for them) when every collection given is columns of the same
+    plain ``dd.read_parquet`` of local files; else None.  The partitions are those of
+    ``optimized`` (the collection the passes would read, optimised by dask without
+    fusing tasks), or, with None, those dask gives the read of the columns needed
+    (``_read_plan``)."""
     try:
         from dask.dataframe.dask_expr.io.parquet import ReadParquetFSSpec
     except ImportError:  # (another dask layout: dask reads the lake)
@@ -151,11 +152,40 @@ def _lake_plan(collections, optimized):
     read = reads[0]
     if any(not _same_read(read, other) for other in reads[1:]) or not _plain(read):
         return None
+    if optimized is None:
+        optimized = _read_plan(read, columns)
+        if optimized is None:
+            return None
     pieces = _pieces(read)
     buckets = _partition_buckets(optimized, read, ReadParquetFSSpec)
     if pieces is None or buckets is None:
         return None
-    return columns, pieces, buckets
+    return columns, pieces, buckets, _plan_name(optimized, columns)
+
+
+def _read_plan(read, columns):
+    """The read of the columns ``columns`` select (X's, then y's, then the weights'),
+    optimised by dask without fusing tasks, as it reads X, y and the weights combined:
+    one read of their columns, fused by dask's optimiser into fewer partitions
+    (``FusedIO``) where it reads few of a lake's columns, which it decides for a read
+    under another expression (``_tune_up``).  None if dask cannot plan it."""
+    from dask.dataframe.dask_expr._collection import new_collection
+    from dask.dataframe.dask_expr._expr import Projection
+    needed = list(columns[0])
+    needed += [c for c in columns[1:] if c is not None and c not in needed]
+    try:
+        expr = new_collection(read)[needed].optimize(fuse=False).expr
+        tuned = expr._tune_up(Projection(expr, needed))
+        return new_collection(expr if tuned is None else tuned.frame)
+    except Exception:  # (dask internals not as expected: dask reads the lake)
+        return None
+
+
+def _plan_name(optimized, columns):
+    """The name of a planned input's tasks: the read's (its files, its columns) and
+    which columns are X, y and the weights."""
+    from dask.base import tokenize
+    return tokenize(optimized._name, columns)
 
 
 def _grouped(partitions, rows, block_count):
@@ -204,13 +234,19 @@ def _partition_buckets(optimized, read, read_type):
 
 def _read_and_columns(obj, read_type):
     """(the read_parquet expression, the column names selected) of a dask DataFrame or
-    Series that is columns of one read_parquet, else None."""
+    Series that is columns of one read_parquet, else None.  A selection of a read's
+    columns is seen as it is (dask's ``simplify``, needed for anything else, took 1.1
+    ms a call of a 40 ms small fit)."""
     try:
-        expr = obj.expr.simplify()
+        expr = obj.expr
         if type(expr).__name__ == "Projection":
             expr = expr.frame
         if not isinstance(expr, read_type):
-            return None
+            expr = obj.expr.simplify()
+            if type(expr).__name__ == "Projection":
+                expr = expr.frame
+            if not isinstance(expr, read_type):
+                return None
     except Exception:  # (dask internals not as expected: dask reads the lake)
         return None
     if getattr(obj, "ndim", 2) == 1:
