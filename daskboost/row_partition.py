@@ -98,14 +98,15 @@ class RowRuns:
         ``leaf_values`` (1, n_nodes): ``histogram.add_leaf_values`` from the runs (the
         same value added to each row), node by node."""
         split_feature, split_bin, default_left, left_child, right_child = splits
-        sides = side_tables(split_feature, split_bin, default_left, missing_code, cat_table)
+        sides = (None if cat_table is None else
+                 side_tables(split_feature, split_bin, default_left, missing_code, cat_table))
+        splits = tuple(splits)
         if n_threads > 1:
-            _add_leaf_values_parallel(codes, self.order, self.begin, self.count,
-                                      split_feature, sides, left_child, right_child,
-                                      leaf_values, margin, n_threads)
+            _add_leaf_values_parallel(codes, self.order, self.begin, self.count, splits,
+                                      missing_code, sides, leaf_values, margin, n_threads)
         else:
-            _add_leaf_values(codes, self.order, self.begin, self.count, split_feature,
-                             sides, left_child, right_child, leaf_values, margin, 0, 1)
+            _add_leaf_values(codes, self.order, self.begin, self.count, splits,
+                             missing_code, sides, leaf_values, margin, 0, 1)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -136,24 +137,18 @@ def split_rows(codes, order, spare_left, spare_right, begin, count, chunk_lefts,
     ``spare_right``: (n_rows,) scratch; ``chunk_lefts``: (n_nodes or more, n_threads)
     scratch; ``cat_table``: None for a model without categorical features.
 
-    Each row's side is read from its node's side table (``side_tables``), one load
-    where ``goes_left`` is several tests (and, at a categorical split, a load from the
-    category table after the code's)."""
+    A model with categorical features reads each row's side from its node's side table
+    (``side_tables``): one load where ``goes_left`` is several tests and, at a
+    categorical split, a load from the category table after the code's."""
     split_feature, split_bin, default_left, left_child, right_child = splits
-    sides = side_tables(split_feature, split_bin, default_left, missing_code, cat_table)
-    if n_threads > 1:
-        # each thread splits its chunk of every node's run into the spares, then copies
-        # its lefts and rights to their places (the lefts of chunk 0, of chunk 1, ...)
-        _split_chunks_parallel(codes, order, spare_left, spare_right, begin, count,
-                               chunk_lefts, split_feature, sides, n_threads)
-        _place_chunks_parallel(order, spare_left, spare_right, begin, count, chunk_lefts,
-                               split_feature, n_threads)
+    # (``sides`` None or an array by the argument's type, as numba compiles each case)
+    if cat_table is None:
+        _split_runs(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
+                    missing_code, None, n_threads)
     else:
-        for node in range(split_feature.shape[1]):
-            if split_feature[0, node] >= 0:
-                chunk_lefts[node, 0] = _split_run_in_place(
-                    codes, order, spare_right, begin[node], count[node],
-                    split_feature[0, node], sides[node])
+        sides = side_tables(split_feature, split_bin, default_left, missing_code, cat_table)
+        _split_runs(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
+                    missing_code, sides, n_threads)
     for node in range(split_feature.shape[1]):
         if split_feature[0, node] < 0:
             continue
@@ -167,12 +162,35 @@ def split_rows(codes, order, spare_left, spare_right, begin, count, chunk_lefts,
 
 
 @numba.njit(nogil=True, cache=True)
+def _split_runs(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
+                missing_code, sides, n_threads):
+    """``split_rows``' moves: each split node's rows into its lefts then its rights,
+    ``chunk_lefts[node, t]`` the lefts of thread ``t``'s chunk."""
+    split_feature = splits[0]
+    if n_threads > 1:
+        # each thread splits its chunk of every node's run into the spares, then copies
+        # its lefts and rights to their places (the lefts of chunk 0, of chunk 1, ...)
+        _split_chunks_parallel(codes, order, spare_left, spare_right, begin, count,
+                               chunk_lefts, splits, missing_code, sides, n_threads)
+        _place_chunks_parallel(order, spare_left, spare_right, begin, count, chunk_lefts,
+                               split_feature, n_threads)
+    else:
+        for node in range(split_feature.shape[1]):
+            if split_feature[0, node] >= 0:
+                chunk_lefts[node, 0] = _split_run_in_place(
+                    codes, order, spare_right, begin[node], count[node], node, splits,
+                    missing_code, sides)
+
+
+@numba.njit(nogil=True, cache=True)
 def side_tables(split_feature, split_bin, default_left, missing_code, cat_table):
     """(n_nodes, missing_code + 1) uint8: at a node with a split, 1 where a row with
     that code goes left (``goes_left``), 0 where it goes right; the other nodes' rows
-    are not written.  (The codes run from 0 to the missing code.  On a captured
-    diamonds fit's 500 row moves, 2 threads: 45 -> 38 ms against ``goes_left`` per
-    row, ``benchmarks/RESULTS.md``.)"""
+    are not written.  (A model without categorical features has none: its rows take
+    ``goes_left``'s two compares instead, ``row_goes_left``.)
+    (The codes run from 0 to the missing code.  On a captured diamonds fit's 500 row
+    moves, 2 threads: 45 -> 38 ms against ``goes_left`` per row; a numeric 1M-row fit's
+    moves were ~3% slower with tables: ``benchmarks/RESULTS.md``.)"""
     n_codes = np.int64(missing_code) + 1
     sides = np.empty((split_feature.shape[1], n_codes), dtype=np.uint8)
     for node in range(split_feature.shape[1]):
@@ -184,19 +202,29 @@ def side_tables(split_feature, split_bin, default_left, missing_code, cat_table)
     return sides
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def row_goes_left(code, node, splits, missing_code, sides):
+    """Whether a row with ``code`` at split node ``node`` goes left: from the node's side
+    table (``side_tables``), or with ``sides`` None ``goes_left``'s numeric test."""
+    if sides is None:
+        return goes_left(code, splits[1][0, node], missing_code, splits[2][0, node], None)
+    return sides[node, np.uint64(code)] != 0
+
+
 @numba.njit(nogil=True, cache=True)
-def _split_run_in_place(codes, order, spare, first, n, feature, side):
-    """One thread: the run ``order[first:first + n]`` becomes its lefts then its rights
-    (each in the order they were); returns the number of lefts.  A left is written back
-    at or before the place it was read from; the rights wait in ``spare``.  Both writes
-    happen for every row, the counters moving by the row's side (no branch on it:
-    ``histogram``'s note on the row's move); ``side``: the node's side table."""
-    uf = np.uint64(feature)
+def _split_run_in_place(codes, order, spare, first, n, node, splits, missing_code, sides):
+    """One thread: the run ``order[first:first + n]`` of ``node`` becomes its lefts then
+    its rights (each in the order they were); returns the number of lefts.  A left is
+    written back at or before the place it was read from; the rights wait in
+    ``spare``.  Both writes happen for every row, the counters moving by the row's side
+    (no branch on it: ``histogram``'s note on the row's move)."""
+    uf = np.uint64(splits[0][0, node])
     n_left = 0
     n_right = 0
     for k in range(first, first + n):
         i = order[k]
-        left = np.int64(side[np.uint64(codes[np.uint64(i), uf])])
+        left = np.int64(row_goes_left(codes[np.uint64(i), uf], node, splits, missing_code,
+                                      sides))
         order[first + n_left] = i
         spare[n_right] = i
         n_left += left
@@ -208,18 +236,19 @@ def _split_run_in_place(codes, order, spare, first, n, feature, side):
 
 @numba.njit(nogil=True, cache=True, parallel=True)
 def _split_chunks_parallel(codes, order, spare_left, spare_right, begin, count, chunk_lefts,
-                           split_feature, sides, n_threads):
+                           splits, missing_code, sides, n_threads):
     for t in numba.prange(n_threads):
         _split_chunks(codes, order, spare_left, spare_right, begin, count, chunk_lefts,
-                      split_feature, sides, t, n_threads)
+                      splits, missing_code, sides, t, n_threads)
 
 
 @numba.njit(nogil=True, cache=True)
 def _split_chunks(codes, order, spare_left, spare_right, begin, count, chunk_lefts,
-                  split_feature, sides, t, n_threads):
+                  splits, missing_code, sides, t, n_threads):
     """Thread ``t``'s chunk of every split node's run: its lefts to ``spare_left``, its
     rights to ``spare_right``, both from the chunk's own start (``chunk_lefts[node,
     t]``: how many went left)."""
+    split_feature = splits[0]
     for node in range(split_feature.shape[1]):
         feature = split_feature[0, node]
         if feature < 0:
@@ -228,12 +257,12 @@ def _split_chunks(codes, order, spare_left, spare_right, begin, count, chunk_lef
         first += begin[node]
         stop += begin[node]
         uf = np.uint64(feature)
-        side = sides[node]
         n_left = 0
         n_right = 0
         for k in range(first, stop):
             i = order[k]
-            left = np.int64(side[np.uint64(codes[np.uint64(i), uf])])
+            left = np.int64(row_goes_left(codes[np.uint64(i), uf], node, splits,
+                                          missing_code, sides))
             spare_left[first + n_left] = i
             spare_right[first + n_right] = i
             n_left += left
@@ -371,22 +400,22 @@ def _packed_node_histograms(codes, packed, order, begin, count, node_to_slot, hi
 
 
 @numba.njit(nogil=True, cache=True, parallel=True)
-def _add_leaf_values_parallel(codes, order, begin, count, split_feature, sides, left_child,
-                              right_child, leaf_values, margin, n_threads):
+def _add_leaf_values_parallel(codes, order, begin, count, splits, missing_code, sides,
+                              leaf_values, margin, n_threads):
     for t in numba.prange(n_threads):
-        _add_leaf_values(codes, order, begin, count, split_feature, sides, left_child,
-                         right_child, leaf_values, margin, t, n_threads)
+        _add_leaf_values(codes, order, begin, count, splits, missing_code, sides,
+                         leaf_values, margin, t, n_threads)
 
 
 @numba.njit(nogil=True, cache=True)
-def _add_leaf_values(codes, order, begin, count, split_feature, sides, left_child,
-                     right_child, leaf_values, margin, t, n_threads):
+def _add_leaf_values(codes, order, begin, count, splits, missing_code, sides, leaf_values,
+                     margin, t, n_threads):
     """Thread ``t``'s chunk of every node's run (``RowRuns.add_leaf_values``): a node
-    split by the last splits sends each row to a child (its side table, ``sides``:
-    ``side_tables``), whose value it adds; any other node adds its own value to its
-    rows.  By node, the node's split and values are read once (row by row, a
-    categorical and a numeric split alternated at random: 3.5 ns a diamonds row, 2
-    threads)."""
+    split by the last ``splits`` sends each row to a child (``row_goes_left``), whose
+    value it adds; any other node adds its own value to its rows.  By node, the node's
+    split and values are read once (row by row, a categorical and a numeric split
+    alternated at random: 3.5 ns a diamonds row, 2 threads)."""
+    split_feature, _, _, left_child, right_child = splits
     n_nodes = min(count.shape[0], split_feature.shape[1])
     for node in range(n_nodes):
         first, stop = part_range(t, n_threads, count[node])
@@ -400,12 +429,11 @@ def _add_leaf_values(codes, order, begin, count, split_feature, sides, left_chil
                 margin[0, i] += value
             continue
         uf = np.uint64(feature)
-        side = sides[node]
         left_value = leaf_values[0, left_child[0, node]]
         right_value = leaf_values[0, right_child[0, node]]
         for k in range(first, stop):
             i = np.uint64(order[k])
-            left = side[np.uint64(codes[i, uf])]
+            left = row_goes_left(codes[i, uf], node, splits, missing_code, sides)
             margin[0, i] += left_value if left else right_value
 
 

@@ -24,9 +24,11 @@ def _node_histograms(codes, grad, hess, order, begin, count, node_to_slot, hist,
                     CELL_OFFSETS, 0, n_threads)
 
 
-def _level_splits(rng, nodes, n_nodes):
+def _level_splits(rng, nodes, n_nodes, categorical=False):
     """Random splits of the ``nodes`` (some left unsplit), children numbered from
-    ``n_nodes``: the five (1, n_total) split arrays and the new node count."""
+    ``n_nodes``: the five (1, n_total) split arrays, the new node count and the table
+    of right sets (``categorical``: about half the splits are category sets, the
+    others numeric on bins 0..15; else None, and numeric splits on bins -1..15)."""
     split = [node for node in nodes if rng.random() < 0.8]
     total = n_nodes + 2 * len(split)
     feature = np.full((1, total), -1, np.int32)
@@ -34,12 +36,20 @@ def _level_splits(rng, nodes, n_nodes):
     default_left = np.zeros((1, total), np.bool_)
     left = np.zeros((1, total), np.int32)
     right = np.zeros((1, total), np.int32)
+    right_sets = []
     for k, node in enumerate(split):
         feature[0, node] = rng.integers(N_FEATURES)
-        bins[0, node] = rng.integers(-1, 16)
+        if categorical and rng.random() < 0.5:
+            bins[0, node] = -1 - len(right_sets)
+            right_sets.append(rng.random(16) < 0.5)
+        else:
+            bins[0, node] = rng.integers(0 if categorical else -1, 16)
         default_left[0, node] = rng.random() < 0.5
         left[0, node], right[0, node] = n_nodes + 2 * k, n_nodes + 2 * k + 1
-    return (feature, bins, default_left, left, right), total
+    table = None
+    if categorical:
+        table = np.array(right_sets, np.bool_).reshape((len(right_sets), 16))
+    return (feature, bins, default_left, left, right), total, table
 
 
 def _runs(n_rows, n_nodes, n_threads):
@@ -49,14 +59,15 @@ def _runs(n_rows, n_nodes, n_threads):
     return order, spare_left, spare_right, begin, count, np.empty((n_nodes, n_threads), np.int64)
 
 
+@pytest.mark.parametrize("categorical", [False, True])
 @pytest.mark.parametrize("n_rows", [1, 5, 3000])
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
-def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads):
+def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads, categorical):
     """Five levels of random splits (missing values, bin -1, unsplit nodes, empty
-    chunks): each run is the rows whose moved node id is that node, ascending; the
-    histograms from the runs equal the level pass's; the ids written at the end equal
-    the moves'."""
-    rng = np.random.default_rng(n_rows + 7 * n_threads)
+    chunks; category sets, whose moves read side tables): each run is the rows whose
+    moved node id is that node, ascending; the histograms from the runs equal the level
+    pass's; the ids written at the end equal the moves'."""
+    rng = np.random.default_rng(n_rows + 7 * n_threads + 100 * categorical)
     codes = rng.integers(0, 16, (n_rows, N_FEATURES)).astype(np.uint8)
     codes[rng.random(codes.shape) < 0.1] = MISSING
     grad = rng.normal(size=(1, n_rows)).astype(np.float32)
@@ -68,7 +79,7 @@ def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads):
     positions = np.zeros((1, n_rows), np.int32)
     nodes, n_nodes = [0], 1
     for _ in range(5):
-        splits, n_nodes = _level_splits(rng, nodes, n_nodes)
+        splits, n_nodes, table = _level_splits(rng, nodes, n_nodes, categorical)
         children = [int(c) for node in nodes if splits[0][0, node] >= 0
                     for c in (splits[3][0, node], splits[4][0, node])]
         node_to_slot = np.full((1, n_nodes), -1, np.int32)
@@ -76,8 +87,8 @@ def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads):
             node_to_slot[0, node] = slot
         expected = new_histograms(len(children) // 2, CELL_OFFSETS)
         level_pass(codes, grad, hess, None, positions, positions, splits, MISSING,
-                   node_to_slot, None, expected, CELL_OFFSETS, 0, 1)
-        split_rows(codes, *runs, splits, MISSING, None, n_threads)
+                   node_to_slot, table, expected, CELL_OFFSETS, 0, 1)
+        split_rows(codes, *runs, splits, MISSING, table, n_threads)
         order, _, _, begin, count, _ = runs
         for node in range(n_nodes):
             if splits[0][0, node] >= 0:
