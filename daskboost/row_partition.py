@@ -203,12 +203,20 @@ def side_tables(split_feature, split_bin, default_left, missing_code, cat_table)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def row_goes_left(code, node, splits, missing_code, sides):
-    """Whether a row with ``code`` at split node ``node`` goes left: from the node's side
-    table (``side_tables``), or with ``sides`` None ``goes_left``'s numeric test."""
+def node_sides(sides, node):
+    """Node ``node``'s side table (``side_tables``), or None where ``sides`` is."""
     if sides is None:
-        return goes_left(code, splits[1][0, node], missing_code, splits[2][0, node], None)
-    return sides[node, np.uint64(code)] != 0
+        return None
+    return sides[node]
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def row_goes_left(code, side, split_bin, default_left, missing_code):
+    """Whether a row with ``code`` goes left: from its node's side table ``side``, or with
+    ``side`` None ``goes_left``'s numeric test on the node's ``split_bin``."""
+    if side is None:
+        return goes_left(code, split_bin, missing_code, default_left, None)
+    return side[np.uint64(code)] != 0
 
 
 @numba.njit(nogil=True, cache=True)
@@ -219,12 +227,12 @@ def _split_run_in_place(codes, order, spare, first, n, node, splits, missing_cod
     ``spare``.  Both writes happen for every row, the counters moving by the row's side
     (no branch on it: ``histogram``'s note on the row's move)."""
     uf = np.uint64(splits[0][0, node])
+    side, s, d = node_sides(sides, node), splits[1][0, node], splits[2][0, node]
     n_left = 0
     n_right = 0
     for k in range(first, first + n):
         i = order[k]
-        left = np.int64(row_goes_left(codes[np.uint64(i), uf], node, splits, missing_code,
-                                      sides))
+        left = np.int64(row_goes_left(codes[np.uint64(i), uf], side, s, d, missing_code))
         order[first + n_left] = i
         spare[n_right] = i
         n_left += left
@@ -257,12 +265,12 @@ def _split_chunks(codes, order, spare_left, spare_right, begin, count, chunk_lef
         first += begin[node]
         stop += begin[node]
         uf = np.uint64(feature)
+        side, s, d = node_sides(sides, node), splits[1][0, node], splits[2][0, node]
         n_left = 0
         n_right = 0
         for k in range(first, stop):
             i = order[k]
-            left = np.int64(row_goes_left(codes[np.uint64(i), uf], node, splits,
-                                          missing_code, sides))
+            left = np.int64(row_goes_left(codes[np.uint64(i), uf], side, s, d, missing_code))
             spare_left[first + n_left] = i
             spare_right[first + n_right] = i
             n_left += left
@@ -429,11 +437,12 @@ def _add_leaf_values(codes, order, begin, count, splits, missing_code, sides, le
                 margin[0, i] += value
             continue
         uf = np.uint64(feature)
+        side, s, d = node_sides(sides, node), splits[1][0, node], splits[2][0, node]
         left_value = leaf_values[0, left_child[0, node]]
         right_value = leaf_values[0, right_child[0, node]]
         for k in range(first, stop):
             i = np.uint64(order[k])
-            left = row_goes_left(codes[i, uf], node, splits, missing_code, sides)
+            left = row_goes_left(codes[i, uf], side, s, d, missing_code)
             margin[0, i] += left_value if left else right_value
 
 
