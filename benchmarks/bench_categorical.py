@@ -20,8 +20,10 @@ What it measures, side by side in one process and one run:
   (made untimed). ``daskboost-pandas`` is daskboost fitted on that same pandas frame:
   the same input as theirs.
 * Every library fits each data set once untimed first (numba's JIT, imports); then
-  ``--repeats`` fits each, round robin, each round starting one library later
-  (``common.rotated``). Reported per data set and library: the median fit seconds, the
+  ``--repeats`` fits each, round robin, each round in the order of the next row of a
+  Williams design (``common.balanced_order``: over 2n rounds for n libraries, n if n is
+  even, each library follows each other one equally often; give ``--repeats`` a
+  multiple of that). Reported per data set and library: the median fit seconds, the
   test metric, and daskboost's fit time as a ratio to each library's
   (``daskboost-quantized``: with ``quantized_grad=True``, a contestant of its own), for
   the lake's fit and for ``daskboost-pandas``.
@@ -170,7 +172,7 @@ def main(argv=None):
             for name, (fit, _) in contestants.items():  # warm-up (JIT, imports): untimed
                 fit()
             for repeat in range(args.repeats):
-                for name in common.rotated(contestants, repeat):
+                for name in common.balanced_order(contestants, repeat):
                     _, seconds, _ = common.timed(contestants[name][0])
                     times[name].append(seconds)
                     print(f"# {dataset} repeat {repeat + 1}/{args.repeats} {name}: "

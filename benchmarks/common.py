@@ -233,15 +233,30 @@ def timed(fn, *args, **kwargs):
     return result, time.perf_counter() - start, time.process_time() - cpu_start
 
 
-def rotated(names, repeat):
-    """``names`` in the order repeat ``repeat`` runs them: each repeat starts one later,
-    so that every contestant runs after each other one equally often (a fit right after
-    another library's runs slower: its threads may still spin, its memory is in the
-    caches; on diamonds, daskboost's lake fit took ~0.25 s right after LightGBM's and
-    ~0.21 s elsewhere)."""
+def balanced_order(names, repeat):
+    """``names`` in the order repeat ``repeat`` runs them: the rows of a Williams design
+    (a Latin square balanced for the one before: over ``len(names)`` repeats, or twice
+    that for an odd count, each contestant is first equally often and follows each
+    other one equally often within a repeat).  A fit right after another library's runs
+    slower (its threads may still spin, its memory is in the caches): with each repeat
+    merely starting one contestant later, each always followed the same one (on
+    diamonds, daskboost's lake fit always came right after LightGBM's)."""
     names = list(names)
-    k = repeat % len(names) if names else 0
-    return names[k:] + names[:k]
+    n = len(names)
+    if n < 2:
+        return names
+    # first row 0, 1, n-1, 2, n-2, ...; row r adds r (mod n); odd n: then mirrored rows
+    first, low, high = [0], 1, n - 1
+    while len(first) < n:
+        first.append(low)
+        low += 1
+        if len(first) < n:
+            first.append(high)
+            high -= 1
+    rows = [[(k + r) % n for k in first] for r in range(n)]
+    if n % 2:
+        rows += [row[::-1] for row in rows]
+    return [names[k] for k in rows[repeat % len(rows)]]
 
 
 def median(values):
@@ -695,7 +710,7 @@ def run_benchmark(case, argv=None):
                 print(f"# warm-up {name} FAILED:\n{results[name]['error']}", flush=True)
 
         for repeat in range(args.repeats):
-            for name in rotated(contestants, repeat):
+            for name in balanced_order(contestants, repeat):
                 _, fit, _, _ = contestants[name]
                 result = results[name]
                 if result["error"] is not None:
