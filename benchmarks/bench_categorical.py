@@ -30,7 +30,7 @@ What it measures, side by side in one process and one run:
 
 Run from the repository root::
 
-    python benchmarks/bench_categorical.py --repeats 3
+    python benchmarks/bench_categorical.py --repeats 6
     python benchmarks/bench_categorical.py --datasets diamonds --libraries daskboost,xgboost
 """
 
