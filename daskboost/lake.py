@@ -96,7 +96,7 @@ def _planned_input(collections, base_margin, block_count, facts_of):
     if plan is None:
         return None
     columns, pieces, buckets, name = plan
-    needed = columns[0] + [c for c in columns[1:] if c is not None]
+    needed = _needed_columns(columns)
     facts = (None if not all(isinstance(c, str) for c in needed)
              else facts_of(pieces, needed, columns[0]))
     if facts is None:
@@ -171,14 +171,20 @@ def _read_plan(read, columns):
     under another expression (``_tune_up``).  None if dask cannot plan it."""
     from dask.dataframe.dask_expr._collection import new_collection
     from dask.dataframe.dask_expr._expr import Projection
-    needed = list(columns[0])
-    needed += [c for c in columns[1:] if c is not None and c not in needed]
+    needed = _needed_columns(columns)
     try:
         expr = new_collection(read)[needed].optimize(fuse=False).expr
         tuned = expr._tune_up(Projection(expr, needed))
         return new_collection(expr if tuned is None else tuned.frame)
     except Exception:  # (dask internals not as expected: dask reads the lake)
         return None
+
+
+def _needed_columns(columns):
+    """The lake's columns a read of ``columns`` (X's list, then y's and the weights'
+    names or None) needs, each once, X's first."""
+    needed = list(columns[0])
+    return needed + [c for c in columns[1:] if c is not None and c not in needed]
 
 
 def _plan_name(optimized, columns):

@@ -184,13 +184,13 @@ def _split_runs(codes, order, spare_left, spare_right, begin, count, chunk_lefts
 
 @numba.njit(nogil=True, cache=True)
 def side_tables(split_feature, split_bin, default_left, missing_code, cat_table):
-    """(n_nodes, missing_code + 1) uint8: at a node with a split, 1 where a row with
-    that code goes left (``goes_left``), 0 where it goes right; the other nodes' rows
-    are not written.  (A model without categorical features has none: its rows take
-    ``goes_left``'s two compares instead, ``row_goes_left``.)
-    (The codes run from 0 to the missing code.  On a captured diamonds fit's 500 row
-    moves, 2 threads: 45 -> 38 ms against ``goes_left`` per row; a numeric 1M-row fit's
-    moves were ~3% slower with tables: ``benchmarks/RESULTS.md``.)"""
+    """(n_nodes, missing_code + 1) uint8 (the codes run from 0 to the missing code): at
+    a node with a split, 1 where a row with that code goes left (``goes_left``), 0
+    where it goes right; the other nodes' rows are not written.  Made for models with
+    categorical features only: on a captured diamonds fit's 500 row moves they took
+    45 -> 38 ms (2 threads), while a numeric 1M-row fit's moves were ~3% slower with
+    them than with ``goes_left``'s two compares (``row_goes_left``;
+    ``benchmarks/RESULTS.md``)."""
     n_codes = np.int64(missing_code) + 1
     sides = np.empty((split_feature.shape[1], n_codes), dtype=np.uint8)
     for node in range(split_feature.shape[1]):
