@@ -586,6 +586,10 @@ class FrameRows:
             raise TypeError(f"FrameRows takes a slice of rows; got {rows!r}")
         return feature_block(self.frame.iloc[rows], self.encoders)
 
+    def rows(self, start, stop):
+        """Rows ``start:stop`` as a ``FrameRows`` of their own."""
+        return FrameRows(self.frame.iloc[start:stop], self.encoders)
+
     def column(self, f):
         """Feature ``f`` of every row, 1-D."""
         values = self.frame.iloc[:, f]

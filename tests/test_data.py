@@ -410,8 +410,8 @@ def test_frame_rows_pieces_equal_the_whole_conversion(columns):
 
 
 def test_frame_rows_sketch_and_codes_equal_those_of_the_array():
-    """The scan's summaries column by column and the bin pass's codes row block by row
-    block (``FRAME_ROWS_PER_BLOCK`` made small) equal those of the whole float array."""
+    """The scan's summaries column by column and the bin pass's codes column by column,
+    of the whole frame and of row blocks, equal those of the whole float array."""
     from daskboost import partition
     from daskboost.binning import BinMapper
     from daskboost.data import FrameRows, feature_block
@@ -425,10 +425,8 @@ def test_frame_rows_sketch_and_codes_equal_those_of_the_array():
             for field in ("values", "rmin", "rmax", "wmin"):
                 np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
     mapper = BinMapper.from_summaries(partition.summarize_features(X, None, 64), 32)
-    old = partition.FRAME_ROWS_PER_BLOCK
-    partition.FRAME_ROWS_PER_BLOCK = 777
-    try:
-        codes = partition.binned_codes(FrameRows(frame), mapper, None)
-    finally:
-        partition.FRAME_ROWS_PER_BLOCK = old
+    codes = partition.binned_codes(FrameRows(frame), mapper, None)
     np.testing.assert_array_equal(codes, mapper.transform(X))
+    blocks = [partition._binned_rows(FrameRows(frame), mapper, start, min(start + 777, 5000))
+              for start in range(0, 5000, 777)]
+    np.testing.assert_array_equal(np.concatenate(blocks), mapper.transform(X))
