@@ -554,9 +554,9 @@ def _frame_float_dtype(frame):
 
 def feature_rows(block, encoders=None):
     """One partition of X for the passes that read it in pieces (the scan's sketches
-    column by column, binning row block by row block): a DataFrame as ``FrameRows``,
-    converted a piece at a time; a ``lake.ParquetColumns`` as it is (read a column at
-    a time); anything else as ``feature_block`` has it."""
+    and the binning, column by column): a DataFrame as ``FrameRows``, converted a
+    column at a time; a ``lake.ParquetColumns`` as it is (read a column at a time);
+    anything else as ``feature_block`` has it."""
     if isinstance(block, pd.DataFrame):
         return FrameRows(block, encoders)
     if isinstance(block, ParquetColumns):
@@ -565,13 +565,13 @@ def feature_rows(block, encoders=None):
 
 
 class FrameRows:
-    """A DataFrame partition's features, converted to floats a piece at a time: rows
-    ``X[start:stop]`` and columns ``column(f)`` hold the values ``feature_block`` gives
-    the whole frame (the same float dtype, NaN for missing, categorical columns as
-    dictionary indices), so sketching and binning it in pieces gives the same sketches
-    and codes.  A pass then holds the frame dask read and one piece, not a float copy
-    of the whole partition beside the frame (issue 17; 56 MB for 500,000 x 28 float32
-    rows, on each thread)."""
+    """A DataFrame partition's features, converted to floats a column at a time:
+    ``column(f)``, of the whole frame or of its rows ``rows(start, stop)``, holds the
+    values ``feature_block`` gives the whole frame (the same float dtype, NaN for
+    missing, categorical columns as dictionary indices), so sketching and binning it in
+    pieces gives the same sketches and codes.  A pass then holds the frame dask read and
+    one column, not a float copy of the whole partition beside the frame (issue 17; 56
+    MB for 500,000 x 28 float32 rows, on each thread)."""
 
     def __init__(self, frame, encoders=None):
         self.frame = frame
@@ -579,12 +579,6 @@ class FrameRows:
         self.shape = frame.shape
         # (with categorical columns every value is float64, as in ``_encoded_block``)
         self.dtype = np.float64 if self.encoders else _frame_float_dtype(frame)
-
-    def __getitem__(self, rows):
-        """``feature_block`` of a slice of rows."""
-        if not isinstance(rows, slice):
-            raise TypeError(f"FrameRows takes a slice of rows; got {rows!r}")
-        return feature_block(self.frame.iloc[rows], self.encoders)
 
     def rows(self, start, stop):
         """Rows ``start:stop`` as a ``FrameRows`` of their own."""

@@ -334,14 +334,14 @@ def binned_codes(X, mapper, store):
     """X's codes, kept by the fit's block store (``store``: a ``blockstore.StoreRef``)
     in this process, binned block by block straight into it when they do not fit the
     budget (as they are when ``store`` is None).  A ``data.FrameRows`` or a
-    ``lake.ParquetColumns`` is binned a column at a time (``_binned_rows``); each block
-    is kept as uint8 where its codes fit (``binning.narrowed``)."""
-    if isinstance(X, ParquetColumns):
+    ``lake.ParquetColumns`` is binned a column at a time (a frame's row blocks too:
+    ``_binned_rows``; a lake's codes made whole first: a column is what its file gives
+    at a time); each block is kept as uint8 where its codes fit
+    (``binning.narrowed``)."""
+    if isinstance(X, ParquetColumns) or (store is None and isinstance(X, FrameRows)):
         codes = narrowed(mapper.transform_columns(X.column, X.shape[0]))
         return codes if store is None else store.open().put(codes)
     if store is None:
-        if isinstance(X, FrameRows):
-            return narrowed(mapper.transform_columns(X.column, X.shape[0]))
         return narrowed(mapper.transform(X))
     return store.open().put_rows((X.shape[0], len(mapper.cuts)), mapper.dtype,
                                  lambda start, stop: narrowed(_binned_rows(X, mapper, start,

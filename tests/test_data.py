@@ -388,9 +388,9 @@ def _frame_of_every_kind(n=1000, seed=3):
 @pytest.mark.parametrize("columns", [["f32"], ["f32", "f64", "i16", "flag", "nullable"],
                                      ["f32", "city", "f64"]])
 def test_frame_rows_pieces_equal_the_whole_conversion(columns):
-    """Rows sliced and columns taken one at a time hold exactly the values (and dtype)
-    ``feature_block`` gives the whole frame: the pieces a scan sketches and a bin pass
-    bins are those of the whole partition."""
+    """Columns taken one at a time, of the whole frame and of its row blocks, hold
+    exactly the values (and dtype) ``feature_block`` gives the whole frame: the pieces a
+    scan sketches and a bin pass bins are those of the whole partition."""
     from daskboost.data import FrameRows, feature_block
     frame = _frame_of_every_kind()[columns]
     encoders = ({columns.index("city"): pd.Index(["a", "c"])} if "city" in columns
@@ -398,15 +398,14 @@ def test_frame_rows_pieces_equal_the_whole_conversion(columns):
     whole = feature_block(frame, encoders)
     rows = FrameRows(frame, encoders)
     assert rows.shape == whole.shape and rows.dtype == whole.dtype
-    pieces = np.concatenate([rows[start:start + 300] for start in range(0, len(frame), 300)])
-    assert pieces.dtype == whole.dtype
-    np.testing.assert_array_equal(pieces, whole)  # NaN where NaN
     for f in range(whole.shape[1]):
         column = rows.column(f)
         assert column.dtype == whole.dtype
-        np.testing.assert_array_equal(column, whole[:, f])
-    with pytest.raises(TypeError, match="slice"):
-        rows[3]
+        np.testing.assert_array_equal(column, whole[:, f])  # NaN where NaN
+        pieces = [rows.rows(start, start + 300).column(f)
+                  for start in range(0, len(frame), 300)]
+        assert all(piece.dtype == whole.dtype for piece in pieces)
+        np.testing.assert_array_equal(np.concatenate(pieces), whole[:, f])
 
 
 def test_frame_rows_sketch_and_codes_equal_those_of_the_array():
