@@ -243,17 +243,18 @@ def _read_and_columns(obj, read_type):
     Series that is columns of one read_parquet, else None.  A selection of a read's
     columns is seen as it is (dask's ``simplify``, needed for anything else, took 1.1
     ms a call of a 40 ms small fit)."""
-    try:
-        expr = obj.expr
+    def read_of(expr):  # the read under a selection of its columns, or None
         if type(expr).__name__ == "Projection":
             expr = expr.frame
-        if not isinstance(expr, read_type):
-            expr = obj.expr.simplify()
-            if type(expr).__name__ == "Projection":
-                expr = expr.frame
-            if not isinstance(expr, read_type):
-                return None
+        return expr if isinstance(expr, read_type) else None
+
+    try:
+        expr = read_of(obj.expr)
+        if expr is None:
+            expr = read_of(obj.expr.simplify())
     except Exception:  # (dask internals not as expected: dask reads the lake)
+        return None
+    if expr is None:
         return None
     if getattr(obj, "ndim", 2) == 1:
         return expr, obj.name
