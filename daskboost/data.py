@@ -665,11 +665,29 @@ def encode_column(column, dictionary):
     """Dictionary index (float) of each value of a column, NaN for missing and unseen
     values; a pandas ``category`` column by its categories' values, never its codes."""
     codes, distinct = _codes_and_distinct(column)
-    lookup = dictionary.get_indexer(distinct)
-    index = np.where(codes >= 0, lookup[codes] if len(lookup) else -1, -1)
-    out = index.astype(np.float64)
-    out[index < 0] = np.nan
-    return out
+    # code -1 (missing) takes the NaN appended last
+    return np.append(_dictionary_indices(distinct, dictionary), np.nan).take(codes)
+
+
+# ``pd.Index.get_indexer`` costs ~0.1 ms even for a handful of values (it builds an
+# index of them); looked up one by one in the dictionary's own hash table below this
+_FEW_DISTINCT = 32
+
+
+def _dictionary_indices(distinct, dictionary):
+    """Each of the ``distinct`` values' index in ``dictionary`` (a ``pd.Index``) as a
+    float, NaN where it is not there."""
+    if len(distinct) > _FEW_DISTINCT:
+        found = dictionary.get_indexer(distinct).astype(np.float64)
+        found[found < 0] = np.nan
+        return found
+    found = np.full(len(distinct), np.nan)
+    for k, value in enumerate(distinct):
+        try:
+            found[k] = dictionary.get_loc(value)
+        except (KeyError, TypeError):
+            pass
+    return found
 
 
 def _is_category(column):

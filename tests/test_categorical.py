@@ -89,6 +89,21 @@ def test_encoding_is_by_value_not_by_pandas_code():
     assert codes[:, 0].tolist() == [2, 0, mapper.missing_code, mapper.missing_code]
 
 
+@pytest.mark.parametrize("n_categories", [5, 32, 33, 300])
+def test_encoding_matches_by_value_for_few_and_many_distinct_values(n_categories):
+    # a column's distinct values are looked up one by one when few, all at once when
+    # many (``data._dictionary_indices``): the same indices either way
+    rng = np.random.default_rng(n_categories)
+    names = [f"k{i:03d}" for i in range(n_categories)]
+    mapper = BinMapper([np.empty(0)], {0: names[1:]})  # names[0] is unseen
+    values = rng.choice(names + [None], 2_000).tolist()
+    expected = [np.nan if v is None or v == names[0] else names.index(v) - 1.0 for v in values]
+    for column in (pd.Series(values, dtype=object),
+                   pd.Series(pd.Categorical(values, categories=names[::-1]))):
+        X = feature_block(pd.DataFrame({"f": column}), mapper.encoders)
+        np.testing.assert_array_equal(X[:, 0], expected)
+
+
 def test_feature_types_make_an_integer_column_categorical():
     X = np.array([[3.0, 1.0], [7.0, 2.0], [3.0, np.nan], [5.0, 4.0]])
     data, result = scanned(X, np.arange(4.0), feature_types=["c", "q"])
