@@ -18,7 +18,9 @@ What it measures, side by side in one process and one run:
   files; reading is timed) and trains on the columns as they are; xgboost
   (``enable_categorical=True``, ``hist``) and LightGBM get pandas ``category`` columns
   (made untimed). ``daskboost-pandas`` is daskboost fitted on that same pandas frame:
-  the same input as theirs.
+  the same input as theirs. ``lightgbm-lake`` starts where daskboost's lake fit does:
+  pandas reads the lake, its string columns become ``category`` columns, LightGBM fits
+  (all timed).
 * Every library fits each data set once untimed first (numba's JIT, imports); then
   ``--repeats`` fits each, round robin, each round in the order of the next row of a
   Williams design (``common.balanced_order``: over 2n rounds for n libraries, n if n is
@@ -45,7 +47,11 @@ import pandas as pd  # noqa: E402
 
 # daskboost fitted on the pandas frame that xgboost and LightGBM get (the same input)
 IN_MEMORY = "daskboost-pandas"
-LIBRARIES = ("daskboost", IN_MEMORY, common.QUANTIZED, common.FLOAT, "xgboost", "lightgbm")
+# LightGBM from the same parquet lake daskboost reads: pandas reads it, the string
+# columns become ``category`` columns, LightGBM fits (all of it timed)
+LIGHTGBM_LAKE = "lightgbm-lake"
+LIBRARIES = ("daskboost", IN_MEMORY, common.QUANTIZED, common.FLOAT, "xgboost", "lightgbm",
+             LIGHTGBM_LAKE)
 DATASETS = ("flights", "diamonds")
 ROUNDS, DEPTH, LEARNING_RATE = 100, 6, 0.1
 
@@ -133,8 +139,14 @@ def make_library(name, task, train, label, categorical, lake):
                         max_cat_threshold=64, min_child_samples=1, min_child_weight=1.0,
                         reg_lambda=1.0, n_jobs=common.N_THREADS, verbose=-1)
 
-        def fit():
-            model.fit(X, y)
+        if name == LIGHTGBM_LAKE:
+            def fit():
+                frame = pd.read_parquet(lake, columns=features + [label])
+                model.fit(as_category(frame[features], categorical),
+                          frame[label].to_numpy())
+        else:
+            def fit():
+                model.fit(X, y)
 
     def predict(test):
         X_test = test[features]

@@ -68,12 +68,27 @@ def drop(fit_id):
 
 
 def _nbytes(part):
-    """Bytes a block holds, about (object columns at ``OBJECT_VALUE_BYTES`` a value)."""
+    """Bytes a block holds, about: its rows times the bytes of a row's values by dtype
+    (``_value_bytes``).  ``memory_usage`` cost 0.3-0.5 ms for a Series or a 9-column
+    frame, ~1% of a small lake fit."""
     if part is None:
         return 0
-    if isinstance(part, (pd.DataFrame, pd.Series)):
-        frame = part.to_frame() if isinstance(part, pd.Series) else part
-        usage = int(np.sum(frame.memory_usage(index=True, deep=False)))
-        n_object = sum(1 for dtype in frame.dtypes if dtype == object)
-        return usage + OBJECT_VALUE_BYTES * n_object * len(frame)
+    if isinstance(part, pd.Series):
+        return _value_bytes(part.dtype) * len(part)
+    if isinstance(part, pd.DataFrame):
+        return sum(_value_bytes(dtype) for dtype in part.dtypes.tolist()) * len(part)
     return int(getattr(part, "nbytes", 0))
+
+
+def _value_bytes(dtype):
+    """A value's bytes in a pandas column of ``dtype``: a numpy dtype's item size (an
+    object value: ``OBJECT_VALUE_BYTES``), a category's code, a fixed-width extension
+    type's width and its validity byte; any other (strings): ``OBJECT_VALUE_BYTES``."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return 8  # (codes of int8 to int64: counted at the widest)
+    if isinstance(dtype, np.dtype):
+        return OBJECT_VALUE_BYTES if dtype == object else dtype.itemsize
+    numpy_dtype = getattr(dtype, "numpy_dtype", None)  # (nullable ints, floats, bools)
+    if isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind in "biufc":
+        return numpy_dtype.itemsize + 1
+    return OBJECT_VALUE_BYTES

@@ -93,3 +93,17 @@ def test_keep_respects_the_cap_and_take_forgets():
     assert raw_cache.keep("fit", 1, (frame, None, None), cap=size)  # room again
     raw_cache.drop("fit")
     assert not raw_cache.holds("fit", 1) and "fit" not in raw_cache._bytes
+
+
+def test_kept_bytes_are_counted_by_dtype_without_visiting_values():
+    n = 50
+    frame = pd.DataFrame({
+        "f32": np.zeros(n, dtype=np.float32),
+        "cat": pd.Categorical(["a", "b"] * (n // 2)),
+        "text": pd.Series(["long string " * 10] * n, dtype="string"),
+        "ints": pd.array(range(n), dtype="Int64"),  # its values and a validity byte
+    })
+    per_row = 4 + 8 + raw_cache.OBJECT_VALUE_BYTES + 9
+    assert raw_cache._nbytes(frame) == n * per_row
+    assert raw_cache._nbytes(frame["ints"]) == n * 9
+    assert raw_cache._nbytes(np.zeros((n, 3))) == n * 3 * 8
