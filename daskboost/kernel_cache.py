@@ -94,6 +94,10 @@ def install():
         def get_disambiguator(self):
             return self._inner.get_disambiguator()
 
+        @property
+        def _py_file(self):  # (numba's warning that a kernel cannot be cached names it)
+            return self._inner._py_file
+
         @classmethod
         def from_function(cls, py_func, py_file):
             if os.path.dirname(os.path.abspath(py_file)) != PACKAGE_DIR:

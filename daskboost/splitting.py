@@ -238,9 +238,31 @@ def _scan_scratch(cell_offsets):
     return np.empty((3, 2 * widest), dtype=np.float64)  # both scans' candidates
 
 
+def _scratch_of(scratch, cell_offsets):
+    """``scratch`` itself, or for None a new ``_scan_scratch``: a node's search takes
+    its caller's work array, which a loop over nodes makes once (one made per node cost
+    ~0.5 us of diamonds' ~3.5 us a node: fresh memory each time)."""
+    raise NotImplementedError("for compiled callers")
+
+
+@overload(_scratch_of, jit_options={"nogil": True, "cache": True}, inline="always")
+def _scratch_of_for(scratch, cell_offsets):
+    if isinstance(scratch, types.NoneType):
+        return lambda scratch, cell_offsets: _scan_scratch(cell_offsets)
+    return lambda scratch, cell_offsets: scratch
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _node_range(part, n_parts, n_nodes):
+    """The nodes of thread ``part`` of ``n_parts`` in a parallel search: contiguous, as
+    a parallel loop over the nodes would deal them."""
+    return part * n_nodes // n_parts, (part + 1) * n_nodes // n_parts
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def find_node_split(hist, cell_offsets, node_g, node_h, feature_mask,
-                    reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma):
+                    reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
+                    scratch=None):
     """Best split of one node.
 
     Parameters
@@ -252,6 +274,7 @@ def find_node_split(hist, cell_offsets, node_g, node_h, feature_mask,
     node_g, node_h : float, the node's gradient and hessian sums.
     feature_mask : (n_features,) bool, the features this node may split on (column
         sampling).
+    scratch : the work array (``_scan_scratch``) or None (one is made).
 
     Returns
     -------
@@ -266,14 +289,14 @@ def find_node_split(hist, cell_offsets, node_g, node_h, feature_mask,
     best_default_left = False
     best_lg = 0.0
     best_lh = 0.0
-    scratch = _scan_scratch(cell_offsets)
+    work = _scratch_of(scratch, cell_offsets)
     for f in range(len(cell_offsets) - 1):
         if not feature_mask[f]:
             continue
         lo, hi = cell_offsets[f], cell_offsets[f + 1]
         gain, b, dl, lg, lh = _numeric_feature(
             hist[lo:hi], hi - lo - 1, node_g, node_h, parent, reg_lambda, reg_alpha,
-            max_delta_step, min_child_weight, best_gain, scratch)
+            max_delta_step, min_child_weight, best_gain, work)
         if gain > best_gain:
             best_gain, best_feature, best_bin = gain, f, b
             best_default_left, best_lg, best_lh = dl, lg, lh
@@ -321,23 +344,30 @@ def find_splits(hists, node_sums, cell_offsets, feature_masks, reg_lambda, reg_a
     left_sums ((n_nodes, 2) float64), one entry per node.
     """
     gain, feature, bin_, default_left, left_sums = _new_results(hists.shape[0])
+    scratch = _scan_scratch(cell_offsets)
     for i in range(hists.shape[0]):
         _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split(
             hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
-            reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma))
+            reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma, scratch))
     return gain, feature, bin_, default_left, left_sums
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", parallel=True)
 def find_splits_parallel(hists, node_sums, cell_offsets, feature_masks, reg_lambda,
-                         reg_alpha, max_delta_step, min_child_weight, gamma):
+                         reg_alpha, max_delta_step, min_child_weight, gamma, n_parts):
     """``find_splits`` with the nodes spread over native threads (``native_threads``):
-    each node searched as there, so the same results."""
-    gain, feature, bin_, default_left, left_sums = _new_results(hists.shape[0])
-    for i in numba.prange(hists.shape[0]):
-        _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split(
-            hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
-            reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma))
+    each node searched as there, so the same results (``n_parts`` ranges of nodes, one
+    a thread, each with its work array)."""
+    n_nodes = hists.shape[0]
+    gain, feature, bin_, default_left, left_sums = _new_results(n_nodes)
+    n_parts = min(n_parts, n_nodes)
+    for part in numba.prange(n_parts):
+        scratch = _scan_scratch(cell_offsets)
+        first, stop = _node_range(part, n_parts, n_nodes)
+        for i in range(first, stop):
+            _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split(
+                hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
+                reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma, scratch))
     return gain, feature, bin_, default_left, left_sums
 
 
@@ -742,16 +772,16 @@ def _right_set(mode, index, head, tail, right):
 def find_node_split_categorical(hist, cell_offsets, node_g, node_h, feature_mask,
                                 is_categorical, reg_lambda, reg_alpha, max_delta_step,
                                 min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold,
-                                right):
+                                right, scratch=None):
     """``find_node_split`` for models with categorical features: numeric features are
     scanned as there; a categorical split's right set is written into ``right`` ((n_codes,)
-    bool, cleared here).  Returns (gain, feature, bin, default_left, left_g, left_h); bin
-    is -1 for a categorical split."""
+    bool, cleared here); ``scratch`` as there.  Returns (gain, feature, bin,
+    default_left, left_g, left_h); bin is -1 for a categorical split."""
     parent = _score(node_g, node_h, reg_lambda, reg_alpha, max_delta_step)
     best = (0.0, -1, -1, False, 0.0, 0.0)
     best_mode, best_index = -1, -1
     best_head = best_tail = np.empty(0, dtype=np.int64)
-    scratch = _scan_scratch(cell_offsets)
+    work = _scratch_of(scratch, cell_offsets)
     for f in range(len(cell_offsets) - 1):
         if not feature_mask[f]:
             continue
@@ -768,7 +798,7 @@ def find_node_split_categorical(hist, cell_offsets, node_g, node_h, feature_mask
         else:
             gain, b, dl, lg, lh = _numeric_feature(
                 hist_f, k, node_g, node_h, parent, reg_lambda, reg_alpha,
-                max_delta_step, min_child_weight, best[0], scratch)
+                max_delta_step, min_child_weight, best[0], work)
             if gain > best[0]:
                 best = (gain, f, b, dl, lg, lh)
     right[:] = False
@@ -788,11 +818,12 @@ def find_splits_categorical(hists, node_sums, cell_offsets, n_codes, feature_mas
     ((n_nodes, n_codes) bool; rows of numeric or no splits all False)."""
     gain, feature, bin_, default_left, left_sums = _new_results(hists.shape[0])
     right = np.zeros((hists.shape[0], n_codes), dtype=np.bool_)
+    scratch = _scan_scratch(cell_offsets)
     for i in range(hists.shape[0]):
         _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split_categorical(
             hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
             is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
-            max_cat_to_onehot, max_cat_threshold, right[i]))
+            max_cat_to_onehot, max_cat_threshold, right[i], scratch))
     return gain, feature, bin_, default_left, left_sums, right
 
 
@@ -800,15 +831,23 @@ def find_splits_categorical(hists, node_sums, cell_offsets, n_codes, feature_mas
 def find_splits_categorical_parallel(hists, node_sums, cell_offsets, n_codes, feature_masks,
                                      is_categorical, reg_lambda, reg_alpha, max_delta_step,
                                      min_child_weight, gamma, max_cat_to_onehot,
-                                     max_cat_threshold):
-    """``find_splits_categorical`` with the nodes spread over native threads."""
-    gain, feature, bin_, default_left, left_sums = _new_results(hists.shape[0])
-    right = np.zeros((hists.shape[0], n_codes), dtype=np.bool_)
-    for i in numba.prange(hists.shape[0]):
-        _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split_categorical(
-            hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
-            is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
-            max_cat_to_onehot, max_cat_threshold, right[i]))
+                                     max_cat_threshold, n_parts):
+    """``find_splits_categorical`` with the nodes spread over native threads (as
+    ``find_splits_parallel``)."""
+    n_nodes = hists.shape[0]
+    gain, feature, bin_, default_left, left_sums = _new_results(n_nodes)
+    right = np.zeros((n_nodes, n_codes), dtype=np.bool_)
+    n_parts = min(n_parts, n_nodes)
+    for part in numba.prange(n_parts):
+        scratch = _scan_scratch(cell_offsets)
+        first, stop = _node_range(part, n_parts, n_nodes)
+        for i in range(first, stop):
+            _store_result(gain, feature, bin_, default_left, left_sums, i,
+                          find_node_split_categorical(
+                              hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1],
+                              feature_masks[i], is_categorical, reg_lambda, reg_alpha,
+                              max_delta_step, min_child_weight, gamma, max_cat_to_onehot,
+                              max_cat_threshold, right[i], scratch))
     return gain, feature, bin_, default_left, left_sums, right
 
 
@@ -827,34 +866,36 @@ def find_splits_of(hists, node_sums, feature_masks, cell_offsets, n_codes, is_ca
     else ``find_splits`` with (n_nodes, 0) right sets; the nodes on native threads when
     ``threads`` > 1 and there are several, with ``NATIVE_MIN_SEARCH_CELLS`` cells in all
     (the same results either way)."""
+    on_threads = (threads > 1 and hists.shape[0] > 1
+                  and hists.shape[0] * hists.shape[1] >= NATIVE_MIN_SEARCH_CELLS)
     return _split_search(hists, node_sums, feature_masks, cell_offsets, n_codes,
                          is_categorical, categorical, reg_lambda, reg_alpha, max_delta_step,
                          min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold,
-                         threads > 1 and hists.shape[0] > 1
-                         and hists.shape[0] * hists.shape[1] >= NATIVE_MIN_SEARCH_CELLS)
+                         threads if on_threads else 1)
 
 
 def _split_search(hists, node_sums, feature_masks, cell_offsets, n_codes, is_categorical,
                   categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
-                  max_cat_to_onehot, max_cat_threshold, on_threads):
-    """``find_splits_of``'s kernels, the numeric or the categorical ones chosen by the
-    type of ``categorical`` when numba compiles the caller (a branch on it would compile
-    both: ~6 s more for a first categorical fit)."""
+                  max_cat_to_onehot, max_cat_threshold, n_parts):
+    """``find_splits_of``'s kernels (on ``n_parts`` native threads when more than one),
+    the numeric or the categorical ones chosen by the type of ``categorical`` when numba
+    compiles the caller (a branch on it would compile both: ~6 s more for a first
+    categorical fit)."""
     raise NotImplementedError("for compiled callers")
 
 
 @overload(_split_search, jit_options={"nogil": True, "cache": True})
 def _split_search_for(hists, node_sums, feature_masks, cell_offsets, n_codes, is_categorical,
                       categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
-                      gamma, max_cat_to_onehot, max_cat_threshold, on_threads):
+                      gamma, max_cat_to_onehot, max_cat_threshold, n_parts):
     if isinstance(categorical, types.NoneType):
         def numeric(hists, node_sums, feature_masks, cell_offsets, n_codes, is_categorical,
                     categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight,
-                    gamma, max_cat_to_onehot, max_cat_threshold, on_threads):
-            if on_threads:
+                    gamma, max_cat_to_onehot, max_cat_threshold, n_parts):
+            if n_parts > 1:
                 found = find_splits_parallel(hists, node_sums, cell_offsets, feature_masks,
                                              reg_lambda, reg_alpha, max_delta_step,
-                                             min_child_weight, gamma)
+                                             min_child_weight, gamma, n_parts)
             else:
                 found = find_splits(hists, node_sums, cell_offsets, feature_masks,
                                     reg_lambda, reg_alpha, max_delta_step, min_child_weight,
@@ -866,12 +907,12 @@ def _split_search_for(hists, node_sums, feature_masks, cell_offsets, n_codes, is
     def with_categories(hists, node_sums, feature_masks, cell_offsets, n_codes,
                         is_categorical, categorical, reg_lambda, reg_alpha, max_delta_step,
                         min_child_weight, gamma, max_cat_to_onehot, max_cat_threshold,
-                        on_threads):
-        if on_threads:
+                        n_parts):
+        if n_parts > 1:
             return find_splits_categorical_parallel(
                 hists, node_sums, cell_offsets, n_codes, feature_masks, is_categorical,
                 reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
-                max_cat_to_onehot, max_cat_threshold)
+                max_cat_to_onehot, max_cat_threshold, n_parts)
         return find_splits_categorical(
             hists, node_sums, cell_offsets, n_codes, feature_masks, is_categorical,
             reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,

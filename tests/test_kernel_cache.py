@@ -53,3 +53,10 @@ def test_install_registers_the_locator_once():
     assert kernel_cache.install()
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
     assert sum(getattr(c, "_daskboost", False) for c in impl._locator_classes) == 1
+
+
+def test_the_locator_names_the_kernels_file():
+    # numba's warning that a kernel cannot be cached (dynamic globals) reads the
+    # locator's file; without it that warning was an AttributeError
+    locator = _probe_kernel._cache._impl.locator
+    assert os.path.samefile(locator._py_file, sys.modules[_probe_kernel.__module__].__file__)
