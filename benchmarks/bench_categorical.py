@@ -32,7 +32,8 @@ What it measures, side by side in one process and one run:
 
 Run from the repository root::
 
-    python benchmarks/bench_categorical.py --repeats 6
+    python benchmarks/bench_categorical.py --repeats 14
+    python benchmarks/bench_categorical.py --repeats 12 --libraries daskboost,daskboost-pandas,lightgbm,lightgbm-lake
     python benchmarks/bench_categorical.py --datasets diamonds --libraries daskboost,xgboost
 """
 
