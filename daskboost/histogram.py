@@ -594,8 +594,8 @@ def _route_rows(codes, positions, split_feature, split_bin, default_left, left_c
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def part_range(part, n_parts, n_items):
-    """The items (rows or features) of thread ``part`` of ``n_parts``: contiguous, in
-    order."""
+    """The items (rows, features or nodes) of thread ``part`` of ``n_parts``:
+    contiguous, in order."""
     return part * n_items // n_parts, (part + 1) * n_items // n_parts
 
 

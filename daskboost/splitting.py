@@ -34,6 +34,8 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
+from .histogram import part_range
+
 # Minimum gain for a split to count (xgboost's kRtEps).
 MIN_SPLIT_GAIN = 1e-6
 
@@ -252,13 +254,6 @@ def _scratch_of_for(scratch, cell_offsets):
     return lambda scratch, cell_offsets: scratch
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
-def _node_range(part, n_parts, n_nodes):
-    """The nodes of thread ``part`` of ``n_parts`` in a parallel search: contiguous, as
-    a parallel loop over the nodes would deal them."""
-    return part * n_nodes // n_parts, (part + 1) * n_nodes // n_parts
-
-
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def find_node_split(hist, cell_offsets, node_g, node_h, feature_mask,
                     reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
@@ -363,7 +358,7 @@ def find_splits_parallel(hists, node_sums, cell_offsets, feature_masks, reg_lamb
     n_parts = min(n_parts, n_nodes)
     for part in numba.prange(n_parts):
         scratch = _scan_scratch(cell_offsets)
-        first, stop = _node_range(part, n_parts, n_nodes)
+        first, stop = part_range(part, n_parts, n_nodes)
         for i in range(first, stop):
             _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split(
                 hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
@@ -840,7 +835,7 @@ def find_splits_categorical_parallel(hists, node_sums, cell_offsets, n_codes, fe
     n_parts = min(n_parts, n_nodes)
     for part in numba.prange(n_parts):
         scratch = _scan_scratch(cell_offsets)
-        first, stop = _node_range(part, n_parts, n_nodes)
+        first, stop = part_range(part, n_parts, n_nodes)
         for i in range(first, stop):
             _store_result(gain, feature, bin_, default_left, left_sums, i,
                           find_node_split_categorical(
