@@ -118,17 +118,27 @@ def test_a_categorical_level_on_one_thread_in_two_phases_equals_the_fused_kernel
 
 
 @needs_native
-def test_root_histograms_on_native_threads_equal_the_one_thread_kernel():
+@pytest.mark.parametrize("root_slots", [[1, 0], [-1, 0]], ids=["two-roots", "one-unbuilt"])
+@pytest.mark.parametrize("layout", ["uniform", "cells"])
+def test_root_histograms_on_native_threads_equal_the_one_thread_kernel(root_slots, layout):
+    # every feature 40 cells wide, or each row's cells precomputed (``cells_of``, the
+    # in-place fits' layout); a tree whose root has no slot adds nothing
     rng = np.random.default_rng(4)
     codes, _, _, _, grad, hess = _tree_level(rng, 2, 6000, 9, 40)
     offsets = np.arange(10, dtype=np.int64) * 40
-    root_slots = np.array([1, 0], np.int32)
+    added, added_offsets, width = codes, offsets, 40
+    if layout == "cells":
+        added, added_offsets, width = histogram.cells_of(codes, offsets), None, 0
+    root_slots = np.array(root_slots, np.int32)
     expected = histogram.new_histograms(2, offsets)
-    histogram.accumulate_root_histograms(codes, grad, hess, root_slots, expected, offsets, 40)
+    histogram.accumulate_root_histograms(added, grad, hess, root_slots, expected,
+                                         added_offsets, width)
     got = histogram.new_histograms(2, offsets)
     with native_threads.use(2):
-        histogram.add_root_histograms(got, codes, grad, hess, root_slots, offsets, 40)
+        histogram.add_root_histograms(got, added, grad, hess, root_slots, added_offsets, width)
     assert np.array_equal(got.view(np.int64), expected.view(np.int64))
+    assert np.abs(expected[root_slots[root_slots >= 0]]).sum() > 0
+    assert not expected[[s for s in range(2) if s not in root_slots]].any()
 
 
 @needs_native
