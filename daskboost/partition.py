@@ -33,7 +33,7 @@ from .histogram import (add_block_histograms, add_leaf_values, add_root_histogra
                         build_histograms, kernel_threads_of, new_histograms, row_blocks)
 from .keyed_random import GOLDEN, MIX1, global_row, uniform
 from .quantize import GradientMaxima, gradient_maxima, quantize, row_dtype
-from .row_partition import RUN_ROW_BYTES, RowRuns
+from .row_partition import RowRuns, run_row_bytes
 from .sketch import merge, merge_blocks, summarize_block, summarize_column, summarize_columns_of
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
 from .tree import PackedForest
@@ -510,8 +510,8 @@ def partition_step(state, step):
         state.quantized = quantize(state.grad, state.hess, step.quant_scales,
                                    step.quant_keys, state.row_offset, step.quant_bins,
                                    state.row_order)
-    runs = row_runs_of(state) if state.margin.shape[0] == 1 else None
-    if runs is not None:  # one tree a round, its rows grouped by node: ``row_partition``
+    runs = row_runs_of(state)
+    if runs is not None:  # each tree's rows grouped by node: ``row_partition``
         codes = single_block(state.codes)
         hist = new_histograms(step.n_slots, step.cell_offsets, state.quantized is not None)
         runs.level_pass(codes, state.grad, state.hess, state.quantized, step.split_arrays(),
@@ -527,21 +527,22 @@ def partition_step(state, step):
 
 
 def row_runs_of(state):
-    """The state's ``RowRuns`` (made at the first call), or None where its rows cannot
-    keep them: codes not one block in memory, per-row arrays in row blocks, or no room
-    in the memory budget for them (``RUN_ROW_BYTES`` a row, taken from the budget once
-    and kept for the fit)."""
+    """The state's ``RowRuns`` for the trees of its rounds (made at the first call), or
+    None where its rows cannot keep them: codes not one block in memory, per-row arrays
+    in row blocks, or no room in the memory budget for them (``run_row_bytes`` a row,
+    taken from the budget once and kept for the fit)."""
     runs = state.row_runs
     if (runs is False or single_block(state.codes) is None
             or isinstance(state.margin, RowColumn)):
         return None
-    if runs is not None and runs.order.shape[0] == state.n_rows:
+    n_trees = state.margin.shape[0]
+    if runs is not None and (runs.n_rows, runs.n_trees) == (state.n_rows, n_trees):
         return runs
     if isinstance(state.codes, StoredArray) and not state.codes.store.reserve(
-            RUN_ROW_BYTES * state.n_rows):
+            run_row_bytes(n_trees) * state.n_rows):
         state.row_runs = False
         return None
-    state.row_runs = RowRuns(state.n_rows)
+    state.row_runs = RowRuns(state.n_rows, n_trees)
     return state.row_runs
 
 

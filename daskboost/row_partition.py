@@ -18,8 +18,9 @@ from the runs (``RowRuns.add_leaf_values``); each row's node id (``positions``) 
 written from them only when something reads it (``write_positions``).
 
 The level loop's passes over a partition held whole in memory keep the runs in its
-state from pass to pass (``RowRuns``) where a round grows one tree; a tree's levels
-grown in one compiled call use the same arrays.
+state from pass to pass (``RowRuns``), one set of runs per tree of the round (a
+multiclass round's K trees, a cross-validation's ``nfold * K``); a tree's levels grown
+in one compiled call use the same arrays.
 
 On a captured diamonds fit's 500 level passes (2 threads) this took the passes' kernels
 from ~120 to ~90 ms (``benchmarks/RESULTS.md``).
@@ -34,79 +35,111 @@ from .histogram import (_add_packed_row_features, _add_row_features, goes_left, 
                         wide_packed)
 
 
-# bytes a row's runs take: its index in ``order`` and in the two spares
-RUN_ROW_BYTES = 12
+def run_row_bytes(n_trees):
+    """Bytes a row's runs take for a round of ``n_trees`` trees: its index in each tree's
+    ``order`` and in the two spares, which the trees share."""
+    return 4 * n_trees + 8
 
 
 class RowRuns:
-    """A partition's rows grouped by node, kept in its state between the passes of a
-    tree (``PartitionState.row_runs``): ``order`` and its two spares (n_rows each), and
-    each node's run, ``begin``/``count`` (room for as many nodes as asked so far).
+    """A partition's rows grouped by node in each tree of a round (K trees: a
+    multiclass round's, or a cross-validation's ``nfold * K``), kept in its state
+    between the passes of a round (``PartitionState.row_runs``): per tree, ``order``
+    (n_rows) and each node's run, ``begin``/``count`` (room for as many nodes as asked
+    so far); the two spares (n_rows each) are scratch, shared by the trees (their
+    level passes run one after the other).  Tree ``k``'s kernels take row ``k:k+1`` of
+    the round's (K, ...) arrays: one tree's arrays, as for K = 1.
 
-    ``live``: the runs hold the rows' nodes of the tree being grown (a round's first
+    ``live``: the runs hold the rows' nodes of the trees being grown (a round's first
     pass puts every row back at the root: not live until the next level pass starts
     them); ``stale``: the state's node ids (``positions``) lag behind the runs until
     ``write_positions`` writes them."""
 
-    def __init__(self, n_rows):
-        self.order, self.spare_left, self.spare_right = (
-            np.empty(n_rows, dtype=np.int32) for _ in range(3))
-        self.begin = np.zeros(0, dtype=np.int64)
-        self.count = np.zeros(0, dtype=np.int64)
+    def __init__(self, n_rows, n_trees=1):
+        self.orders = [np.empty(n_rows, dtype=np.int32) for _ in range(n_trees)]
+        self.spare_left, self.spare_right = (np.empty(n_rows, dtype=np.int32)
+                                             for _ in range(2))
+        self.begins = [np.zeros(0, dtype=np.int64) for _ in range(n_trees)]
+        self.counts = [np.zeros(0, dtype=np.int64) for _ in range(n_trees)]
         self.live = False
         self.stale = False
 
-    def arrays(self, n_nodes, n_threads):
-        """``(order, spare left, spare right, begin, count, chunk lefts)`` as the
-        kernels take them, with room for ``n_nodes`` nodes (a node's run kept where
-        the room grows) and ``n_threads`` threads."""
-        if self.begin.shape[0] < n_nodes:
-            room = max(n_nodes, 2 * self.begin.shape[0])
-            begin, count = np.zeros(room, np.int64), np.zeros(room, np.int64)
-            begin[:self.begin.shape[0]] = self.begin
-            count[:self.count.shape[0]] = self.count
-            self.begin, self.count = begin, count
-        chunk_lefts = np.empty((self.begin.shape[0], n_threads), dtype=np.int64)
-        return (self.order, self.spare_left, self.spare_right, self.begin, self.count,
+    @property
+    def n_rows(self):
+        return self.spare_left.shape[0]
+
+    @property
+    def n_trees(self):
+        return len(self.orders)
+
+    def arrays(self, n_nodes, n_threads, tree=0):
+        """Tree ``tree``'s ``(order, spare left, spare right, begin, count, chunk
+        lefts)`` as the kernels take them, with room for ``n_nodes`` nodes (a node's
+        run kept where the room grows) and ``n_threads`` threads."""
+        begin, count = self.begins[tree], self.counts[tree]
+        if begin.shape[0] < n_nodes:
+            room = max(n_nodes, 2 * begin.shape[0])
+            self.begins[tree], self.counts[tree] = np.zeros(room, np.int64), np.zeros(
+                room, np.int64)
+            self.begins[tree][:begin.shape[0]] = begin
+            self.counts[tree][:count.shape[0]] = count
+            begin, count = self.begins[tree], self.counts[tree]
+        chunk_lefts = np.empty((begin.shape[0], n_threads), dtype=np.int64)
+        return (self.orders[tree], self.spare_left, self.spare_right, begin, count,
                 chunk_lefts)
 
     def level_pass(self, codes, grad, hess, packed, splits, missing_code, node_to_slot,
                    cat_table, hist, cell_offsets, width, n_threads):
-        """A level pass of the level loop (``partition.partition_step``) on one tree's
-        rows: the runs move under ``splits`` ((1, n_nodes) arrays), then the built
-        nodes' histograms are added into ``hist`` (the first level pass of a tree
-        starts the runs: every row at the root).  The node ids go stale."""
-        runs = self.arrays(node_to_slot.shape[1], n_threads)
-        if not self.live:
-            start_rows(runs[0], runs[3], runs[4])
-            self.live = True
-        split_rows(codes, *runs, tuple(splits), missing_code, cat_table, n_threads)
-        _node_histograms(codes, grad, hess, packed, runs[0], runs[3], runs[4], node_to_slot,
-                         hist, cell_offsets, width, n_threads)
+        """A level pass of the level loop (``partition.partition_step``), tree by tree:
+        each tree's runs move under its ``splits`` (rows of the (K, n_nodes) arrays),
+        then its built nodes' histograms are added into ``hist`` (the first level pass
+        of a round starts the runs: every row at the root).  The node ids go stale."""
+        n_nodes = node_to_slot.shape[1]
+        for k in range(self.n_trees):
+            runs = self.arrays(n_nodes, n_threads, k)
+            tree = slice(k, k + 1)
+            if not self.live:
+                start_rows(runs[0], runs[3], runs[4])
+            split_rows(codes, *runs, tuple(s[tree] for s in splits), missing_code,
+                       cat_table, n_threads)
+            _node_histograms(codes, _rows_of(grad, tree), _rows_of(hess, tree),
+                             _rows_of(packed, tree), runs[0], runs[3], runs[4],
+                             node_to_slot[tree], hist, cell_offsets, width, n_threads)
+        self.live = True
         self.stale = True
 
     def write_positions(self, positions):
-        """Bring the node ids ``positions`` (1, n_rows) up to the runs, if stale."""
+        """Bring the node ids ``positions`` (K, n_rows) up to the runs, if stale."""
         if self.live and self.stale:
-            write_positions(self.order, self.begin, self.count, positions)
+            for k in range(self.n_trees):
+                write_positions(self.orders[k], self.begins[k], self.counts[k],
+                                positions[k:k + 1])
         self.stale = False
 
     def add_leaf_values(self, codes, splits, missing_code, leaf_values, margin, cat_table,
                         n_threads):
-        """``margin += `` each row's leaf value, the tree finished under its last
-        ``splits`` ((1, n_nodes) arrays, not applied to the runs yet) with
-        ``leaf_values`` (1, n_nodes): ``histogram.add_leaf_values`` from the runs (the
+        """``margin += `` each row's leaf value in every tree, the trees finished under
+        their last ``splits`` ((K, n_nodes) arrays, not applied to the runs yet) with
+        ``leaf_values`` (K, n_nodes): ``histogram.add_leaf_values`` from the runs (the
         same value added to each row), node by node."""
-        split_feature, split_bin, default_left, left_child, right_child = splits
-        sides = (None if cat_table is None else
-                 side_tables(split_feature, split_bin, default_left, missing_code, cat_table))
-        splits = tuple(splits)
-        if n_threads > 1:
-            _add_leaf_values_parallel(codes, self.order, self.begin, self.count, splits,
-                                      missing_code, sides, leaf_values, margin, n_threads)
-        else:
-            _add_leaf_values(codes, self.order, self.begin, self.count, splits,
-                             missing_code, sides, leaf_values, margin, 0, 1)
+        for k in range(self.n_trees):
+            tree = slice(k, k + 1)
+            split_feature, split_bin, default_left, _, _ = (s[tree] for s in splits)
+            sides = (None if cat_table is None else
+                     side_tables(split_feature, split_bin, default_left, missing_code,
+                                 cat_table))
+            tree_splits = tuple(s[tree] for s in splits)
+            args = (codes, self.orders[k], self.begins[k], self.counts[k], tree_splits,
+                    missing_code, sides, leaf_values[tree], margin[tree])
+            if n_threads > 1:
+                _add_leaf_values_parallel(*args, n_threads)
+            else:
+                _add_leaf_values(*args, 0, 1)
+
+
+def _rows_of(array, rows):
+    """``array[rows]``, or None where ``array`` is."""
+    return None if array is None else array[rows]
 
 
 @numba.njit(nogil=True, cache=True)

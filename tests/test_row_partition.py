@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from daskboost import DaskBoostRegressor, native_threads, partition, runtime
+from daskboost import (DaskBoostClassifier, DaskBoostRegressor, TrainingCallback, cv,
+                       native_threads, partition, runtime)
 from daskboost.histogram import level_pass, new_histograms
 from daskboost.row_partition import node_histograms, split_rows, start_rows, write_positions
 
@@ -175,3 +176,65 @@ def test_level_passes_with_row_runs_grow_the_same_model(case, partitions, evalua
     monkeypatch.setattr(partition, "row_runs_of", lambda state: None)
     without = _fit_bytes(tmp_path, "rows", DaskBoostRegressor, model, X, y_in, **fit)
     assert with_runs == without
+
+
+class _KeepFoldModels(TrainingCallback):
+    """Keeps ``cv``'s folds' final models."""
+
+    def after_training(self, model):
+        self.models = [pack.bst.to_dict() for pack in model.cvfolds]
+        return model
+
+
+@pytest.mark.parametrize("quantized", [True, False])
+@pytest.mark.parametrize("partitions", [1, 3])
+@pytest.mark.parametrize("task", ["multiclass", "multiclass evaluated", "cv"])
+def test_rounds_of_several_trees_keep_each_trees_rows_grouped_by_node(task, partitions,
+                                                                     quantized, tmp_path,
+                                                                     monkeypatch):
+    """A round of K trees (a multiclass fit's 3, a 4-fold ``cv``'s 4) keeps each tree's
+    rows grouped by node (``RowRuns`` with one set of runs per tree): the same models,
+    byte for byte, and the same ``cv`` frame, as the passes that visit every row of
+    every tree; with an eval set on the training rows (their margins read the node ids
+    the runs bring up to date) and without (the next round's first pass adds the leaf
+    values from the runs)."""
+    rng = np.random.default_rng(2)
+    n = 4800
+    data = rng.normal(size=(n, 5))
+    data[rng.random(data.shape) < 0.05] = np.nan
+    signal = np.nansum(data[:, :2], axis=1) + np.sin(3 * np.nan_to_num(data[:, 2]))
+    X = da.from_array(data, chunks=(n // partitions, 5))
+    params = dict(max_depth=4, learning_rate=0.3, quantized_grad=quantized)
+    n_trees = []
+    runs_of = partition.row_runs_of
+
+    def counted(state):
+        runs = runs_of(state)
+        n_trees.append(None if runs is None else runs.n_trees)
+        return runs
+
+    if task.startswith("multiclass"):
+        y = da.from_array(np.digitize(signal, [-0.5, 0.5]), chunks=n // partitions)
+        fit = dict(eval_set=[(X, y)]) if task == "multiclass evaluated" else {}
+
+        def models():
+            path = tmp_path / "model.json"
+            DaskBoostClassifier(n_estimators=6, **params).fit(X, y, **fit).save_model(path)
+            return path.read_bytes()
+    else:
+        y = da.from_array(signal + rng.normal(0, 0.3, n), chunks=n // partitions)
+
+        def models():
+            keep = _KeepFoldModels()
+            frame = cv(params, X, y, nfold=4, num_boost_round=6, seed=1, callbacks=[keep])
+            return frame, keep.models
+    monkeypatch.setattr(partition, "row_runs_of", counted)
+    with_runs = models()
+    assert n_trees and set(n_trees) == {4 if task == "cv" else 3}
+    monkeypatch.setattr(partition, "row_runs_of", lambda state: None)
+    without = models()
+    if task != "cv":
+        assert with_runs == without
+    else:
+        pd.testing.assert_frame_equal(with_runs[0], without[0], rtol=0, atol=0)
+        assert with_runs[1] == without[1]
