@@ -268,8 +268,32 @@ def fold_partials(state, step):
 def _fold_sums(loss, weight, folds, fold_weights):
     """``[sum w * loss, sum w]`` of each fold's rows (``Metric.row_losses``;
     ``fold_weights``: each fold's ``sum w``)."""
-    sums = np.bincount(folds, loss if weight is None else loss * weight, len(fold_weights))
+    sums = _sum_by_fold(loss if weight is None else loss * weight, folds,
+                        len(fold_weights))
     return [np.array([sums[g], fold_weights[g]]) for g in range(len(fold_weights))]
+
+
+@numba.njit(nogil=True, cache=True)
+def _sum_by_fold(values, folds, nfold):
+    """(nfold,) float64: each fold's sum of ``values``, added in row order, as
+    ``np.bincount(folds, values)`` adds them.  A run of rows of one fold (the rows in
+    fold order: ``_in_fold_order``) adds into a register, not into the fold's cell
+    through memory: the same sums (each still starts from 0 and adds the fold's rows
+    in order), 4.2 -> 0.9 ns a row in fold order, 1.6 -> 0.8 ns in random order
+    (125,000 rows, 5 folds)."""
+    sums = np.zeros(nfold, dtype=np.float64)
+    fold = -1
+    total = 0.0
+    for i in range(folds.shape[0]):
+        if folds[i] != fold:
+            if fold >= 0:
+                sums[fold] = total
+            fold = folds[i]
+            total = sums[fold]
+        total += values[i]
+    if fold >= 0:
+        sums[fold] = total
+    return sums
 
 
 def _sorted_by_fold(state, folds, label, weight, nfold):

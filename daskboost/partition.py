@@ -734,8 +734,9 @@ def _start_round(state, step):
     else:
         # the old positions become the new ones, block by block once read (every row
         # back at the root); the old gradients are freed before the new ones are made
-        # (held in row blocks, their columns are reused)
-        old_positions = positions = _node_ids(state)
+        # (held in row blocks, their columns are reused).  Node ids behind the runs
+        # are brought up to them only where the trees are added from them.
+        old_positions = positions = _node_ids(state) if add_trees else state.positions
     if runs:  # every row back at the root: the runs start again
         runs.live = runs.stale = False
     if positions is None or positions.dtype != step.position_dtype:
@@ -817,6 +818,16 @@ def margins_ahead(state, step):
     margins whole here, one partition at a time.  For the pass after a round that
     evaluates metrics on the training rows (``training.training_eval_step``,
     ``fold_states.fold_partials``)."""
+    runs = state.row_runs
+    if runs and runs.live and not isinstance(state.margin, RowColumn):
+        # the rows grouped by node: the leaves' values added node by node (the same
+        # sums: one addition a row and tree)
+        codes = single_block(state.codes)
+        out = state.margin.copy()
+        runs.add_leaf_values(codes, step.split_arrays(), step.missing_code,
+                             step.leaf_values, out, step.cat_table, kernel_threads_of(codes))
+        state.ahead = (step.round, out)
+        return out
     margin, positions = whole(state.margin), whole(_node_ids(state))
     out = np.empty_like(margin)
     for start, stop, block in row_blocks(state.codes):

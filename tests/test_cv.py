@@ -146,6 +146,23 @@ def test_summed_and_ranked_metrics_of_weighted_rows_are_the_folds_models():
             assert got == pytest.approx(np.mean(by_fold), rel=1e-6), (round_, name, metric)
 
 
+@pytest.mark.parametrize("order", ["in fold order", "as read"])
+def test_row_losses_are_summed_per_fold_in_row_order(order):
+    # cv's fold sums of row losses add each fold's rows in row order, as np.bincount
+    # does: bit for bit, whether the rows are in fold order (runs of one fold) or not,
+    # and a fold without rows sums to 0
+    from daskboost.fold_states import _sum_by_fold
+    rng = np.random.default_rng(7)
+    folds = rng.choice(np.array([0, 1, 3], dtype=np.int32), size=5000)
+    if order == "in fold order":
+        folds = np.sort(folds, kind="stable")
+    values = rng.lognormal(sigma=3.0, size=len(folds))  # wide range: the order shows
+    got = _sum_by_fold(values, folds, 5)
+    assert got.tobytes() == np.bincount(folds, values, 5).tobytes()
+    assert got[2] == got[4] == 0.0
+    assert _sum_by_fold(values[:0], folds[:0], 2).tolist() == [0.0, 0.0]
+
+
 @pytest.mark.parametrize("task", ["regression", "binary"])
 def test_the_mean_test_metric_is_scikit_learns_cross_val_score(task):
     from sklearn.model_selection import PredefinedSplit, cross_val_score

@@ -145,7 +145,7 @@ def test_level_passes_with_row_runs_grow_the_same_model(case, partitions, evalua
     """The level loop's passes over partitions held whole in memory, one tree a round,
     keep each partition's rows grouped by node (``RowRuns``): the same model, byte
     for byte, as the passes that visit every row; with an eval set on the training
-    rows (their margins read the node ids the runs bring up to date), and without
+    rows (their margins added from the runs, ahead of the next round), and without
     (the next round's first pass adds the leaf values from the runs)."""
     params, categorical = RUN_CASES[case]
     n = 6000
@@ -195,8 +195,8 @@ def test_rounds_of_several_trees_keep_each_trees_rows_grouped_by_node(task, part
     """A round of K trees (a multiclass fit's 3, a 4-fold ``cv``'s 4) keeps each tree's
     rows grouped by node (``RowRuns`` with one set of runs per tree): the same models,
     byte for byte, and the same ``cv`` frame, as the passes that visit every row of
-    every tree; with an eval set on the training rows (their margins read the node ids
-    the runs bring up to date) and without (the next round's first pass adds the leaf
+    every tree; with an eval set on the training rows (their margins added from the
+    runs, ahead of the next round) and without (the next round's first pass adds the leaf
     values from the runs)."""
     rng = np.random.default_rng(2)
     n = 4800
