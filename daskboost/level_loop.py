@@ -108,11 +108,16 @@ def grow_levels(growers, pending, mapper, first, in_place=False):
                              quant_bins=first["quant_bins"])
             step = root_step(step, quantized)
             hist = yield step
-        if roots and in_place and len(growers) == 1 and growers[0].grows_in_place():
-            # the tree grows from its root's histogram in one compiled call
-            grown = yield in_place_step(growers[0], hist, mapper,
-                                        quantized.get("quant_scales"))
-            pending = stack_splits(growers, [growers[0].grown_in_place(grown)])
+        if roots and in_place and all(g.grows_in_place() for g in growers):
+            # each tree grows from its root's histogram in one compiled call, one tree
+            # after the other (the round's trees are independent: the same trees)
+            last_splits = []
+            for k, (grower, root_slot) in enumerate(zip(growers, np.cumsum(slot_counts)
+                                                        - slot_counts)):
+                grown = yield in_place_step(grower, hist, mapper,
+                                            quantized.get("quant_scales"), k, int(root_slot))
+                last_splits.append(grower.grown_in_place(grown))
+            pending = stack_splits(growers, last_splits)
             break
         roots = False
         pending = receive_histograms(growers, hist, slot_counts,
@@ -183,13 +188,14 @@ def pad_nodes(array, n_nodes):
     return out
 
 
-def in_place_step(grower, root_hist, mapper, scales):
-    """The pass that grows a round's one tree in place from its root's histogram
-    ``root_hist`` (the round's first pass's: ``levels_in_place``); ``scales``: the
-    round's (1, 2) quantization steps, or None."""
+def in_place_step(grower, root_hist, mapper, scales, tree=0, root_slot=0):
+    """The pass that grows the round's tree ``tree`` in place from its root's histogram,
+    slot ``root_slot`` of ``root_hist`` (the round's first pass's: ``levels_in_place``);
+    ``scales``: the round's (K, 2) quantization steps, or None."""
     return InPlaceLevels(grower=grower, root_hist=root_hist,
                          missing_code=mapper.missing_code, cell_width=mapper.cell_width,
-                         quant_scale=None if scales is None else tuple(scales[0]))
+                         quant_scale=None if scales is None else tuple(scales[tree]),
+                         tree=tree, root_slot=root_slot)
 
 
 def receive_histograms(growers, hist, slot_counts, scales=None):

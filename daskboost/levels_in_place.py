@@ -5,12 +5,14 @@ The level loop (``level_loop``) runs one pass per level: a ``LevelStep`` built i
 Python, the pass (``partition.partition_step``) and the reduction, then
 ``TreeGrower.receive``. Around the kernels, that Python is 6-14% of a 2,000-50,000-row
 fit (``benchmarks/RESULTS.md``, "A tree's levels in one compiled call"). When a round's
-trees are one tree (K = 1) grown depthwise, without constraints or per-level/per-node
-column sampling, and each of the fit's partitions is one in-memory block in this
-process (several: only where the level passes run them one after the other with
-native threads in each kernel, ``runtime.Runtime.grows_in_place``), the loop hands the
-tree over with its root's histogram, built by the round's first pass
-(``InPlaceLevels``). ``grow_levels`` then runs what the root's ``receive`` and every
+trees grow depthwise, without constraints or per-level/per-node column sampling, and
+each of the fit's partitions is one in-memory block in this process (several: only
+where the level passes run them one after the other with native threads in each
+kernel, ``runtime.Runtime.grows_in_place``), the loop hands each tree over with its
+root's histogram, built by the round's first pass (``InPlaceLevels``): the round's K
+trees (a multiclass round's, a cross-validation's ``nfold * K``) one after the other,
+each on its own row of the per-row arrays and its own runs (they are independent once
+the round's gradients are computed). ``grow_levels`` then runs what the root's ``receive`` and every
 later level's pass and ``receive`` would run, with the same kernels, in the same order,
 on the same arrays:
 
@@ -57,10 +59,14 @@ class InPlaceLevels:
     need of the binning and of the round."""
 
     grower: object
-    root_hist: np.ndarray  # the roots' histograms of the round's first pass (slot 0)
+    root_hist: np.ndarray  # the roots' histograms of the round's first pass
     missing_code: int
     cell_width: int
     quant_scale: tuple = None  # (g step, h step) of a quantized round, else None
+    # the tree's place among the round's K trees: its row of the per-row (K, n_rows)
+    # arrays and of the runs; and its root's slot in ``root_hist``
+    tree: int = 0
+    root_slot: int = 0
 
 
 @dataclass
@@ -81,16 +87,18 @@ def grow_in_place(states, step):
     ``histogram.kernel_threads_of`` gives its block (as the level loop's passes over
     such partitions do: ``thread_passes.pass_on_native_threads``); the split search on
     ``native_threads.threads()``."""
-    grower = step.grower
-    nodes, mask, root_hist = grower.in_place_root(step.root_hist, step.quant_scale)
+    grower, k = step.grower, step.tree
+    nodes, mask, root_hist = grower.in_place_root(step.root_hist[step.root_slot:],
+                                                  step.quant_scale)
     mapper, p = grower.mapper, grower.params
     g_scale, h_scale = step.quant_scale if step.quant_scale is not None else (1.0, 1.0)
     codes = [single_block(state.codes) for state in states]
     pass_threads = np.array([kernel_threads_of(block) for block in codes], dtype=np.int64)
+    tree = slice(k, k + 1)  # (one row of a C-ordered (K, n_rows) array: C-ordered too)
     rows = _partition_arrays(
-        codes, [s.grad for s in states], [s.hess for s in states],
-        None if states[0].quantized is None else [s.quantized for s in states],
-        [_row_runs(s, nodes.ints.shape[0]) for s in states])
+        codes, [s.grad[tree] for s in states], [s.hess[tree] for s in states],
+        None if states[0].quantized is None else [s.quantized[tree] for s in states],
+        [_row_runs(s, nodes.ints.shape[0], k) for s in states])
     cells = [_cells(state, block, mapper) for state, block in zip(states, codes)]
     added, add_offsets = ((codes, mapper.cell_offsets) if any(c is None for c in cells)
                           else (cells, None))
@@ -127,13 +135,14 @@ def _cells(state, codes, mapper):
     return state.cells[1]
 
 
-def _row_runs(state, n_nodes):
-    """A partition's rows grouped by node (``row_partition``), as ``grow_levels`` takes
-    them, for a tree of ``n_nodes`` nodes at most: its state's ``RowRuns`` (there:
-    ``partition.grows_in_place``)."""
+def _row_runs(state, n_nodes, tree):
+    """A partition's rows grouped by node in the round's tree ``tree`` (``row_partition``),
+    as ``grow_levels`` takes them, for a tree of ``n_nodes`` nodes at most: from its
+    state's ``RowRuns`` (there: ``partition.grows_in_place``), live once the round's
+    trees are grown (``level_loop.grow_levels`` grows them all in place, or none)."""
     runs = row_runs_of(state)
     runs.live, runs.stale = True, False
-    return runs.arrays(n_nodes, native_threads.threads())
+    return runs.arrays(n_nodes, native_threads.threads(), tree)
 
 
 def _partition_arrays(codes, grad, hess, packed, runs):

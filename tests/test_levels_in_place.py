@@ -175,14 +175,66 @@ def test_several_small_partitions_grow_in_place(kind, n_partitions, rows, tmp_pa
     assert fit() == in_place
 
 
-def test_large_partitions_or_several_trees_take_the_level_passes(in_place_calls):
+def test_large_partitions_take_the_level_passes(in_place_calls):
     # two partitions of 40,000 rows: their passes run on the pool's runners
     X, y = _numeric(80_000)
     DaskBoostRegressor(n_estimators=2, max_depth=3).fit(
         da.from_array(X, chunks=(40_000, -1)), da.from_array(y, chunks=40_000))
-    X, y = _numeric(3000)
-    DaskBoostClassifier(**BASE).fit(X, np.digitize(y, [-1.0, 1.0]))  # three trees a round
     assert in_place_calls == []
+
+
+SEVERAL_TREES = {
+    "multiclass, float": dict(quantized_grad=False),
+    "multiclass, quantized": dict(quantized_grad=True),
+    "multiclass, sampled": dict(subsample=0.7, colsample_bytree=0.6),
+    "multiclass, categorical": dict(max_cat_to_onehot=4),
+}
+
+
+@pytest.mark.parametrize("case", list(SEVERAL_TREES))
+def test_rounds_of_several_trees_grow_each_tree_in_place(case, tmp_path, monkeypatch,
+                                                          in_place_calls):
+    # a round's K trees grow one after the other, each in one compiled call from its
+    # root's histogram (its row of the per-row arrays, its own runs): the same model as
+    # the level passes growing the K trees together
+    X, y = _categorical(3000) if case.endswith("categorical") else _numeric(3000, seed=6)
+    classes = np.digitize(y, np.quantile(y, [0.3, 0.7]))  # three trees a round
+
+    def fit():
+        model = DaskBoostClassifier(**BASE, **SEVERAL_TREES[case]).fit(X, classes)
+        return _saved(model, tmp_path, "model")
+
+    in_place = fit()
+    assert len(in_place_calls) == 3 * BASE["n_estimators"]
+    _level_passes_only(monkeypatch)
+    assert fit() == in_place
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+def test_cross_validation_grows_its_folds_trees_in_place(quantized, monkeypatch,
+                                                         in_place_calls):
+    # cv's nfold trees a round grow in place too: the same frame and folds' models
+    from daskboost import TrainingCallback, cv
+
+    class Keep(TrainingCallback):
+        def after_training(self, model):
+            self.models = [pack.bst.to_dict() for pack in model.cvfolds]
+            return model
+
+    X, y = _numeric(3000, seed=7, missing=0.05)
+
+    def run():
+        keep = Keep()
+        frame = cv(dict(BASE, quantized_grad=quantized), X, y, nfold=4,
+                   num_boost_round=BASE["n_estimators"], seed=2, callbacks=[keep])
+        return frame, keep.models
+
+    frame, models = run()
+    assert len(in_place_calls) == 4 * BASE["n_estimators"]
+    _level_passes_only(monkeypatch)
+    frame_passes, models_passes = run()
+    pd.testing.assert_frame_equal(frame, frame_passes, rtol=0, atol=0)
+    assert models == models_passes
 
 
 def test_a_partition_in_several_blocks_takes_the_level_passes(tmp_path, monkeypatch,
