@@ -12,9 +12,9 @@ kernel, ``runtime.Runtime.grows_in_place``), the loop hands each tree over with 
 root's histogram, built by the round's first pass (``InPlaceLevels``): the round's K
 trees (a multiclass round's, a cross-validation's ``nfold * K``) one after the other,
 each on its own row of the per-row arrays and its own runs (they are independent once
-the round's gradients are computed). ``grow_levels`` then runs what the root's ``receive`` and every
-later level's pass and ``receive`` would run, with the same kernels, in the same order,
-on the same arrays:
+the round's gradients are computed). ``grow_levels`` then runs what the root's
+``receive`` and every later level's pass and ``receive`` would run, with the same
+kernels, in the same order, on the same arrays:
 
 - the rows move under the last splits and the requested histograms are built,
   partition by partition, and added in the fixed order of ``reduction``.  Unlike the

@@ -724,11 +724,9 @@ def _start_round(state, step):
         state.margin, add_trees = ahead[1], False  # the same additions, made ahead
     runs = state.row_runs
     if add_trees and runs and runs.live and not in_blocks:
-        # the previous tree's rows are grouped by node: its leaves' values are added
+        # the previous round's rows are grouped by node: its leaves' values are added
         # node by node, and the node ids need not be brought up to the runs
-        codes = single_block(state.codes)
-        runs.add_leaf_values(codes, step.split_arrays(), step.missing_code, step.leaf_values,
-                             state.margin, step.cat_table, kernel_threads_of(codes))
+        _add_round_trees_from_runs(state, step, state.margin)
         add_trees = False
         old_positions = positions = state.positions  # (every row back at the root below)
     else:
@@ -808,6 +806,15 @@ def _add_round_trees(block, positions, step, margin, out):
                     step.leaf_values, margin, out, step.cat_table)
 
 
+def _add_round_trees_from_runs(state, step, margin):
+    """``margin +=`` the round's leaf values (``step``'s last splits and values), from
+    the rows' runs of a state held whole in memory (``RowRuns.add_leaf_values``)."""
+    codes = single_block(state.codes)
+    state.row_runs.add_leaf_values(codes, step.split_arrays(), step.missing_code,
+                                   step.leaf_values, margin, step.cat_table,
+                                   kernel_threads_of(codes))
+
+
 def margins_ahead(state, step):
     """The state's margins with the round's finished trees added, as a new array:
     ``step`` carries the round's last splits and leaf values, as the next round's first
@@ -822,10 +829,8 @@ def margins_ahead(state, step):
     if runs and runs.live and not isinstance(state.margin, RowColumn):
         # the rows grouped by node: the leaves' values added node by node (the same
         # sums: one addition a row and tree)
-        codes = single_block(state.codes)
         out = state.margin.copy()
-        runs.add_leaf_values(codes, step.split_arrays(), step.missing_code,
-                             step.leaf_values, out, step.cat_table, kernel_threads_of(codes))
+        _add_round_trees_from_runs(state, step, out)
         state.ahead = (step.round, out)
         return out
     margin, positions = whole(state.margin), whole(_node_ids(state))

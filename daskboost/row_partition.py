@@ -124,11 +124,9 @@ class RowRuns:
         same value added to each row), node by node."""
         for k in range(self.n_trees):
             tree = slice(k, k + 1)
-            split_feature, split_bin, default_left, _, _ = (s[tree] for s in splits)
-            sides = (None if cat_table is None else
-                     side_tables(split_feature, split_bin, default_left, missing_code,
-                                 cat_table))
             tree_splits = tuple(s[tree] for s in splits)
+            sides = (None if cat_table is None else
+                     side_tables(*tree_splits[:3], missing_code, cat_table))
             args = (codes, self.orders[k], self.begins[k], self.counts[k], tree_splits,
                     missing_code, sides, leaf_values[tree], margin[tree])
             if n_threads > 1:
