@@ -339,12 +339,23 @@ def find_splits(hists, node_sums, cell_offsets, feature_masks, reg_lambda, reg_a
     left_sums ((n_nodes, 2) float64), one entry per node.
     """
     gain, feature, bin_, default_left, left_sums = _new_results(hists.shape[0])
+    _search_nodes(hists, node_sums, cell_offsets, feature_masks, reg_lambda, reg_alpha,
+                  max_delta_step, min_child_weight, gamma, gain, feature, bin_,
+                  default_left, left_sums, 0, hists.shape[0])
+    return gain, feature, bin_, default_left, left_sums
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _search_nodes(hists, node_sums, cell_offsets, feature_masks, reg_lambda, reg_alpha,
+                  max_delta_step, min_child_weight, gamma, gain, feature, bin_,
+                  default_left, left_sums, first, stop):
+    """Nodes ``first..stop-1`` of ``find_splits`` (or of a thread of
+    ``find_splits_parallel``), with one work array for them all."""
     scratch = _scan_scratch(cell_offsets)
-    for i in range(hists.shape[0]):
+    for i in range(first, stop):
         _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split(
             hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
             reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma, scratch))
-    return gain, feature, bin_, default_left, left_sums
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", parallel=True)
@@ -357,12 +368,10 @@ def find_splits_parallel(hists, node_sums, cell_offsets, feature_masks, reg_lamb
     gain, feature, bin_, default_left, left_sums = _new_results(n_nodes)
     n_parts = min(n_parts, n_nodes)
     for part in numba.prange(n_parts):
-        scratch = _scan_scratch(cell_offsets)
         first, stop = part_range(part, n_parts, n_nodes)
-        for i in range(first, stop):
-            _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split(
-                hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
-                reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma, scratch))
+        _search_nodes(hists, node_sums, cell_offsets, feature_masks, reg_lambda, reg_alpha,
+                      max_delta_step, min_child_weight, gamma, gain, feature, bin_,
+                      default_left, left_sums, first, stop)
     return gain, feature, bin_, default_left, left_sums
 
 
@@ -813,13 +822,28 @@ def find_splits_categorical(hists, node_sums, cell_offsets, n_codes, feature_mas
     ((n_nodes, n_codes) bool; rows of numeric or no splits all False)."""
     gain, feature, bin_, default_left, left_sums = _new_results(hists.shape[0])
     right = np.zeros((hists.shape[0], n_codes), dtype=np.bool_)
-    scratch = _scan_scratch(cell_offsets)
-    for i in range(hists.shape[0]):
-        _store_result(gain, feature, bin_, default_left, left_sums, i, find_node_split_categorical(
-            hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1], feature_masks[i],
-            is_categorical, reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
-            max_cat_to_onehot, max_cat_threshold, right[i], scratch))
+    _search_nodes_categorical(hists, node_sums, cell_offsets, feature_masks, is_categorical,
+                              reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
+                              max_cat_to_onehot, max_cat_threshold, gain, feature, bin_,
+                              default_left, left_sums, right, 0, hists.shape[0])
     return gain, feature, bin_, default_left, left_sums, right
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _search_nodes_categorical(hists, node_sums, cell_offsets, feature_masks, is_categorical,
+                              reg_lambda, reg_alpha, max_delta_step, min_child_weight, gamma,
+                              max_cat_to_onehot, max_cat_threshold, gain, feature, bin_,
+                              default_left, left_sums, right, first, stop):
+    """Nodes ``first..stop-1`` of ``find_splits_categorical`` (or of a thread of
+    ``find_splits_categorical_parallel``), with one work array for them all."""
+    scratch = _scan_scratch(cell_offsets)
+    for i in range(first, stop):
+        _store_result(gain, feature, bin_, default_left, left_sums, i,
+                      find_node_split_categorical(
+                          hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1],
+                          feature_masks[i], is_categorical, reg_lambda, reg_alpha,
+                          max_delta_step, min_child_weight, gamma, max_cat_to_onehot,
+                          max_cat_threshold, right[i], scratch))
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", parallel=True)
@@ -834,15 +858,12 @@ def find_splits_categorical_parallel(hists, node_sums, cell_offsets, n_codes, fe
     right = np.zeros((n_nodes, n_codes), dtype=np.bool_)
     n_parts = min(n_parts, n_nodes)
     for part in numba.prange(n_parts):
-        scratch = _scan_scratch(cell_offsets)
         first, stop = part_range(part, n_parts, n_nodes)
-        for i in range(first, stop):
-            _store_result(gain, feature, bin_, default_left, left_sums, i,
-                          find_node_split_categorical(
-                              hists[i], cell_offsets, node_sums[i, 0], node_sums[i, 1],
-                              feature_masks[i], is_categorical, reg_lambda, reg_alpha,
-                              max_delta_step, min_child_weight, gamma, max_cat_to_onehot,
-                              max_cat_threshold, right[i], scratch))
+        _search_nodes_categorical(hists, node_sums, cell_offsets, feature_masks,
+                                  is_categorical, reg_lambda, reg_alpha, max_delta_step,
+                                  min_child_weight, gamma, max_cat_to_onehot,
+                                  max_cat_threshold, gain, feature, bin_, default_left,
+                                  left_sums, right, first, stop)
     return gain, feature, bin_, default_left, left_sums, right
 
 
