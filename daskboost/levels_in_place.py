@@ -141,8 +141,9 @@ def _row_runs(state, n_nodes, tree):
     state's ``RowRuns`` (there: ``partition.grows_in_place``), live once the round's
     trees are grown (``level_loop.grow_levels`` grows them all in place, or none)."""
     runs = row_runs_of(state)
+    arrays = runs.arrays(n_nodes, kernel_threads_of(single_block(state.codes)), tree)
     runs.live, runs.stale = True, False
-    return runs.arrays(n_nodes, native_threads.threads(), tree)
+    return arrays
 
 
 def _partition_arrays(codes, grad, hess, packed, runs):
@@ -170,8 +171,9 @@ def grow_levels(codes, grad, hess, packed, runs, added, add_offsets, g_scale,
     typed lists of several partitions' (``_partition_arrays``); each pass then builds
     every partition's histograms and adds them in the fixed order of ``reduction``, as
     the level loop's passes do (``_level_histograms``).  ``runs``: each partition's
-    (order, spare left, spare right, begin, count, chunk lefts) of ``row_partition``
-    (a tuple of typed lists for several); every row starts at the root, and the runs
+    (order, spare, begin, count) of ``row_partition``, its rows in as many shares as
+    its pass has threads (a tuple of typed lists for several partitions); every row
+    starts at the root, and the runs
     hold each row's node at the end (the caller marks the node ids stale).  ``added``,
     ``add_offsets``:
     what the histograms' additions read for each row and the cell offsets they take:
@@ -207,7 +209,7 @@ def grow_levels(codes, grad, hess, packed, runs, added, add_offsets, g_scale,
     # the types the level loop compiled it for
     lossguide = np.bool_(False)
     for p in range(_n_parts(codes)):
-        start_rows(_part(runs[0], p), _part(runs[3], p), _part(runs[4], p))
+        start_rows(_part(runs[0], p), _part(runs[2], p), _part(runs[3], p))
     while True:
         # ``TreeGrower.receive``: the siblings by subtraction, then the new nodes' splits
         n_built = built.shape[0]
@@ -288,8 +290,8 @@ def _level_histograms(codes, added, add_offsets, grad, hess, packed, runs, split
         stack[top] = 0
         _partition_pass(_part(codes, p), _part(added, p), add_offsets, width,
                         _part(grad, p), _part(hess, p), _part(packed, p), _part(runs[0], p),
-                        _part(runs[1], p), _part(runs[2], p), _part(runs[3], p),
-                        _part(runs[4], p), _part(runs[5], p), splits, missing_code,
+                        _part(runs[1], p), _part(runs[2], p), _part(runs[3], p), splits,
+                        missing_code,
                         node_to_slot, table, cat_marker, stack[top], pass_threads[p])
         covered[top] = 1
         top += 1
@@ -313,18 +315,16 @@ def _add_into(left, right):
 
 
 @numba.njit(nogil=True, cache=True)
-def _partition_pass(codes, added, add_offsets, width, grad, hess, packed, order, spare_left,
-                    spare_right, begin, count, chunk_lefts, splits, missing_code,
-                    node_to_slot, table, cat_marker, hist, n_threads):
+def _partition_pass(codes, added, add_offsets, width, grad, hess, packed, order, spare,
+                    begin, count, splits, missing_code, node_to_slot, table, cat_marker,
+                    hist, n_threads):
     """One partition's level pass into ``hist``; ``cat_marker`` None: a model without
     categorical features (the row moves get no table, and numba compiles the category
     test away)."""
     if cat_marker is None:
-        split_rows(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
-                   missing_code, None, n_threads)
+        split_rows(codes, order, spare, begin, count, splits, missing_code, None, n_threads)
     else:
-        split_rows(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
-                   missing_code, table, n_threads)
+        split_rows(codes, order, spare, begin, count, splits, missing_code, table, n_threads)
     node_histograms(added, grad, hess, packed, order, begin, count, node_to_slot, hist,
                     add_offsets, width, n_threads)
 

@@ -13,7 +13,17 @@ count[node]]`` in increasing row order:
 - a built node's histogram adds the rows of its run alone (``node_histograms``).
 
 Each histogram cell then gets the same rows in the same order as from the level pass,
-so the same sums, bit for bit.  The next round's first pass adds the tree's leaf values
+so the same sums, bit for bit.
+
+On native threads the rows are held in shares: share ``s`` of ``n`` is the rows
+``part_range(s, n, n_rows)``, kept in ``order``'s same place, and each node has a run
+in each share (``begin[s, node]``, ``count[s, node]``).  A level's moves then run one
+share a thread, each in place, with no hand-over between the threads; a node's rows in
+row order are its runs share after share, which is how the histograms and the leaf
+values read them.  (The node's one run split in chunks between the threads, each chunk
+moved to spares and copied back, took 1.45x the time of the shares on a diamonds-sized
+replay, two threads: ``benchmarks/RESULTS.md``.)  Without native threads there is one
+share.  The next round's first pass adds the tree's leaf values
 from the runs (``RowRuns.add_leaf_values``); each row's node id (``positions``) is
 written from them only when something reads it (``write_positions``).
 
@@ -37,18 +47,18 @@ from .histogram import (_add_packed_row_features, _add_row_features, goes_left, 
 
 def run_row_bytes(n_trees):
     """Bytes a row's runs take for a round of ``n_trees`` trees: its index in each tree's
-    ``order`` and in the two spares, which the trees share."""
-    return 4 * n_trees + 8
+    ``order`` and in the spare, which the trees share."""
+    return 4 * n_trees + 4
 
 
 class RowRuns:
     """A partition's rows grouped by node in each tree of a round (K trees: a
     multiclass round's, or a cross-validation's ``nfold * K``), kept in its state
     between the passes of a round (``PartitionState.row_runs``): per tree, ``order``
-    (n_rows) and each node's run, ``begin``/``count`` (room for as many nodes as asked
-    so far); the two spares (n_rows each) are scratch, shared by the trees (their
-    level passes run one after the other).  Tree ``k``'s kernels take row ``k:k+1`` of
-    the round's (K, ...) arrays: one tree's arrays, as for K = 1.
+    (n_rows) and each node's run in each share, ``begin``/``count`` (n_shares, room
+    for as many nodes as asked so far); the spare (n_rows) is scratch, shared by the
+    trees (their level passes run one after the other).  Tree ``k``'s kernels take row
+    ``k:k+1`` of the round's (K, ...) arrays: one tree's arrays, as for K = 1.
 
     ``live``: the runs hold the rows' nodes of the trees being grown (a round's first
     pass puts every row back at the root: not live until the next level pass starts
@@ -57,36 +67,39 @@ class RowRuns:
 
     def __init__(self, n_rows, n_trees=1):
         self.orders = [np.empty(n_rows, dtype=np.int32) for _ in range(n_trees)]
-        self.spare_left, self.spare_right = (np.empty(n_rows, dtype=np.int32)
-                                             for _ in range(2))
-        self.begins = [np.zeros(0, dtype=np.int64) for _ in range(n_trees)]
-        self.counts = [np.zeros(0, dtype=np.int64) for _ in range(n_trees)]
+        self.spare = np.empty(n_rows, dtype=np.int32)
+        self.begins = [np.zeros((1, 0), dtype=np.int64) for _ in range(n_trees)]
+        self.counts = [np.zeros((1, 0), dtype=np.int64) for _ in range(n_trees)]
+        self.n_shares = 1
         self.live = False
         self.stale = False
 
     @property
     def n_rows(self):
-        return self.spare_left.shape[0]
+        return self.spare.shape[0]
 
     @property
     def n_trees(self):
         return len(self.orders)
 
     def arrays(self, n_nodes, n_threads, tree=0):
-        """Tree ``tree``'s ``(order, spare left, spare right, begin, count, chunk
-        lefts)`` as the kernels take them, with room for ``n_nodes`` nodes (a node's
-        run kept where the room grows) and ``n_threads`` threads."""
+        """Tree ``tree``'s ``(order, spare, begin, count)`` as the kernels take them,
+        with room for ``n_nodes`` nodes (a node's runs kept where the room grows).  Runs
+        not live yet (about to start: ``start_rows``) take ``n_threads`` shares; while
+        they are live every tree keeps that number."""
+        if not self.live:
+            self.n_shares = max(1, n_threads)
+        n_shares = self.n_shares
         begin, count = self.begins[tree], self.counts[tree]
-        if begin.shape[0] < n_nodes:
-            room = max(n_nodes, 2 * begin.shape[0])
-            self.begins[tree], self.counts[tree] = np.zeros(room, np.int64), np.zeros(
-                room, np.int64)
-            self.begins[tree][:begin.shape[0]] = begin
-            self.counts[tree][:count.shape[0]] = count
+        if begin.shape[1] < n_nodes or begin.shape[0] != n_shares:
+            room = max(n_nodes, 2 * begin.shape[1])
+            self.begins[tree] = np.zeros((n_shares, room), np.int64)
+            self.counts[tree] = np.zeros((n_shares, room), np.int64)
+            if begin.shape[0] == n_shares:
+                self.begins[tree][:, :begin.shape[1]] = begin
+                self.counts[tree][:, :count.shape[1]] = count
             begin, count = self.begins[tree], self.counts[tree]
-        chunk_lefts = np.empty((begin.shape[0], n_threads), dtype=np.int64)
-        return (self.orders[tree], self.spare_left, self.spare_right, begin, count,
-                chunk_lefts)
+        return self.orders[tree], self.spare, begin, count
 
     def level_pass(self, codes, grad, hess, packed, splits, missing_code, node_to_slot,
                    cat_table, hist, cell_offsets, width, n_threads):
@@ -99,11 +112,11 @@ class RowRuns:
             runs = self.arrays(n_nodes, n_threads, k)
             tree = slice(k, k + 1)
             if not self.live:
-                start_rows(runs[0], runs[3], runs[4])
+                start_rows(runs[0], runs[2], runs[3])
             split_rows(codes, *runs, tuple(s[tree] for s in splits), missing_code,
                        cat_table, n_threads)
             _node_histograms(codes, _rows_of(grad, tree), _rows_of(hess, tree),
-                             _rows_of(packed, tree), runs[0], runs[3], runs[4],
+                             _rows_of(packed, tree), runs[0], runs[2], runs[3],
                              node_to_slot[tree], hist, cell_offsets, width, n_threads)
         self.live = True
         self.stale = True
@@ -121,7 +134,7 @@ class RowRuns:
         """``margin += `` each row's leaf value in every tree, the trees finished under
         their last ``splits`` ((K, n_nodes) arrays, not applied to the runs yet) with
         ``leaf_values`` (K, n_nodes): ``histogram.add_leaf_values`` from the runs (the
-        same value added to each row), node by node."""
+        same value added to each row), node by node, one share a thread."""
         for k in range(self.n_trees):
             tree = slice(k, k + 1)
             tree_splits = tuple(s[tree] for s in splits)
@@ -129,10 +142,11 @@ class RowRuns:
                      side_tables(*tree_splits[:3], missing_code, cat_table))
             args = (codes, self.orders[k], self.begins[k], self.counts[k], tree_splits,
                     missing_code, sides, leaf_values[tree], margin[tree])
-            if n_threads > 1:
-                _add_leaf_values_parallel(*args, n_threads)
+            if n_threads > 1 and self.begins[k].shape[0] > 1:
+                _add_leaf_values_parallel(*args)
             else:
-                _add_leaf_values(*args, 0, 1)
+                for share in range(self.begins[k].shape[0]):
+                    _add_leaf_values(*args, share)
 
 
 def _rows_of(array, rows):
@@ -150,67 +164,75 @@ def _node_histograms(codes, grad, hess, packed, order, begin, count, node_to_slo
 
 @numba.njit(nogil=True, cache=True)
 def start_rows(order, begin, count):
-    """Every row at the root (node 0), in row order; no other node has rows yet."""
+    """Every row at the root (node 0), in row order, each share's rows (``begin``,
+    ``count``: (n_shares, n_nodes)) in its place; no other node has rows yet."""
     for i in range(order.shape[0]):
         order[i] = i
     begin[:] = 0
     count[:] = 0
-    count[0] = order.shape[0]
+    n_shares = begin.shape[0]
+    for share in range(n_shares):
+        first, stop = part_range(share, n_shares, order.shape[0])
+        begin[share, 0] = first
+        count[share, 0] = stop - first
 
 
 @numba.njit(nogil=True, cache=True)
-def split_rows(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
-               missing_code, cat_table, n_threads):
+def split_rows(codes, order, spare, begin, count, splits, missing_code, cat_table,
+               n_threads):
     """Move each node with a split in ``splits`` ((1, n_nodes) arrays, as the level
-    passes take them) into its children's runs: the rows going left first, then those
-    going right, each in row order (``goes_left``'s decision, so the same rows as the
-    level pass moves).  The split node keeps no rows (count 0).  ``spare_left``,
-    ``spare_right``: (n_rows,) scratch; ``chunk_lefts``: (n_nodes or more, n_threads)
-    scratch; ``cat_table``: None for a model without categorical features.
+    passes take them) into its children's runs, in each share: the rows going left
+    first, then those going right, each in row order (``goes_left``'s decision, so the
+    same rows as the level pass moves).  The split node keeps no rows (count 0).
+    ``spare``: (n_rows,) scratch; ``cat_table``: None for a model without categorical
+    features.  On ``n_threads`` > 1, one share a thread.
 
     A model with categorical features reads each row's side from its node's side table
     (``side_tables``): one load where ``goes_left`` is several tests and, at a
     categorical split, a load from the category table after the code's."""
-    split_feature, split_bin, default_left, left_child, right_child = splits
     # (``sides`` None or an array by the argument's type, as numba compiles each case)
     if cat_table is None:
-        _split_runs(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
-                    missing_code, None, n_threads)
+        _split_shares(codes, order, spare, begin, count, splits, missing_code, None,
+                      n_threads)
     else:
-        sides = side_tables(split_feature, split_bin, default_left, missing_code, cat_table)
-        _split_runs(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
-                    missing_code, sides, n_threads)
-    for node in range(split_feature.shape[1]):
-        if split_feature[0, node] < 0:
-            continue
-        n_left = 0
-        for t in range(n_threads):
-            n_left += chunk_lefts[node, t]
-        left, right = left_child[0, node], right_child[0, node]
-        begin[left], count[left] = begin[node], n_left
-        begin[right], count[right] = begin[node] + n_left, count[node] - n_left
-        count[node] = 0
+        sides = side_tables(splits[0], splits[1], splits[2], missing_code, cat_table)
+        _split_shares(codes, order, spare, begin, count, splits, missing_code, sides,
+                      n_threads)
 
 
 @numba.njit(nogil=True, cache=True)
-def _split_runs(codes, order, spare_left, spare_right, begin, count, chunk_lefts, splits,
-                missing_code, sides, n_threads):
-    """``split_rows``' moves: each split node's rows into its lefts then its rights,
-    ``chunk_lefts[node, t]`` the lefts of thread ``t``'s chunk."""
-    split_feature = splits[0]
-    if n_threads > 1:
-        # each thread splits its chunk of every node's run into the spares, then copies
-        # its lefts and rights to their places (the lefts of chunk 0, of chunk 1, ...)
-        _split_chunks_parallel(codes, order, spare_left, spare_right, begin, count,
-                               chunk_lefts, splits, missing_code, sides, n_threads)
-        _place_chunks_parallel(order, spare_left, spare_right, begin, count, chunk_lefts,
-                               split_feature, n_threads)
+def _split_shares(codes, order, spare, begin, count, splits, missing_code, sides,
+                  n_threads):
+    if n_threads > 1 and begin.shape[0] > 1:
+        _split_shares_parallel(codes, order, spare, begin, count, splits, missing_code,
+                               sides)
     else:
-        for node in range(split_feature.shape[1]):
-            if split_feature[0, node] >= 0:
-                chunk_lefts[node, 0] = _split_run_in_place(
-                    codes, order, spare_right, begin[node], count[node], node, splits,
-                    missing_code, sides)
+        for share in range(begin.shape[0]):
+            _split_share(codes, order, spare, begin, count, splits, missing_code, sides,
+                         share)
+
+
+@numba.njit(nogil=True, cache=True, parallel=True)
+def _split_shares_parallel(codes, order, spare, begin, count, splits, missing_code, sides):
+    for share in numba.prange(begin.shape[0]):
+        _split_share(codes, order, spare, begin, count, splits, missing_code, sides, share)
+
+
+@numba.njit(nogil=True, cache=True)
+def _split_share(codes, order, spare, begin, count, splits, missing_code, sides, share):
+    """``split_rows`` in one share: each split node's run there, in place (its rights
+    waiting in the share's part of ``spare``), then its children's runs."""
+    split_feature, _, _, left_child, right_child = splits
+    for node in range(split_feature.shape[1]):
+        if split_feature[0, node] < 0:
+            continue
+        first, n = begin[share, node], count[share, node]
+        n_left = _split_run_in_place(codes, order, spare[first:], first, n, node, splits,
+                                     missing_code, sides)
+        left, right = left_child[0, node], right_child[0, node]
+        begin[share, left], count[share, left] = first, n_left
+        begin[share, right], count[share, right] = first + n_left, n - n_left
+        count[share, node] = 0
 
 
 @numba.njit(nogil=True, cache=True)
@@ -273,77 +295,6 @@ def _split_run_in_place(codes, order, spare, first, n, node, splits, missing_cod
     return n_left
 
 
-@numba.njit(nogil=True, cache=True, parallel=True)
-def _split_chunks_parallel(codes, order, spare_left, spare_right, begin, count, chunk_lefts,
-                           splits, missing_code, sides, n_threads):
-    for t in numba.prange(n_threads):
-        _split_chunks(codes, order, spare_left, spare_right, begin, count, chunk_lefts,
-                      splits, missing_code, sides, t, n_threads)
-
-
-@numba.njit(nogil=True, cache=True)
-def _split_chunks(codes, order, spare_left, spare_right, begin, count, chunk_lefts,
-                  splits, missing_code, sides, t, n_threads):
-    """Thread ``t``'s chunk of every split node's run: its lefts to ``spare_left``, its
-    rights to ``spare_right``, both from the chunk's own start (``chunk_lefts[node,
-    t]``: how many went left)."""
-    split_feature = splits[0]
-    for node in range(split_feature.shape[1]):
-        feature = split_feature[0, node]
-        if feature < 0:
-            continue
-        first, stop = part_range(t, n_threads, count[node])
-        first += begin[node]
-        stop += begin[node]
-        uf = np.uint64(feature)
-        side, s, d = node_sides(sides, node), splits[1][0, node], splits[2][0, node]
-        n_left = 0
-        n_right = 0
-        for k in range(first, stop):
-            i = order[k]
-            left = np.int64(row_goes_left(codes[np.uint64(i), uf], side, s, d, missing_code))
-            spare_left[first + n_left] = i
-            spare_right[first + n_right] = i
-            n_left += left
-            n_right += 1 - left
-        chunk_lefts[node, t] = n_left
-
-
-@numba.njit(nogil=True, cache=True, parallel=True)
-def _place_chunks_parallel(order, spare_left, spare_right, begin, count, chunk_lefts,
-                           split_feature, n_threads):
-    for t in numba.prange(n_threads):
-        _place_chunks(order, spare_left, spare_right, begin, count, chunk_lefts,
-                      split_feature, t, n_threads)
-
-
-@numba.njit(nogil=True, cache=True)
-def _place_chunks(order, spare_left, spare_right, begin, count, chunk_lefts, split_feature,
-                  t, n_threads):
-    """Thread ``t`` copies its chunks' lefts and rights (``_split_chunks``) to their
-    places in each split node's run: after the lefts, or the rights, of the chunks
-    before it."""
-    for node in range(split_feature.shape[1]):
-        if split_feature[0, node] < 0:
-            continue
-        chunk_first, chunk_stop = part_range(t, n_threads, count[node])
-        lefts_before = 0
-        all_lefts = 0
-        for u in range(n_threads):
-            all_lefts += chunk_lefts[node, u]
-            if u < t:
-                lefts_before += chunk_lefts[node, u]
-        n_left = chunk_lefts[node, t]
-        n_right = chunk_stop - chunk_first - n_left
-        read_from = begin[node] + chunk_first
-        left_to = begin[node] + lefts_before
-        right_to = begin[node] + all_lefts + (chunk_first - lefts_before)
-        for j in range(n_left):
-            order[left_to + j] = spare_left[read_from + j]
-        for j in range(n_right):
-            order[right_to + j] = spare_right[read_from + j]
-
-
 def node_histograms(codes, grad, hess, packed, order, begin, count, node_to_slot, hist,
                     cell_offsets, width, n_threads):
     """Each built node's histogram (``node_to_slot[0, node]`` >= 0, into that slot of
@@ -401,13 +352,15 @@ def _float_node_histograms(codes, grad, hess, order, begin, count, node_to_slot,
         if slot < 0:
             continue
         row_hist = flat[np.uint64(slot)]
-        for k in range(begin[node], begin[node] + count[node]):
-            i = np.uint64(order[k])
-            g = np.float64(grad[0, i])
-            h = np.float64(hess[0, i])
-            if g == 0.0 and h == 0.0:
-                continue
-            _add_row_features(row_hist, codes, i, first, stop, g, h, cell_offsets, width)
+        for share in range(begin.shape[0]):  # (the node's rows in row order)
+            for k in range(begin[share, node], begin[share, node] + count[share, node]):
+                i = np.uint64(order[k])
+                g = np.float64(grad[0, i])
+                h = np.float64(hess[0, i])
+                if g == 0.0 and h == 0.0:
+                    continue
+                _add_row_features(row_hist, codes, i, first, stop, g, h, cell_offsets,
+                                  width)
 
 
 @numba.njit(nogil=True, cache=True, parallel=True)
@@ -429,37 +382,37 @@ def _packed_node_histograms(codes, packed, order, begin, count, node_to_slot, hi
         if slot < 0:
             continue
         row_hist = hist[np.uint64(slot)]
-        for k in range(begin[node], begin[node] + count[node]):
-            i = np.uint64(order[k])
-            v = packed[0, i]
-            if v == 0:
-                continue
-            _add_packed_row_features(row_hist, codes, i, first, stop,
-                                     wide_packed(v, row_bits), cell_offsets, width)
+        for share in range(begin.shape[0]):  # (the node's rows in row order)
+            for k in range(begin[share, node], begin[share, node] + count[share, node]):
+                i = np.uint64(order[k])
+                v = packed[0, i]
+                if v == 0:
+                    continue
+                _add_packed_row_features(row_hist, codes, i, first, stop,
+                                         wide_packed(v, row_bits), cell_offsets, width)
 
 
 @numba.njit(nogil=True, cache=True, parallel=True)
 def _add_leaf_values_parallel(codes, order, begin, count, splits, missing_code, sides,
-                              leaf_values, margin, n_threads):
-    for t in numba.prange(n_threads):
+                              leaf_values, margin):
+    for share in numba.prange(begin.shape[0]):
         _add_leaf_values(codes, order, begin, count, splits, missing_code, sides,
-                         leaf_values, margin, t, n_threads)
+                         leaf_values, margin, share)
 
 
 @numba.njit(nogil=True, cache=True)
 def _add_leaf_values(codes, order, begin, count, splits, missing_code, sides, leaf_values,
-                     margin, t, n_threads):
-    """Thread ``t``'s chunk of every node's run (``RowRuns.add_leaf_values``): a node
-    split by the last ``splits`` sends each row to a child (``row_goes_left``), whose
-    value it adds; any other node adds its own value to its rows.  By node, the node's
-    split and values are read once (row by row, a categorical and a numeric split
-    alternated at random: 3.5 ns a diamonds row, 2 threads)."""
+                     margin, share):
+    """Share ``share``'s runs of ``RowRuns.add_leaf_values``: a node split by the last
+    ``splits`` sends each row to a child (``row_goes_left``), whose value it adds; any
+    other node adds its own value to its rows.  By node, the node's split and values are
+    read once (row by row, a categorical and a numeric split alternated at random: 3.5
+    ns a diamonds row, 2 threads)."""
     split_feature, _, _, left_child, right_child = splits
-    n_nodes = min(count.shape[0], split_feature.shape[1])
+    n_nodes = min(count.shape[1], split_feature.shape[1])
     for node in range(n_nodes):
-        first, stop = part_range(t, n_threads, count[node])
-        first += begin[node]
-        stop += begin[node]
+        first = begin[share, node]
+        stop = first + count[share, node]
         feature = split_feature[0, node]
         if feature < 0:
             value = leaf_values[0, node]
@@ -481,6 +434,7 @@ def _add_leaf_values(codes, order, begin, count, splits, missing_code, sides, le
 def write_positions(order, begin, count, positions):
     """Each row's node id, ``positions[0, row]``, from the runs of the nodes holding
     rows."""
-    for node in range(count.shape[0]):
-        for k in range(begin[node], begin[node] + count[node]):
-            positions[0, np.uint64(order[k])] = node
+    for share in range(count.shape[0]):
+        for node in range(count.shape[1]):
+            for k in range(begin[share, node], begin[share, node] + count[share, node]):
+                positions[0, np.uint64(order[k])] = node

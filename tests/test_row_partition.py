@@ -12,7 +12,7 @@ import pytest
 
 from daskboost import (DaskBoostClassifier, DaskBoostRegressor, TrainingCallback, cv,
                        native_threads, partition, runtime)
-from daskboost.histogram import level_pass, new_histograms
+from daskboost.histogram import level_pass, new_histograms, part_range
 from daskboost.row_partition import node_histograms, split_rows, start_rows, write_positions
 
 N_FEATURES, MISSING = 4, 15
@@ -53,30 +53,39 @@ def _level_splits(rng, nodes, n_nodes, categorical=False):
     return (feature, bins, default_left, left, right), total, table
 
 
-def _runs(n_rows, n_nodes, n_threads):
-    order, spare_left, spare_right = (np.empty(n_rows, np.int32) for _ in range(3))
-    begin, count = np.empty(n_nodes, np.int64), np.empty(n_nodes, np.int64)
+def _runs(n_rows, n_nodes, n_shares):
+    order, spare = np.empty(n_rows, np.int32), np.empty(n_rows, np.int32)
+    begin, count = (np.empty((n_shares, n_nodes), np.int64) for _ in range(2))
     start_rows(order, begin, count)
-    return order, spare_left, spare_right, begin, count, np.empty((n_nodes, n_threads), np.int64)
+    return order, spare, begin, count
+
+
+def _node_rows(order, begin, count, node):
+    """A node's rows: its runs, share after share."""
+    return np.concatenate([order[begin[s, node]:begin[s, node] + count[s, node]]
+                           for s in range(begin.shape[0])])
 
 
 @pytest.mark.parametrize("categorical", [False, True])
 @pytest.mark.parametrize("n_rows", [1, 5, 3000])
-@pytest.mark.parametrize("n_threads", [1, 2, 3])
-def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads, categorical):
+@pytest.mark.parametrize("n_threads,n_shares", [(1, 1), (2, 2), (3, 3), (1, 3), (2, 3)])
+def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads, n_shares, categorical):
     """Five levels of random splits (missing values, bin -1, unsplit nodes, empty
-    chunks; category sets, whose moves read side tables): each run is the rows whose
-    moved node id is that node, ascending; the histograms from the runs equal the level
-    pass's; the ids written at the end equal the moves'."""
+    shares; category sets, whose moves read side tables): each node's runs, share after
+    share, are the rows whose moved node id is that node, ascending, each share's within
+    its own rows; the histograms from the runs equal the level pass's; the ids written
+    at the end equal the moves'.  Shares moved on as many threads, or on fewer."""
     rng = np.random.default_rng(n_rows + 7 * n_threads + 100 * categorical)
     codes = rng.integers(0, 16, (n_rows, N_FEATURES)).astype(np.uint8)
     codes[rng.random(codes.shape) < 0.1] = MISSING
-    grad = rng.normal(size=(1, n_rows)).astype(np.float32)
-    hess = rng.uniform(0.5, 1.5, (1, n_rows)).astype(np.float32)
+    # float64 (a weighted fit's): sums of them in another order differ in their bits
+    grad = rng.normal(size=(1, n_rows))
+    hess = rng.uniform(0.5, 1.5, (1, n_rows))
     grad[0, rng.random(n_rows) < 0.1] = 0  # rows left out (both 0): in no histogram
     hess[0, grad[0] == 0] = 0
     max_nodes = 2 ** 6
-    runs = _runs(n_rows, max_nodes, n_threads)
+    runs = _runs(n_rows, max_nodes, n_shares)
+    shares = [range(*part_range(share, n_shares, n_rows)) for share in range(n_shares)]
     positions = np.zeros((1, n_rows), np.int32)
     nodes, n_nodes = [0], 1
     for _ in range(5):
@@ -89,14 +98,21 @@ def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads, categorical):
         expected = new_histograms(len(children) // 2, CELL_OFFSETS)
         level_pass(codes, grad, hess, None, positions, positions, splits, MISSING,
                    node_to_slot, table, expected, CELL_OFFSETS, 0, 1)
-        split_rows(codes, *runs, splits, MISSING, table, n_threads)
-        order, _, _, begin, count, _ = runs
+        with native_threads.use(n_threads):
+            split_rows(codes, *runs, splits, MISSING, table, n_threads)
+        order, _, begin, count = runs
         for node in range(n_nodes):
             if splits[0][0, node] >= 0:
-                assert count[node] == 0  # a split node keeps no rows
+                assert (count[:, node] == 0).all()  # a split node keeps no rows
                 continue
-            run = order[begin[node]:begin[node] + count[node]]
-            assert np.array_equal(run, np.flatnonzero(positions[0] == node)), node
+            assert np.array_equal(_node_rows(order, begin, count, node),
+                                  np.flatnonzero(positions[0] == node)), node
+            for share, rows in enumerate(shares):  # each share's run: its own rows,
+                first, n = begin[share, node], count[share, node]  # in its own place
+                if n:
+                    assert rows.start <= first and first + n <= rows.stop
+                    assert ((order[first:first + n] >= rows.start)
+                            & (order[first:first + n] < rows.stop)).all()
         got = new_histograms(len(children) // 2, CELL_OFFSETS)
         with native_threads.use(n_threads):
             _node_histograms(codes, grad, hess, order, begin, count, node_to_slot, got,
@@ -104,7 +120,7 @@ def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads, categorical):
         assert np.array_equal(got, expected)
         nodes = children
     written = np.full((1, n_rows), -1, np.int32)
-    write_positions(runs[0], runs[3], runs[4], written)
+    write_positions(runs[0], runs[2], runs[3], written)
     assert np.array_equal(written, positions)
 
 
