@@ -43,12 +43,12 @@ from numba.typed import List
 
 from . import native_threads
 from .blockstore import StoredArray, single_block
-from .histogram import MAX_CELLS_OF, cells_of, kernel_threads_of
+from .histogram import MAX_CELLS_OF, cells_of, kernel_threads_of, part_range
 from .node_columns import G, H, decide_splits, split_arrays
 from .partition import row_runs_of
 from .quantize import float_sums
 from .row_partition import node_histograms, split_rows, start_rows
-from .splitting import find_splits_of
+from .splitting import NATIVE_MIN_SEARCH_CELLS, find_splits_of
 
 
 @dataclass
@@ -214,10 +214,6 @@ def grow_levels(codes, grad, hess, packed, runs, added, add_offsets, g_scale,
         # ``TreeGrower.receive``: the siblings by subtraction, then the new nodes' splits
         n_built = built.shape[0]
         derived = np.empty((derive.shape[0],) + hist.shape[1:], dtype=hist.dtype)
-        for j in range(derive.shape[0]):
-            parent = (last_built[parent_index[j]] if parent_source[j] == 0
-                      else last_derived[parent_index[j]])
-            _subtract(parent, hist[j], derived[j])
         order = np.concatenate((built, derive))
         n = order.shape[0]
         gain = np.empty(n)
@@ -237,12 +233,13 @@ def grow_levels(codes, grad, hess, packed, runs, added, add_offsets, g_scale,
         params = (cell_offsets, n_codes, is_categorical, reg_lambda, reg_alpha,
                   max_delta_step, min_child_weight, gamma, max_cat_to_onehot,
                   max_cat_threshold, search_threads)
-        if n_built > 0:  # the built stack, then the derived one
-            _search(float_sums(hist, g_scale, h_scale), sums, masks, 0, n_built,
-                    found, cat_marker, *params)
-        if n > n_built:
-            _search(float_sums(derived, g_scale, h_scale), sums, masks, n_built, n,
-                    found, cat_marker, *params)
+        stacks = (hist, derived, last_built, last_derived, parent_source, parent_index)
+        if search_threads > 1 and n > 1 and n * hist.shape[1] >= NATIVE_MIN_SEARCH_CELLS:
+            _derive_and_search_parallel(stacks, g_scale, h_scale, sums, masks, found,
+                                        cat_marker, params, min(search_threads, n))
+        else:
+            _derive_and_search(stacks, g_scale, h_scale, sums, masks, found, cat_marker,
+                               params, 0, n)
         (n_nodes, n_leaves, n_candidates, chosen, build, derive, parents, _) = decide_splits(
             ints, floats, candidate_ints, candidate_floats, right_sets, candidate_right_sets,
             order, gain, feature, bin_, dl, left_sums, found_sets, is_categorical, order,
@@ -374,6 +371,41 @@ def _locate(parents, built, derived_nodes):
                     source[j], index[j] = 1, k
                     break
     return source, index
+
+
+@numba.njit(nogil=True, cache=True, parallel=True)
+def _derive_and_search_parallel(stacks, g_scale, h_scale, sums, masks, found, cat_marker,
+                                params, n_parts):
+    """``_derive_and_search`` with the level's nodes in ``n_parts`` ranges, one a native
+    thread (each node's subtraction and search as on one thread: the same results)."""
+    n = stacks[0].shape[0] + stacks[1].shape[0]
+    for part in numba.prange(n_parts):
+        first, stop = part_range(part, n_parts, n)
+        _derive_and_search(stacks, g_scale, h_scale, sums, masks, found, cat_marker, params,
+                           first, stop)
+
+
+@numba.njit(nogil=True, cache=True)
+def _derive_and_search(stacks, g_scale, h_scale, sums, masks, found, cat_marker, params,
+                       first, stop):
+    """``TreeGrower.receive`` for the level's nodes ``first..stop-1`` (the built stack's
+    nodes, then the derived one's): each derived node's histogram by subtraction
+    (parent - its built sibling, the built node of the same place), then each node's
+    split search on one thread (``_search``), the results into ``found``."""
+    hist, derived, last_built, last_derived, parent_source, parent_index = stacks
+    n_built = hist.shape[0]
+    a, b = first, min(stop, n_built)
+    if a < b:
+        _search(float_sums(hist[a:b], g_scale, h_scale), sums, masks, a, b, found,
+                cat_marker, *params[:-1], 1)
+    a, b = max(first, n_built) - n_built, stop - n_built
+    if a < b:
+        for j in range(a, b):
+            parent = (last_built[parent_index[j]] if parent_source[j] == 0
+                      else last_derived[parent_index[j]])
+            _subtract(parent, hist[j], derived[j])
+        _search(float_sums(derived[a:b], g_scale, h_scale), sums, masks, n_built + a,
+                n_built + b, found, cat_marker, *params[:-1], 1)
 
 
 @numba.njit(nogil=True, cache=True)
