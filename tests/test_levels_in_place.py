@@ -4,6 +4,7 @@ as the level loop's passes; taken only where it applies."""
 
 import functools
 
+import dask
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
@@ -176,11 +177,17 @@ def test_several_small_partitions_grow_in_place(kind, n_partitions, rows, tmp_pa
 
 
 def test_large_partitions_take_the_level_passes(in_place_calls):
-    # two partitions of 40,000 rows: their passes run on the pool's runners
-    X, y = _numeric(80_000)
-    DaskBoostRegressor(n_estimators=2, max_depth=3).fit(
-        da.from_array(X, chunks=(40_000, -1)), da.from_array(y, chunks=40_000))
-    assert in_place_calls == []
+    # three partitions of 40,000 rows on two threads: their passes run on the pool's
+    # runners; two such partitions (no more than the threads) grow in place
+    X, y = _numeric(120_000)
+    with dask.config.set(num_workers=2):
+        DaskBoostRegressor(n_estimators=2, max_depth=3).fit(
+            da.from_array(X, chunks=(40_000, -1)), da.from_array(y, chunks=40_000))
+        assert in_place_calls == []
+        DaskBoostRegressor(n_estimators=2, max_depth=3).fit(
+            da.from_array(X[:80_000], chunks=(40_000, -1)),
+            da.from_array(y[:80_000], chunks=40_000))
+    assert in_place_calls == [2, 2]
 
 
 SEVERAL_TREES = {

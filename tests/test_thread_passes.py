@@ -142,8 +142,10 @@ def test_few_or_small_partitions_go_one_after_the_other_on_native_threads(pool):
     small = thread_passes.NATIVE_PASS_MAX_ROWS
     on_native = thread_passes.pass_on_native_threads
     assert on_native([Sized(10**7)], 2)  # fewer partitions than threads
+    assert on_native([Sized(10**7)] * 2, 2)  # as many
     assert on_native([Sized(small)] * 8, 2)  # small ones
-    assert not on_native([Sized(small + 1)] * 8, 2)  # large ones: the pool's runners
+    assert not on_native([Sized(small + 1)] * 3, 2)  # more large ones: the pool's runners
+    assert not on_native([Sized(small + 1)] * 8, 2)
     assert not on_native([1, 2, 3], 2)  # states that do not say their rows
     assert not on_native([Sized(10)] * 4, 1)  # one thread: the serial kernels
 
