@@ -98,7 +98,8 @@ def grow_in_place(states, step):
     rows = _partition_arrays(
         codes, [s.grad[tree] for s in states], [s.hess[tree] for s in states],
         None if states[0].quantized is None else [s.quantized[tree] for s in states],
-        [_row_runs(s, nodes.ints.shape[0], k) for s in states])
+        [_row_runs(s, nodes.ints.shape[0], k, int(n))
+         for s, n in zip(states, pass_threads)])
     cells = [_cells(state, block, mapper) for state, block in zip(states, codes)]
     added, add_offsets = ((codes, mapper.cell_offsets) if any(c is None for c in cells)
                           else (cells, None))
@@ -135,13 +136,14 @@ def _cells(state, codes, mapper):
     return state.cells[1]
 
 
-def _row_runs(state, n_nodes, tree):
+def _row_runs(state, n_nodes, tree, n_threads):
     """A partition's rows grouped by node in the round's tree ``tree`` (``row_partition``),
     as ``grow_levels`` takes them, for a tree of ``n_nodes`` nodes at most: from its
     state's ``RowRuns`` (there: ``partition.grows_in_place``), live once the round's
-    trees are grown (``level_loop.grow_levels`` grows them all in place, or none)."""
+    trees are grown (``level_loop.grow_levels`` grows them all in place, or none); in
+    as many shares as its pass has native threads, ``n_threads``."""
     runs = row_runs_of(state)
-    arrays = runs.arrays(n_nodes, kernel_threads_of(single_block(state.codes)), tree)
+    arrays = runs.arrays(n_nodes, n_threads, tree)
     runs.live, runs.stale = True, False
     return arrays
 
@@ -232,7 +234,7 @@ def grow_levels(codes, grad, hess, packed, runs, added, add_offsets, g_scale,
         found = (gain, feature, bin_, dl, left_sums, found_sets)
         params = (cell_offsets, n_codes, is_categorical, reg_lambda, reg_alpha,
                   max_delta_step, min_child_weight, gamma, max_cat_to_onehot,
-                  max_cat_threshold, search_threads)
+                  max_cat_threshold)
         stacks = (hist, derived, last_built, last_derived, parent_source, parent_index)
         if search_threads > 1 and n > 1 and n * hist.shape[1] >= NATIVE_MIN_SEARCH_CELLS:
             _derive_and_search_parallel(stacks, g_scale, h_scale, sums, masks, found,
@@ -397,7 +399,7 @@ def _derive_and_search(stacks, g_scale, h_scale, sums, masks, found, cat_marker,
     a, b = first, min(stop, n_built)
     if a < b:
         _search(float_sums(hist[a:b], g_scale, h_scale), sums, masks, a, b, found,
-                cat_marker, *params[:-1], 1)
+                cat_marker, *params, 1)
     a, b = max(first, n_built) - n_built, stop - n_built
     if a < b:
         for j in range(a, b):
@@ -405,7 +407,7 @@ def _derive_and_search(stacks, g_scale, h_scale, sums, masks, found, cat_marker,
                       else last_derived[parent_index[j]])
             _subtract(parent, hist[j], derived[j])
         _search(float_sums(derived[a:b], g_scale, h_scale), sums, masks, n_built + a,
-                n_built + b, found, cat_marker, *params[:-1], 1)
+                n_built + b, found, cat_marker, *params, 1)
 
 
 @numba.njit(nogil=True, cache=True)

@@ -13,7 +13,9 @@ count[node]]`` in increasing row order:
 - a built node's histogram adds the rows of its run alone (``node_histograms``).
 
 Each histogram cell then gets the same rows in the same order as from the level pass,
-so the same sums, bit for bit.
+so the same sums, bit for bit.  The next round's first pass adds the tree's leaf values
+from the runs (``RowRuns.add_leaf_values``); each row's node id (``positions``) is
+written from them only when something reads it (``write_positions``).
 
 On native threads the rows are held in shares: share ``s`` of ``n`` is the rows
 ``part_range(s, n, n_rows)``, kept in ``order``'s same place, and each node has a run
@@ -23,9 +25,7 @@ row order are its runs share after share, which is how the histograms and the le
 values read them.  (The node's one run split in chunks between the threads, each chunk
 moved to spares and copied back, took 1.45x the time of the shares on a diamonds-sized
 replay, two threads: ``benchmarks/RESULTS.md``.)  Without native threads there is one
-share.  The next round's first pass adds the tree's leaf values
-from the runs (``RowRuns.add_leaf_values``); each row's node id (``positions``) is
-written from them only when something reads it (``write_positions``).
+share.
 
 The level loop's passes over a partition held whole in memory keep the runs in its
 state from pass to pass (``RowRuns``), one set of runs per tree of the round (a
