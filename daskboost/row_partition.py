@@ -34,6 +34,11 @@ in one compiled call use the same arrays.
 
 On a captured diamonds fit's 500 level passes (2 threads) this took the passes' kernels
 from ~120 to ~90 ms (``benchmarks/RESULTS.md``).
+
+A sparse run (``sparse_run``: deep in the tree, its rows far apart) has each row's
+codes in a cache line of their own, in an order no hardware prefetcher follows; its
+moves and histograms ask for the codes of the row ``PREFETCH_DISTANCE`` places ahead
+(``prefetch``).
 """
 
 import numba
@@ -43,6 +48,7 @@ from numba.extending import overload
 
 from .histogram import (_add_packed_row_features, _add_row_features, goes_left, part_range,
                         wide_packed)
+from .prefetch import prefetch
 
 
 def run_row_bytes(n_trees):
@@ -272,6 +278,21 @@ def row_goes_left(code, side, split_bin, default_left, missing_code):
     return side[np.uint64(code)] != 0
 
 
+# how many places ahead in a sparse run a row's codes are prefetched, and how sparse a
+# run must be (rows of the run's span of row indices, at most one in this many)
+PREFETCH_DISTANCE = 16
+SPARSE_RUN_SPAN = 4
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def sparse_run(order, first, n):
+    """Whether the run ``order[first:first + n]`` (row indices in increasing order)
+    holds at most one row in ``SPARSE_RUN_SPAN`` of its span: its rows' codes are then
+    cache lines apart, which the kernels prefetch (``prefetch``)."""
+    return n > PREFETCH_DISTANCE and (np.int64(order[first + n - 1]) - np.int64(order[first])
+                                      > SPARSE_RUN_SPAN * n)
+
+
 @numba.njit(nogil=True, cache=True)
 def _split_run_in_place(codes, order, spare, first, n, node, splits, missing_code, sides):
     """One thread: the run ``order[first:first + n]`` of ``node`` becomes its lefts then
@@ -283,7 +304,10 @@ def _split_run_in_place(codes, order, spare, first, n, node, splits, missing_cod
     side, s, d = node_sides(sides, node), splits[1][0, node], splits[2][0, node]
     n_left = 0
     n_right = 0
+    ahead = first + n - PREFETCH_DISTANCE if sparse_run(order, first, n) else first
     for k in range(first, first + n):
+        if k < ahead:
+            prefetch(codes[order[k + PREFETCH_DISTANCE]], uf)
         i = order[k]
         left = np.int64(row_goes_left(codes[np.uint64(i), uf], side, s, d, missing_code))
         order[first + n_left] = i
@@ -353,7 +377,11 @@ def _float_node_histograms(codes, grad, hess, order, begin, count, node_to_slot,
             continue
         row_hist = flat[np.uint64(slot)]
         for share in range(begin.shape[0]):  # (the node's rows in row order)
-            for k in range(begin[share, node], begin[share, node] + count[share, node]):
+            start, n = begin[share, node], count[share, node]
+            ahead = start + n - PREFETCH_DISTANCE if sparse_run(order, start, n) else start
+            for k in range(start, start + n):
+                if k < ahead:
+                    prefetch(codes[order[k + PREFETCH_DISTANCE]], first)
                 i = np.uint64(order[k])
                 g = np.float64(grad[0, i])
                 h = np.float64(hess[0, i])
@@ -383,7 +411,11 @@ def _packed_node_histograms(codes, packed, order, begin, count, node_to_slot, hi
             continue
         row_hist = hist[np.uint64(slot)]
         for share in range(begin.shape[0]):  # (the node's rows in row order)
-            for k in range(begin[share, node], begin[share, node] + count[share, node]):
+            start, n = begin[share, node], count[share, node]
+            ahead = start + n - PREFETCH_DISTANCE if sparse_run(order, start, n) else start
+            for k in range(start, start + n):
+                if k < ahead:
+                    prefetch(codes[order[k + PREFETCH_DISTANCE]], first)
                 i = np.uint64(order[k])
                 v = packed[0, i]
                 if v == 0:
