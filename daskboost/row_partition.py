@@ -35,8 +35,8 @@ in one compiled call use the same arrays.
 On a captured diamonds fit's 500 level passes (2 threads) this took the passes' kernels
 from ~120 to ~90 ms (``benchmarks/RESULTS.md``).
 
-A sparse run (``sparse_run``: deep in the tree, its rows far apart) has each row's
-codes in a cache line of their own, in an order no hardware prefetcher follows; its
+A sparse run (``sparse_run``: deep in the tree, its rows far apart) of a partition
+whose codes outgrow a core's cache has each row's codes in a cache line of their own, in an order no hardware prefetcher follows; its
 moves and histograms ask for the codes of the row ``PREFETCH_DISTANCE`` places ahead
 (``prefetch``).
 """
@@ -278,19 +278,24 @@ def row_goes_left(code, side, split_bin, default_left, missing_code):
     return side[np.uint64(code)] != 0
 
 
-# how many places ahead in a sparse run a row's codes are prefetched, and how sparse a
-# run must be (rows of the run's span of row indices, at most one in this many)
+# how many places ahead in a sparse run a row's codes are prefetched; how sparse a run
+# must be (rows of the run's span of row indices, at most one in this many); and how
+# large the codes (below: they stay in a core's cache, 1 MB here, and asking for them
+# made diamonds' small fits ~8% slower)
 PREFETCH_DISTANCE = 16
 SPARSE_RUN_SPAN = 4
+PREFETCH_MIN_BYTES = 2 << 20
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def sparse_run(order, first, n):
-    """Whether the run ``order[first:first + n]`` (row indices in increasing order)
-    holds at most one row in ``SPARSE_RUN_SPAN`` of its span: its rows' codes are then
-    cache lines apart, which the kernels prefetch (``prefetch``)."""
-    return n > PREFETCH_DISTANCE and (np.int64(order[first + n - 1]) - np.int64(order[first])
-                                      > SPARSE_RUN_SPAN * n)
+def sparse_run(codes, order, first, n):
+    """Whether the kernels prefetch the codes of the run ``order[first:first + n]`` (row
+    indices in increasing order): codes of at least ``PREFETCH_MIN_BYTES``, and a run
+    holding at most one row in ``SPARSE_RUN_SPAN`` of its span, its rows' codes then
+    cache lines apart (``prefetch``)."""
+    return (codes.size * codes.itemsize >= PREFETCH_MIN_BYTES and n > PREFETCH_DISTANCE
+            and (np.int64(order[first + n - 1]) - np.int64(order[first])
+                 > SPARSE_RUN_SPAN * n))
 
 
 @numba.njit(nogil=True, cache=True)
@@ -304,7 +309,7 @@ def _split_run_in_place(codes, order, spare, first, n, node, splits, missing_cod
     side, s, d = node_sides(sides, node), splits[1][0, node], splits[2][0, node]
     n_left = 0
     n_right = 0
-    ahead = first + n - PREFETCH_DISTANCE if sparse_run(order, first, n) else first
+    ahead = first + n - PREFETCH_DISTANCE if sparse_run(codes, order, first, n) else first
     for k in range(first, first + n):
         if k < ahead:
             prefetch(codes[order[k + PREFETCH_DISTANCE]], uf)
@@ -378,7 +383,7 @@ def _float_node_histograms(codes, grad, hess, order, begin, count, node_to_slot,
         row_hist = flat[np.uint64(slot)]
         for share in range(begin.shape[0]):  # (the node's rows in row order)
             start, n = begin[share, node], count[share, node]
-            ahead = start + n - PREFETCH_DISTANCE if sparse_run(order, start, n) else start
+            ahead = start + n - PREFETCH_DISTANCE if sparse_run(codes, order, start, n) else start
             for k in range(start, start + n):
                 if k < ahead:
                     prefetch(codes[order[k + PREFETCH_DISTANCE]], first)
@@ -412,7 +417,7 @@ def _packed_node_histograms(codes, packed, order, begin, count, node_to_slot, hi
         row_hist = hist[np.uint64(slot)]
         for share in range(begin.shape[0]):  # (the node's rows in row order)
             start, n = begin[share, node], count[share, node]
-            ahead = start + n - PREFETCH_DISTANCE if sparse_run(order, start, n) else start
+            ahead = start + n - PREFETCH_DISTANCE if sparse_run(codes, order, start, n) else start
             for k in range(start, start + n):
                 if k < ahead:
                     prefetch(codes[order[k + PREFETCH_DISTANCE]], first)

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from daskboost.prefetch import prefetch
-from daskboost.row_partition import PREFETCH_DISTANCE, SPARSE_RUN_SPAN, sparse_run
+from daskboost.row_partition import (PREFETCH_DISTANCE, PREFETCH_MIN_BYTES, SPARSE_RUN_SPAN,
+                                     sparse_run)
 
 
 @numba.njit
@@ -45,9 +46,12 @@ def test_prefetch_takes_a_one_dimensional_array_and_an_integer():
         of_a_float_place(np.zeros(3))
 
 
-def _run(order, first=0, n=None):
+LARGE_CODES = np.zeros((PREFETCH_MIN_BYTES // 28 + 1, 28), np.uint8)
+
+
+def _run(order, first=0, n=None, codes=LARGE_CODES):
     order = np.asarray(order, dtype=np.int32)
-    return sparse_run.py_func(order, first, len(order) - first if n is None else n)
+    return sparse_run.py_func(codes, order, first, len(order) - first if n is None else n)
 
 
 def test_sparse_runs_are_long_and_hold_few_rows_of_their_span():
@@ -60,3 +64,11 @@ def test_sparse_runs_are_long_and_hold_few_rows_of_their_span():
     # a run inside the order: its own rows only
     order = np.concatenate([np.arange(n), np.arange(n) * 100 + n])
     assert not _run(order, 0, n) and _run(order, n, n)
+
+
+def test_codes_that_stay_in_a_cores_cache_are_not_prefetched():
+    sparse = np.arange(4 * PREFETCH_DISTANCE) * 1000
+    assert _run(sparse, codes=np.zeros((PREFETCH_MIN_BYTES // 2, 2), np.uint8))
+    assert not _run(sparse, codes=np.zeros((PREFETCH_MIN_BYTES // 2 - 1, 2), np.uint8))
+    # uint16 cells (``histogram.cells_of``) take twice the bytes
+    assert _run(sparse, codes=np.zeros((PREFETCH_MIN_BYTES // 4, 2), np.uint16))

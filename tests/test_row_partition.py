@@ -13,15 +13,17 @@ import pytest
 from daskboost import (DaskBoostClassifier, DaskBoostRegressor, TrainingCallback, cv,
                        native_threads, partition, runtime)
 from daskboost.histogram import level_pass, new_histograms, part_range
-from daskboost.row_partition import node_histograms, split_rows, start_rows, write_positions
+from daskboost.row_partition import (PREFETCH_MIN_BYTES, node_histograms, split_rows, start_rows,
+                                     write_positions)
 
 N_FEATURES, MISSING = 4, 15
 CELL_OFFSETS = np.arange(0, 17 * (N_FEATURES + 1), 17, dtype=np.int64)  # 16 bins + missing
 
 
 @numba.njit
-def _node_histograms(codes, grad, hess, order, begin, count, node_to_slot, hist, n_threads):
-    node_histograms(codes, grad, hess, None, order, begin, count, node_to_slot, hist,
+def _node_histograms(codes, grad, hess, packed, order, begin, count, node_to_slot, hist,
+                     n_threads):
+    node_histograms(codes, grad, hess, packed, order, begin, count, node_to_slot, hist,
                     CELL_OFFSETS, 0, n_threads)
 
 
@@ -75,6 +77,18 @@ def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads, n_shares, cat
     share, are the rows whose moved node id is that node, ascending, each share's within
     its own rows; the histograms from the runs equal the level pass's; the ids written
     at the end equal the moves'.  Shares moved on as many threads, or on fewer."""
+    _check_runs(n_rows, n_threads, n_shares, categorical)
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+@pytest.mark.parametrize("n_threads,n_shares", [(1, 1), (2, 2)])
+def test_runs_of_codes_beyond_a_cores_cache(n_threads, n_shares, quantized):
+    """The same with codes of ``PREFETCH_MIN_BYTES``, whose sparse runs the kernels
+    prefetch: the same runs, histograms (float and packed) and node ids."""
+    _check_runs(PREFETCH_MIN_BYTES // N_FEATURES, n_threads, n_shares, False, quantized)
+
+
+def _check_runs(n_rows, n_threads, n_shares, categorical, quantized=False):
     rng = np.random.default_rng(n_rows + 7 * n_threads + 100 * categorical)
     codes = rng.integers(0, 16, (n_rows, N_FEATURES)).astype(np.uint8)
     codes[rng.random(codes.shape) < 0.1] = MISSING
@@ -83,6 +97,12 @@ def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads, n_shares, cat
     hess = rng.uniform(0.5, 1.5, (1, n_rows))
     grad[0, rng.random(n_rows) < 0.1] = 0  # rows left out (both 0): in no histogram
     hess[0, grad[0] == 0] = 0
+    # packed quantized (g, h) of 16-bit halves (``quantize``), 0 where left out
+    packed = None
+    if quantized:
+        packed = (rng.integers(-2000, 2000, (1, n_rows)) * 65536
+                  + rng.integers(1, 100, (1, n_rows))).astype(np.int32)
+        packed[grad == 0] = 0
     max_nodes = 2 ** 6
     runs = _runs(n_rows, max_nodes, n_shares)
     shares = [range(*part_range(share, n_shares, n_rows)) for share in range(n_shares)]
@@ -95,8 +115,8 @@ def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads, n_shares, cat
         node_to_slot = np.full((1, n_nodes), -1, np.int32)
         for slot, node in enumerate(children[::2]):  # the left children built
             node_to_slot[0, node] = slot
-        expected = new_histograms(len(children) // 2, CELL_OFFSETS)
-        level_pass(codes, grad, hess, None, positions, positions, splits, MISSING,
+        expected = new_histograms(len(children) // 2, CELL_OFFSETS, quantized)
+        level_pass(codes, grad, hess, packed, positions, positions, splits, MISSING,
                    node_to_slot, table, expected, CELL_OFFSETS, 0, 1)
         with native_threads.use(n_threads):
             split_rows(codes, *runs, splits, MISSING, table, n_threads)
@@ -113,10 +133,10 @@ def test_runs_hold_each_nodes_rows_in_row_order(n_rows, n_threads, n_shares, cat
                     assert rows.start <= first and first + n <= rows.stop
                     assert ((order[first:first + n] >= rows.start)
                             & (order[first:first + n] < rows.stop)).all()
-        got = new_histograms(len(children) // 2, CELL_OFFSETS)
+        got = new_histograms(len(children) // 2, CELL_OFFSETS, quantized)
         with native_threads.use(n_threads):
-            _node_histograms(codes, grad, hess, order, begin, count, node_to_slot, got,
-                             n_threads)
+            _node_histograms(codes, grad, hess, packed, order, begin, count, node_to_slot,
+                             got, n_threads)
         assert np.array_equal(got, expected)
         nodes = children
     written = np.full((1, n_rows), -1, np.int32)
