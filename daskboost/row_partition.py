@@ -298,6 +298,14 @@ def sparse_run(codes, order, first, n):
                  > SPARSE_RUN_SPAN * n))
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def prefetch_stop(codes, order, first, n):
+    """Where a kernel visiting the run ``order[first:first + n]`` stops prefetching the
+    codes of the row ``PREFETCH_DISTANCE`` places ahead (``first``: it never starts,
+    the run not being ``sparse_run``)."""
+    return first + n - PREFETCH_DISTANCE if sparse_run(codes, order, first, n) else first
+
+
 @numba.njit(nogil=True, cache=True)
 def _split_run_in_place(codes, order, spare, first, n, node, splits, missing_code, sides):
     """One thread: the run ``order[first:first + n]`` of ``node`` becomes its lefts then
@@ -309,7 +317,7 @@ def _split_run_in_place(codes, order, spare, first, n, node, splits, missing_cod
     side, s, d = node_sides(sides, node), splits[1][0, node], splits[2][0, node]
     n_left = 0
     n_right = 0
-    ahead = first + n - PREFETCH_DISTANCE if sparse_run(codes, order, first, n) else first
+    ahead = prefetch_stop(codes, order, first, n)
     for k in range(first, first + n):
         if k < ahead:
             prefetch(codes[order[k + PREFETCH_DISTANCE]], uf)
@@ -383,7 +391,7 @@ def _float_node_histograms(codes, grad, hess, order, begin, count, node_to_slot,
         row_hist = flat[np.uint64(slot)]
         for share in range(begin.shape[0]):  # (the node's rows in row order)
             start, n = begin[share, node], count[share, node]
-            ahead = start + n - PREFETCH_DISTANCE if sparse_run(codes, order, start, n) else start
+            ahead = prefetch_stop(codes, order, start, n)
             for k in range(start, start + n):
                 if k < ahead:
                     prefetch(codes[order[k + PREFETCH_DISTANCE]], first)
@@ -417,7 +425,7 @@ def _packed_node_histograms(codes, packed, order, begin, count, node_to_slot, hi
         row_hist = hist[np.uint64(slot)]
         for share in range(begin.shape[0]):  # (the node's rows in row order)
             start, n = begin[share, node], count[share, node]
-            ahead = start + n - PREFETCH_DISTANCE if sparse_run(codes, order, start, n) else start
+            ahead = prefetch_stop(codes, order, start, n)
             for k in range(start, start + n):
                 if k < ahead:
                     prefetch(codes[order[k + PREFETCH_DISTANCE]], first)
