@@ -1,6 +1,7 @@
 """``prefetch(array, index)``: ask the CPU to bring the cache line of ``array[index]``
-(a 1-d array: a row's codes are ``codes[row]``) towards its caches, for compiled kernels (LLVM's ``llvm.prefetch``: a
-read, kept in every cache level).  A hint: it changes no value and never faults.
+(a 1-d array: a row's codes are ``codes[row]``) towards its caches, for compiled
+kernels (LLVM's ``llvm.prefetch``: a read, kept in every cache level).  A hint: it
+changes no value and never faults.
 
 The row kernels of ``row_partition`` read a node's rows through its run of row
 indices: in a sparse run (a small node deep in the tree) each row's codes are a cache

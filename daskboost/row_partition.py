@@ -36,9 +36,9 @@ On a captured diamonds fit's 500 level passes (2 threads) this took the passes' 
 from ~120 to ~90 ms (``benchmarks/RESULTS.md``).
 
 A sparse run (``sparse_run``: deep in the tree, its rows far apart) of a partition
-whose codes outgrow a core's cache has each row's codes in a cache line of their own, in an order no hardware prefetcher follows; its
-moves and histograms ask for the codes of the row ``PREFETCH_DISTANCE`` places ahead
-(``prefetch``).
+whose codes outgrow a core's cache has each row's codes in a cache line of their own,
+in an order no hardware prefetcher follows; its moves and histograms ask for the codes
+of the row ``PREFETCH_DISTANCE`` places ahead (``prefetch``).
 """
 
 import numba

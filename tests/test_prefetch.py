@@ -1,6 +1,7 @@
 """The prefetch hint of the row kernels (``daskboost.prefetch``) and when they use it
-(``row_partition.sparse_run``).  That it changes no sum is what the row-run tests
-check (``tests/test_row_partition.py``: their deeper levels' runs are sparse)."""
+(``row_partition.sparse_run``).  That the kernels asking for it move the same rows and
+add the same sums is checked in ``tests/test_row_partition.py``
+(``test_runs_of_codes_beyond_a_cores_cache``: codes large enough, deep runs sparse)."""
 
 import numba
 import numpy as np
