@@ -17,7 +17,8 @@ order; the client reports their mean and standard deviation (numpy's, ddof=0) ov
 the folds, as xgboost does.
 
 Folds are keyed on (seed, global row index) (``folds``), so they do not depend on the
-partitioning.  With the same bins, fold ``f``'s model is the model a fit on that
+partitioning; or the user gives them (``given_folds``), each binning task getting its
+partition's part.  With the same bins, fold ``f``'s model is the model a fit on that
 fold's training rows grows (``tests/test_cv.py``), row subsampling apart (it is keyed
 on global row indices, which differ).
 """
@@ -34,6 +35,7 @@ from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_
                           fold_leaf_residual_summaries, fold_partials, no_result,
                           rebuild_fold_partition, set_start_margins, take_label_scans)
 from .folds import FoldLayout, check_nfold
+from .given_folds import check_rows, fold_ids, partition_parts
 from .metrics import get_metric
 from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .params import integer_param, resolve_constraints, validate_params
@@ -61,8 +63,9 @@ class _FoldBoosting(_Boosting):
     rebuild_state = staticmethod(rebuild_fold_partition)
 
     def __init__(self, runtime, params, data, objective, mapper, metrics, classes, offsets,
-                 layout, fold_start, n_rows=0):
+                 layout, fold_start, n_rows=0, given_folds=None):
         self.layout = layout
+        self.given_folds = given_folds
         self.model_objective = objective
         self.fold_metrics = metrics
         size = sketch_size_for(params.max_bin)
@@ -84,6 +87,14 @@ class _FoldBoosting(_Boosting):
         in_fold_order = (bool(self.params.quantized_grad)
                          and self.objective.leaf_quantile is None)
         return super()._bin_args() + (self.layout, self._label_sketch, in_fold_order)
+
+    def _last_args(self, data, offsets, extra=()):
+        """``training._Boosting._last_args``, then the partition's part of the folds the
+        user gave (``cv(folds=...)``), or None: each task gets its own rows' folds.
+        (cv has no eval sets, whose states this would not fit.)"""
+        parts = self.given_folds or [None] * len(offsets)
+        return [args + (part,) for args, part in
+                zip(super()._last_args(data, offsets, extra), parts)]
 
     def _refit_leaves(self, growers, pending):
         """Adaptive leaves, each fold's from the residuals of the rows it trains on."""
@@ -156,9 +167,9 @@ class PackedBooster:
 
 # ---- the entry point ---------------------------------------------------------------------
 
-def cv(params, X, y, nfold=5, num_boost_round=None, metrics=None, early_stopping_rounds=None,
-       seed=0, stratified=False, shuffle=True, callbacks=None, sample_weight=None,
-       as_pandas=True, verbose_eval=None, show_stdv=True):
+def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
+       early_stopping_rounds=None, seed=0, stratified=False, shuffle=True, callbacks=None,
+       sample_weight=None, as_pandas=True, verbose_eval=None, show_stdv=True, folds=None):
     """Cross-validation: ``nfold`` models, each trained on all the rows but one fold's
     and evaluated on that fold, grown together in one pass over the data per level.
 
@@ -172,7 +183,8 @@ def cv(params, X, y, nfold=5, num_boost_round=None, metrics=None, early_stopping
         ``early_stopping_rounds`` stand for the arguments of the same meaning when
         those are not given; ``memory_budget``/``cache_dir`` apply as in a fit.
     X, y, sample_weight : as for ``fit`` (dask or in-memory collections).
-    nfold : number of folds, in [2, number of rows].
+    nfold : number of folds, in [2, number of rows] (default 5, or as many as ``folds``
+        gives).
     num_boost_round : rounds per model (default: ``params["n_estimators"]``, else 10).
     metrics : metric name(s); default ``params["eval_metric"]``, else the objective's.
     early_stopping_rounds : stop when the mean test value of the last metric has not
@@ -180,6 +192,12 @@ def cv(params, X, y, nfold=5, num_boost_round=None, metrics=None, early_stopping
     seed, shuffle : the folds (``folds.cv_folds`` gives them for in-memory data);
         ``params``' ``random_state`` keys the row and column sampling, as in a fit.
     stratified : each class spread evenly over the folds (classification only).
+    folds : the folds to use instead of dealing the rows: the fold of each row (integers
+        ``0 .. nfold - 1``; an array-like, pandas Series, or dask Series/Array aligned
+        with X, such as a column of its DataFrame), a list of xgboost's ``(train, test)``
+        index pairs, or a scikit-learn splitter (``split(X, y)``; in-memory X).  Each row
+        must be in exactly one fold's test rows, and a fold trains on all the others
+        (``given_folds``).  ``seed``, ``shuffle`` and ``stratified`` then do not apply.
     callbacks : ``TrainingCallback``-shaped objects; ``model`` is a ``PackedBooster``
         (``model.cvfolds[f].bst``: fold f's Booster so far) and ``evals_log`` is
         ``{"train"/"test": {metric: [(mean, std) per round]}}``, as in xgboost's ``cv``.
@@ -204,7 +222,15 @@ def cv(params, X, y, nfold=5, num_boost_round=None, metrics=None, early_stopping
     seed = integer_param("seed", seed, 0)
     # array-likes (lists, sparse matrices) read as fit reads them
     X, y, sample_weight = _fit_input(estimator, X, y, sample_weight)
-    nfold = check_nfold(nfold, _rows_in_metadata(X))
+    given = None
+    if folds is None:
+        nfold = check_nfold(5 if nfold is None else nfold, _rows_in_metadata(X))
+    else:
+        if stratified:
+            raise ValueError("stratified=True and folds: the folds given are used as they "
+                             "are; give one of them")
+        given, nfold = fold_ids(folds, X, y, nfold)
+        check_rows(given, _rows_in_metadata(X))
     train_params = validate_params(
         {**estimator.get_params(), "n_estimators": num_boost_round,
          "early_stopping_rounds": None,
@@ -221,7 +247,7 @@ def cv(params, X, y, nfold=5, num_boost_round=None, metrics=None, early_stopping
     train_params = resolve_constraints(train_params, data.feature_names, data.n_features,
                                        data.feature_types)
     run = _Run(nfold, seed, bool(shuffle), bool(stratified), stopping, callbacks, period,
-               bool(show_stdv))
+               bool(show_stdv), given)
     with make_runtime(uuid.uuid4().hex[:12], estimator._store_config(),
                       data.in_memory) as runtime:
         columns = _cross_validate(runtime, train_params, data, classifier, run)
@@ -240,6 +266,7 @@ class _Run:
     callbacks: CallbackList
     period: int
     show_stdv: bool
+    given_folds: object = None  # each row's fold (``given_folds.fold_ids``), or None
 
 
 def _estimator_and_settings(params):
@@ -312,6 +339,7 @@ def _period(verbose_eval):
 def _cross_validate(runtime, params, data, classifier, run):
     scanned = scan(runtime, data, params, classifier)
     check_nfold(run.nfold, scanned.n_rows)
+    check_rows(run.given_folds, scanned.n_rows)
     objective, objective_params, classes, _ = resolve_objective(params, scanned, classifier)
     # quantized or not as a fit on a fold's training rows would be
     params = settle_for_data(params, objective, data,
@@ -330,8 +358,11 @@ def _cross_validate(runtime, params, data, classifier, run):
     def fold_start(fold_scan):
         return start_margin(objective, label_stats(fold_scan, labels), params)
 
+    given = (None if run.given_folds is None
+             else partition_parts(run.given_folds, scanned.partition_rows))
     fit = _FoldBoosting(runtime, params, data, objective, mapper, metrics, classes,
-                        row_offsets(scanned), layout, fold_start, n_rows=scanned.n_rows)
+                        row_offsets(scanned), layout, fold_start, n_rows=scanned.n_rows,
+                        given_folds=given)
     K = objective.n_outputs()
 
     def model(best=(None, None)):

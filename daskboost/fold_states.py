@@ -83,9 +83,11 @@ class FoldState(PartitionState):
 
 
 def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
-                       layout, sketch_size, in_fold_order, row_offset=0, margins=None):
+                       layout, sketch_size, in_fold_order, row_offset=0, margins=None,
+                       given_folds=None):
     """``partition.bin_partition`` for a cross-validation: the state also holds its
-    rows' folds and, with ``sketch_size`` (the first binning), the folds' label
+    rows' folds (``layout``'s, or ``given_folds``: the partition's part of the folds
+    the user gave) and, with ``sketch_size`` (the first binning), the folds' label
     statistics; with ``in_fold_order``, its rows in fold order where it can
     (``_in_fold_order``).  ``base_margin``: (nfold * K,) starting margins."""
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders,
@@ -93,19 +95,20 @@ def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, s
     state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
                         store, row_offset, margins)
     state = in_row_blocks(_with_folds(state, layout, index, classes is not None, labels,
-                                      weights, sketch_size), store)
+                                      weights, sketch_size, given_folds), store)
     return _in_fold_order(state) if in_fold_order else state
 
 
 def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
                            layout, sketch_size, in_fold_order, row_offset, margins,
-                           new_trees, rounds):
+                           new_trees, rounds, given_folds=None):
     """``partition.rebuild_partition`` for a cross-validation (a state lost with a
     worker, rebuilt with the folds' trees so far), in the rows' order of
     ``bin_fold_partition``."""
     state = rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
                               row_offset, margins, new_trees, rounds)
-    state = in_row_blocks(_with_folds(state, layout, index, classes is not None), store)
+    state = in_row_blocks(_with_folds(state, layout, index, classes is not None,
+                                      given_folds=given_folds), store)
     return _in_fold_order(state) if in_fold_order else state
 
 
@@ -140,13 +143,17 @@ def _in_fold_order(state):
 
 
 def _with_folds(state, layout, index, classifier, labels=None, weights=None,
-                sketch_size=None):
-    """``state`` as a ``FoldState``, with its rows' folds and, if ``sketch_size`` is
-    given, each fold's label statistics of its training rows among them, from the raw
-    ``labels`` and ``weights`` (as a fit's scan takes them)."""
-    folds = layout.of_partition(
-        index, state.row_offset,
-        state.label.astype(np.int64) if layout.stratified else len(state.label))
+                sketch_size=None, given_folds=None):
+    """``state`` as a ``FoldState``, with its rows' folds (``given_folds`` if not None,
+    else ``layout``'s) and, if ``sketch_size`` is given, each fold's label statistics of
+    its training rows among them, from the raw ``labels`` and ``weights`` (as a fit's
+    scan takes them)."""
+    if given_folds is not None:
+        folds = np.asarray(given_folds, dtype=np.int32)
+    else:
+        folds = layout.of_partition(
+            index, state.row_offset,
+            state.label.astype(np.int64) if layout.stratified else len(state.label))
     scans = None
     if sketch_size is not None:
         scans = []

@@ -388,6 +388,116 @@ def test_sparse_x_gives_the_frame_of_the_dense_matrix_with_nan_where_nothing_is_
                                   rtol=0, atol=0)
 
 
+# ---- folds the user gives ------------------------------------------------------------
+
+def test_given_folds_in_every_shape_are_the_folds_cv_deals():
+    """The fold of each row as numpy, a list, pandas, a dask Series or Array; xgboost's
+    (train, test) pairs; a splitter: each gives the frame of ``cv``'s own folds when it
+    names the same folds."""
+    from sklearn.model_selection import PredefinedSplit
+    X, y, _ = discrete(n=600)
+    ids = cv_folds(len(X), 4, seed=7)
+    dealt = cv(FAST, X, y, nfold=4, seed=7, num_boost_round=4)
+    pairs = [(np.flatnonzero(ids != f), np.flatnonzero(ids == f)) for f in range(4)]
+    for folds in (ids, ids.tolist(), pd.Series(ids), pairs, PredefinedSplit(ids)):
+        pd.testing.assert_frame_equal(cv(FAST, X, y, folds=folds, num_boost_round=4), dealt,
+                                      rtol=0, atol=0)
+    # a column of the same dask DataFrame, float or quantized gradients (rows in fold
+    # order): each partition takes its rows' part
+    frame = pd.DataFrame(X, columns=list("abcd")).assign(fold=ids, y=y)
+    lake = dd.from_pandas(frame, npartitions=3)
+    for params in (FAST, {**FAST, "quantized_grad": True, "subsample": 0.8}):
+        dealt = cv(params, lake[list("abcd")], lake["y"], nfold=4, seed=7, num_boost_round=4)
+        for folds in (lake["fold"], lake["fold"].to_dask_array()):
+            pd.testing.assert_frame_equal(
+                cv(params, lake[list("abcd")], lake["y"], folds=folds, num_boost_round=4),
+                dealt, rtol=0, atol=0)
+
+
+def test_group_folds_hold_each_group_out_whole():
+    """Rows of a group share a label offset that a feature reveals: folds that split
+    groups leak it (an optimistic test metric); GroupKFold's folds do not."""
+    from sklearn.model_selection import GroupKFold
+    rng = np.random.default_rng(3)
+    groups = rng.integers(0, 60, size=1800)
+    offset = rng.normal(scale=3.0, size=60)[groups]
+    X = np.column_stack([groups + rng.normal(scale=0.01, size=len(groups)),
+                         rng.normal(size=(len(groups), 2))])
+    y = offset + X[:, 1] + rng.normal(scale=0.3, size=len(groups))
+    params = {"max_depth": 6, "learning_rate": 0.3}
+    dealt = cv(params, X, y, nfold=5, num_boost_round=20, seed=0)
+    grouped = cv(params, X, y, folds=list(GroupKFold(5).split(X, y, groups)),
+                 num_boost_round=20)
+    # the leak: ~1.5 against ~3.9 (the spread of the offsets of groups never seen)
+    assert grouped["test-rmse-mean"].iloc[-1] > 3.0
+    assert dealt["test-rmse-mean"].iloc[-1] < 0.5 * grouped["test-rmse-mean"].iloc[-1]
+
+
+def test_given_folds_models_are_the_fits_on_their_training_rows():
+    """GroupKFold's splits: each fold's model is the fit on its training rows, to the
+    last bit (every feature value in every fold's training rows: the same bins), and
+    the mean test metric is scikit-learn's cross_val_score on the same splits."""
+    from sklearn.model_selection import GroupKFold, cross_val_score
+    X, y, rng = discrete()
+    groups = rng.integers(0, 40, size=len(X))
+    splits = list(GroupKFold(4).split(X, y, groups))
+    keep = KeepModels()
+    frame = cv(FAST, X, y, folds=splits, num_boost_round=5, callbacks=[keep])
+    for (train, _), model in zip(splits, keep.models):
+        alone = DaskBoostRegressor(n_estimators=5, **FAST).fit(X[train], y[train])
+        assert model.to_dict() == alone.get_booster().to_dict()
+    scores = -cross_val_score(DaskBoostRegressor(n_estimators=5, **FAST), X, y, cv=splits,
+                              scoring="neg_root_mean_squared_error")
+    # (the same models; predict's float32 output against cv's float64 margins)
+    assert abs(frame["test-rmse-mean"].iloc[-1] - scores.mean()) < 1e-6
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(folds=[0, 1] * 14 + [0]), ValueError,
+     r"folds has 29 rows' folds but X has 30 rows"),
+    (dict(folds=[0, 2] * 15), ValueError, r"folds: fold 1 holds out no row"),
+    (dict(folds=[0] * 30), ValueError, r"nfold=1 must be >= 2"),
+    (dict(folds=[-1, 1] * 15), ValueError, r"folds: -1 is not a fold"),
+    (dict(folds=[0.0, 1.5] * 15), ValueError, r"folds: 1.5 is not a fold"),
+    (dict(folds=[0.0, np.nan] * 15), ValueError, r"folds: nan is not a fold"),
+    (dict(folds=np.array(["a", "b"] * 15)), TypeError, r"folds must hold integer fold"),
+    (dict(folds=np.zeros((30, 2), int)), ValueError, r"got an array of shape \(30, 2\)"),
+    (dict(folds=[0, 1] * 15, nfold=3), ValueError, r"nfold=3 and folds disagree: folds has 2"),
+    (dict(folds=[0, 1] * 15, stratified=True), ValueError, r"stratified=True and folds"),
+    (dict(folds=[(np.arange(10, 30), np.arange(10)), (np.arange(5, 30), np.arange(5))]),
+     ValueError, r"row 0 is in the test rows of more than one fold \(folds\[1\]"),
+    (dict(folds=[(np.arange(15, 30), np.arange(15)), (np.arange(15), np.arange(15, 29))]),
+     ValueError, r"folds\[1\]: its 15 train indices are not the 16 rows outside"),
+    (dict(folds=[(np.arange(15, 30), np.arange(15)), (np.arange(15), np.arange(15, 31))]),
+     ValueError, r"folds\[1\]'s test index 30 is not a row of X \(0 .. 29\)"),
+    (dict(folds=[(np.arange(10, 30), np.arange(10)), (np.r_[0:10, 20:30], np.arange(10, 20))]),
+     ValueError, r"row 20 is in no fold's test rows"),
+])
+def test_bad_given_folds_are_refused_before_any_pass(no_pass, kwargs, error, message):
+    X, y, _ = discrete(n=30)
+    with pytest.raises(error, match=message):
+        cv({}, X, y, **kwargs)
+
+
+def test_splits_that_train_on_fewer_rows_and_splitters_on_dask_data_are_refused(no_pass):
+    from sklearn.model_selection import KFold, TimeSeriesSplit
+    X, y, _ = discrete(n=30)
+    with pytest.raises(ValueError, match=r"folds\[0\]: its 6 train indices .*"
+                                         r"TimeSeriesSplit, are not supported"):
+        cv({}, X, y, folds=TimeSeriesSplit(4))
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=2)
+    with pytest.raises(TypeError, match=r"folds=KFold\(...\): a scikit-learn splitter "
+                                        r"needs X and y in memory"):
+        cv({}, frame, dd.from_pandas(pd.Series(y), npartitions=2), folds=KFold(3))
+
+
+def test_given_folds_not_as_long_as_a_dask_frame_are_refused_after_the_scan():
+    X, y, _ = discrete(n=30)
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=2)
+    with pytest.raises(ValueError, match=r"folds has 20 rows' folds but X has 30 rows"):
+        cv({}, frame, dd.from_pandas(pd.Series(y), npartitions=2), folds=[0, 1] * 10)
+
+
 @pytest.fixture
 def no_pass(monkeypatch):
     """Any pass over the data fails the test (errors must come before)."""
@@ -443,6 +553,9 @@ def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog
     # quantized: each partition's rows in fold order, on the workers and when rebuilt
     quantized = {**FAST, "quantized_grad": True, "subsample": 0.8}
     threaded_quantized = cv(quantized, frame, target, nfold=3, num_boost_round=4)
+    # folds given as a column: each task gets its partition's part, rebuilt too
+    given = dd.from_pandas(pd.Series(np.arange(len(X)) // 7 % 3), npartitions=4)
+    threaded_given = cv(quantized, frame, target, folds=given, num_boost_round=4)
 
     class Kill(TrainingCallback):
         """Kills a worker (SIGKILL) after round 1: its partitions' states are lost."""
@@ -480,6 +593,11 @@ def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog
                                  callbacks=[Kill()])
         assert Kill.killed is not None
         client.wait_for_workers(2, timeout=60)
+        Kill.killed = None
+        recovered_given = cv(quantized, frame, target, folds=given, num_boost_round=4,
+                             callbacks=[Kill()])
+        assert Kill.killed is not None
+        client.wait_for_workers(2, timeout=60)
         # a worker lost within the evaluation pass after round 2, once the other has
         # evaluated its partitions (and computed their margins ahead): the round is
         # grown again from the margins the survivors still hold unchanged
@@ -495,6 +613,7 @@ def test_on_a_cluster_the_same_frame_a_lost_worker_and_a_failing_callback(caplog
     pd.testing.assert_frame_equal(on_cluster, threaded, rtol=0, atol=0)
     pd.testing.assert_frame_equal(recovered, threaded, rtol=0, atol=0)
     pd.testing.assert_frame_equal(recovered_quantized, threaded_quantized, rtol=0, atol=0)
+    pd.testing.assert_frame_equal(recovered_given, threaded_given, rtol=0, atol=0)
     pd.testing.assert_frame_equal(lost_in_evaluation, threaded, rtol=0, atol=0)
     # every worker forgot the fits: no states, actor, thread pool or handler left
     assert list(left.values()) == [(0, 0, 0, False)] * 2
