@@ -5,7 +5,9 @@ Builds a synthetic dask DataFrame with a string column, splits it with dask-ml's
 ``DaskBoostClassifier`` that splits on the categories) with dask-ml's ``GridSearchCV``
 and ``RandomizedSearchCV``, then scikit-learn's ``GridSearchCV`` with ``n_jobs=2``.
 Prints each search's scores, the best parameters and the test accuracy of the refitted
-pipeline.
+pipeline.  Last, ``daskboost.cv`` on the dask DataFrame itself (the folds' models grown
+together, one pass per level): with the folds it deals, then with folds given as a
+column that holds each city out whole (how well the model does on cities it never saw).
 
 dask-ml's searches fit one candidate per task on folds they compute into memory; on a
 ``distributed`` cluster each fit runs in process in its task.  For data larger than
@@ -25,7 +27,7 @@ from dask_ml.preprocessing import Categorizer
 from sklearn import model_selection
 from sklearn.pipeline import make_pipeline
 
-from daskboost import DaskBoostClassifier
+from daskboost import DaskBoostClassifier, cv
 
 STEP = "daskboostclassifier__"  # the pipeline's name for the estimator's parameters
 CITIES = ["lima", "oslo", "rome", "kyiv", "pune", "lagos"]
@@ -90,6 +92,18 @@ def main():
     search = model_selection.GridSearchCV(pipeline, grid, cv=3, n_jobs=2).fit(X_memory,
                                                                                y_memory)
     print_results("scikit-learn GridSearchCV(n_jobs=2)", search, time.perf_counter() - start)
+
+    # daskboost's own cross-validation on the dask DataFrame (string column as is)
+    params = {"objective": "binary:logistic", "max_depth": 4, "learning_rate": 0.3}
+    start = time.perf_counter()
+    dealt = cv(params, X, y, nfold=3, num_boost_round=50, metrics="error")
+    # folds given as a column: each city's rows in one fold (CITIES' index mod 3)
+    by_city = X["city"].map(dict(zip(CITIES, np.arange(len(CITIES)) % 3)),
+                            meta=("city", "int64"))
+    grouped = cv(params, X, y, folds=by_city, num_boost_round=50, metrics="error")
+    print(f"\ndaskboost.cv, 3 folds, 50 rounds ({time.perf_counter() - start:.1f} s for both): "
+          f"test accuracy {1 - dealt['test-error-mean'].iloc[-1]:.4f} with rows dealt to "
+          f"folds, {1 - grouped['test-error-mean'].iloc[-1]:.4f} on cities never seen")
 
 
 if __name__ == "__main__":
