@@ -222,15 +222,11 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
     seed = integer_param("seed", seed, 0)
     # array-likes (lists, sparse matrices) read as fit reads them
     X, y, sample_weight = _fit_input(estimator, X, y, sample_weight)
-    given = None
     if folds is None:
         nfold = check_nfold(5 if nfold is None else nfold, _rows_in_metadata(X))
-    else:
-        if stratified:
-            raise ValueError("stratified=True and folds: the folds given are used as they "
-                             "are; give one of them")
-        given, nfold = fold_ids(folds, X, y, nfold)
-        check_rows(given, _rows_in_metadata(X))
+    elif stratified:
+        raise ValueError("stratified=True and folds: the folds given are used as they are; "
+                         "give one of them")
     train_params = validate_params(
         {**estimator.get_params(), "n_estimators": num_boost_round,
          "early_stopping_rounds": None,
@@ -246,6 +242,10 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
     data = partition_input(X, y, sample_weight, None, *types)
     train_params = resolve_constraints(train_params, data.feature_names, data.n_features,
                                        data.feature_types)
+    given = None
+    if folds is not None:  # (last of the checks: a dask column of folds is computed here)
+        given, nfold = fold_ids(folds, X, y, nfold)
+        check_rows(given, _rows_in_metadata(X))
     run = _Run(nfold, seed, bool(shuffle), bool(stratified), stopping, callbacks, period,
                bool(show_stdv), given)
     with make_runtime(uuid.uuid4().hex[:12], estimator._store_config(),

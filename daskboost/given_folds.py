@@ -44,7 +44,8 @@ def fold_ids(folds, X, y, nfold=None):
     if nfold is not None and check_nfold(nfold) != given:
         raise ValueError(f"nfold={nfold} and folds disagree: folds has {given} folds; give "
                          "one of them")
-    check_nfold(given, len(ids))
+    if given < 2:
+        raise ValueError("folds: every row is in fold 0; cv needs at least 2 folds")
     counts = np.bincount(ids, minlength=given)
     if (counts == 0).any():
         raise ValueError(f"folds: fold {int(np.argmin(counts))} holds out no row; the folds "

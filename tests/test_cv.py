@@ -456,7 +456,7 @@ def test_given_folds_models_are_the_fits_on_their_training_rows():
     (dict(folds=[0, 1] * 14 + [0]), ValueError,
      r"folds has 29 rows' folds but X has 30 rows"),
     (dict(folds=[0, 2] * 15), ValueError, r"folds: fold 1 holds out no row"),
-    (dict(folds=[0] * 30), ValueError, r"nfold=1 must be >= 2"),
+    (dict(folds=[0] * 30), ValueError, r"folds: every row is in fold 0; cv needs at least 2"),
     (dict(folds=[-1, 1] * 15), ValueError, r"folds: -1 is not a fold"),
     (dict(folds=[0.0, 1.5] * 15), ValueError, r"folds: 1.5 is not a fold"),
     (dict(folds=[0.0, np.nan] * 15), ValueError, r"folds: nan is not a fold"),
