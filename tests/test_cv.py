@@ -317,6 +317,28 @@ def test_out_of_core_folds_in_row_blocks_give_the_same_frame_and_models(tmp_path
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("daskboost-cache-")]
 
 
+def test_given_folds_out_of_core_give_the_frame_in_memory(tmp_path, monkeypatch):
+    # budget 0 and blocks of 128 rows: each partition's part of the given folds is held
+    # in row blocks on disk with the rest of its rows' arrays
+    import functools
+
+    import daskboost.blockstore as blockstore
+    import daskboost.sklearn
+    X, y, _ = discrete(n=900)
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=3)
+    target = dd.from_pandas(pd.Series(y), npartitions=3)
+    given = dd.from_pandas(pd.Series(np.arange(len(X)) // 5 % 3), npartitions=3)
+    params = {**FAST, "quantized_grad": True}
+    in_memory = cv(params, frame, target, folds=given, num_boost_round=3)
+    monkeypatch.setattr(daskboost.sklearn, "StoreConfig",
+                        functools.partial(blockstore.StoreConfig, block_rows=128))
+    spilled = cv({**params, "memory_budget": 0, "cache_dir": str(tmp_path)}, frame, target,
+                 folds=given, num_boost_round=3)
+    pd.testing.assert_frame_equal(spilled, in_memory, rtol=0, atol=0)
+    dealt = cv(params, frame, target, nfold=3, num_boost_round=3)
+    assert not np.allclose(dealt["test-rmse-mean"], in_memory["test-rmse-mean"])
+
+
 @pytest.mark.parametrize("params, classify", [
     ({**FAST, "quantized_grad": True, "subsample": 0.7, "colsample_bynode": 0.8}, False),
     ({**FAST, "quantized_grad": True, "objective": "multi:softprob"}, True),
