@@ -63,9 +63,9 @@ class _FoldBoosting(_Boosting):
     rebuild_state = staticmethod(rebuild_fold_partition)
 
     def __init__(self, runtime, params, data, objective, mapper, metrics, classes, offsets,
-                 layout, fold_start, n_rows=0, given_folds=None):
+                 layout, fold_start, n_rows=0, given_parts=None):
         self.layout = layout
-        self.given_folds = given_folds
+        self.given_parts = given_parts
         self.model_objective = objective
         self.fold_metrics = metrics
         size = sketch_size_for(params.max_bin)
@@ -92,7 +92,7 @@ class _FoldBoosting(_Boosting):
         """``training._Boosting._last_args``, then the partition's part of the folds the
         user gave (``cv(folds=...)``), or None: each task gets its own rows' folds.
         (cv has no eval sets, whose states this would not fit.)"""
-        parts = self.given_folds or [None] * len(offsets)
+        parts = self.given_parts or [None] * len(offsets)
         return [args + (part,) for args, part in
                 zip(super()._last_args(data, offsets, extra), parts)]
 
@@ -244,7 +244,7 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
                                        data.feature_types)
     given = None
     if folds is not None:  # (last of the checks: a dask column of folds is computed here)
-        given, nfold = fold_ids(folds, X, y, nfold)
+        given, nfold = fold_ids(folds, X, y, _rows_in_metadata(X), nfold)
         check_rows(given, _rows_in_metadata(X))
     run = _Run(nfold, seed, bool(shuffle), bool(stratified), stopping, callbacks, period,
                bool(show_stdv), given)
@@ -358,11 +358,11 @@ def _cross_validate(runtime, params, data, classifier, run):
     def fold_start(fold_scan):
         return start_margin(objective, label_stats(fold_scan, labels), params)
 
-    given = (None if run.given_folds is None
+    parts = (None if run.given_folds is None
              else partition_parts(run.given_folds, scanned.partition_rows))
     fit = _FoldBoosting(runtime, params, data, objective, mapper, metrics, classes,
                         row_offsets(scanned), layout, fold_start, n_rows=scanned.n_rows,
-                        given_folds=given)
+                        given_parts=parts)
     K = objective.n_outputs()
 
     def model(best=(None, None)):

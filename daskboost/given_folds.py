@@ -24,20 +24,21 @@ from dask.base import is_dask_collection
 from .folds import check_nfold
 
 
-def fold_ids(folds, X, y, nfold=None):
+def fold_ids(folds, X, y, n_rows, nfold=None):
     """``(ids, nfold)``: each row's fold as a compact int array (int8 where the folds
     fit) and the number of folds, from ``cv``'s ``folds`` argument (see the module's
-    docstring); ``nfold`` as given to ``cv`` (None: not given), which must then agree.
-    ValueError/TypeError naming ``folds`` on anything else."""
+    docstring); ``n_rows``: X's rows if known before any pass, else None; ``nfold`` as
+    given to ``cv`` (None: not given), which must then agree.  ValueError/TypeError
+    naming ``folds`` on anything else."""
     if hasattr(folds, "split") and not _is_column(folds):
         if is_dask_collection(X) or is_dask_collection(y):
             raise TypeError(
                 f"folds={type(folds).__name__}(...): a scikit-learn splitter needs X and y "
                 "in memory; for dask data give the fold of each row (a dask Series or Array "
                 "aligned with X, such as a column of its DataFrame)")
-        ids = _from_pairs(list(folds.split(X, y)), _n_rows(X))
+        ids = _from_pairs(list(folds.split(X, y)), n_rows)
     elif _is_pairs(folds):
-        ids = _from_pairs(list(folds), _n_rows(X))
+        ids = _from_pairs(list(folds), n_rows)
     else:
         ids = _from_column(folds)
     given = int(ids.max()) + 1
@@ -80,17 +81,12 @@ def _is_pairs(folds):
             and all(np.ndim(part) == 1 for part in first))
 
 
-def _n_rows(X):
-    n = getattr(X, "shape", (None,))[0]
-    if not isinstance(n, (int, np.integer)):
+def _from_pairs(pairs, n_rows):
+    """Each row's fold from (train, test) index pairs (see the module's docstring)."""
+    if n_rows is None:
         raise TypeError("folds as (train, test) index pairs needs X with a known number of "
                         "rows; for dask data give the fold of each row (a dask Series or "
                         "Array aligned with X)")
-    return int(n)
-
-
-def _from_pairs(pairs, n_rows):
-    """Each row's fold from (train, test) index pairs (see the module's docstring)."""
     ids = np.full(n_rows, -1, dtype=np.int64)
     for f, pair in enumerate(pairs):
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2):

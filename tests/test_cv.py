@@ -511,6 +511,10 @@ def test_splits_that_train_on_fewer_rows_and_splitters_on_dask_data_are_refused(
     with pytest.raises(TypeError, match=r"folds=KFold\(...\): a scikit-learn splitter "
                                         r"needs X and y in memory"):
         cv({}, frame, dd.from_pandas(pd.Series(y), npartitions=2), folds=KFold(3))
+    with pytest.raises(TypeError, match=r"folds as \(train, test\) index pairs needs X with "
+                                        r"a known number of rows"):
+        cv({}, frame, dd.from_pandas(pd.Series(y), npartitions=2),
+           folds=[(np.arange(15, 30), np.arange(15)), (np.arange(15), np.arange(15, 30))])
 
 
 def test_given_folds_not_as_long_as_a_dask_frame_are_refused_after_the_scan():
