@@ -35,7 +35,7 @@ from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_
                           fold_leaf_residual_summaries, fold_partials, no_result,
                           rebuild_fold_partition, set_start_margins, take_label_scans)
 from .folds import FoldLayout, check_nfold
-from .given_folds import check_rows, fold_ids, partition_parts
+from .given_folds import check_fold_rows, fold_ids, partition_parts
 from .metrics import get_metric
 from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .params import integer_param, resolve_constraints, validate_params
@@ -245,7 +245,6 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
     given = None
     if folds is not None:  # (last of the checks: a dask column of folds is computed here)
         given, nfold = fold_ids(folds, X, y, _rows_in_metadata(X), nfold)
-        check_rows(given, _rows_in_metadata(X))
     run = _Run(nfold, seed, bool(shuffle), bool(stratified), stopping, callbacks, period,
                bool(show_stdv), given)
     with make_runtime(uuid.uuid4().hex[:12], estimator._store_config(),
@@ -339,7 +338,7 @@ def _period(verbose_eval):
 def _cross_validate(runtime, params, data, classifier, run):
     scanned = scan(runtime, data, params, classifier)
     check_nfold(run.nfold, scanned.n_rows)
-    check_rows(run.given_folds, scanned.n_rows)
+    check_fold_rows(run.given_folds, scanned.n_rows)
     objective, objective_params, classes, _ = resolve_objective(params, scanned, classifier)
     # quantized or not as a fit on a fold's training rows would be
     params = settle_for_data(params, objective, data,

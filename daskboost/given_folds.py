@@ -41,6 +41,7 @@ def fold_ids(folds, X, y, n_rows, nfold=None):
         ids = _from_pairs(list(folds), n_rows)
     else:
         ids = _from_column(folds)
+    check_fold_rows(ids, n_rows)
     given = int(ids.max()) + 1
     if nfold is not None and check_nfold(nfold) != given:
         raise ValueError(f"nfold={nfold} and folds disagree: folds has {given} folds; give "
@@ -60,7 +61,7 @@ def partition_parts(ids, partition_rows):
     return [ids[stop - n:stop] for stop, n in zip(stops, partition_rows)]
 
 
-def check_rows(ids, n_rows):
+def check_fold_rows(ids, n_rows):
     """The folds name one fold per row of X (``n_rows``)."""
     if ids is not None and n_rows is not None and len(ids) != n_rows:
         raise ValueError(f"folds has {len(ids)} rows' folds but X has {n_rows} rows; give "
@@ -145,8 +146,9 @@ def _from_column(folds):
     if values.size == 0:
         raise ValueError("folds is empty: give the fold of each row of X")
     if values.dtype.kind == "f":
-        if not np.isfinite(values).all() or (values != np.round(values)).any():
-            bad = values[~np.isfinite(values) | (values != np.round(values))][0]
+        not_folds = ~np.isfinite(values) | (values != np.round(values))
+        if not_folds.any():
+            bad = values[not_folds][0]
             raise ValueError(f"folds: {float(bad)!r} is not a fold: folds are integers 0 .. "
                              "nfold - 1")
     elif values.dtype.kind not in "iu":
