@@ -13,6 +13,7 @@ kernel_cache.install()  # (before any module with numba kernels is imported)
 from .booster import Booster  # noqa: E402
 from .callbacks import TrainingCallback  # noqa: E402
 from .cross_validation import cv  # noqa: E402
+from .cv_models import CVBooster  # noqa: E402
 from .folds import cv_folds  # noqa: E402
 from .plotting import plot_importance, plot_metric, plot_tree  # noqa: E402
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor  # noqa: E402
@@ -22,5 +23,6 @@ _start_warmup()
 
 __version__ = "0.1.0"
 
-__all__ = ["Booster", "DaskBoostClassifier", "DaskBoostRegressor", "TrainingCallback", "cv",
-           "cv_folds", "plot_importance", "plot_metric", "plot_tree", "__version__"]
+__all__ = ["Booster", "CVBooster", "DaskBoostClassifier", "DaskBoostRegressor",
+           "TrainingCallback", "cv", "cv_folds", "plot_importance", "plot_metric", "plot_tree",
+           "__version__"]

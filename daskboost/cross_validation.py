@@ -34,6 +34,7 @@ from .data import partition_input
 from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_partition,
                           fold_leaf_residual_summaries, fold_partials, no_result,
                           rebuild_fold_partition, set_start_margins, take_label_scans)
+from .cv_models import CVBooster, FoldSplit
 from .folds import FoldLayout, check_nfold
 from .given_folds import check_fold_rows, fold_ids, partition_parts
 from .metrics import get_metric
@@ -169,7 +170,8 @@ class PackedBooster:
 
 def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
        early_stopping_rounds=None, seed=0, stratified=False, shuffle=True, callbacks=None,
-       sample_weight=None, as_pandas=True, verbose_eval=None, show_stdv=True, folds=None):
+       sample_weight=None, as_pandas=True, verbose_eval=None, show_stdv=True, folds=None,
+       return_cvbooster=False):
     """Cross-validation: ``nfold`` models, each trained on all the rows but one fold's
     and evaluated on that fold, grown together in one pass over the data per level.
 
@@ -204,12 +206,17 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
     as_pandas : return a pandas DataFrame (else a dict of lists).
     verbose_eval : print the means (and standard deviations: ``show_stdv``) every round
         (True) or every ``verbose_eval`` rounds.
+    return_cvbooster : also return the folds' models, as LightGBM's ``cv`` does: a
+        ``cv_models.CVBooster`` (each fold's fitted estimator and Booster, their
+        predictions, and ``predict_out_of_fold``: each row of X predicted by the model
+        that did not train on it).
 
     Returns
     -------
     pandas.DataFrame with columns ``train-<metric>-mean``, ``train-<metric>-std``, ...,
     ``test-<metric>-mean``, ``test-<metric>-std``, one row per round: the mean and the
-    standard deviation (numpy's, ddof=0) over the folds, as xgboost's ``cv``.
+    standard deviation (numpy's, ddof=0) over the folds, as xgboost's ``cv``; with
+    ``return_cvbooster=True``, ``(that frame, CVBooster)``.
     """
     estimator, settings = _estimator_and_settings(params)
     num_boost_round = _setting("num_boost_round", num_boost_round, "n_estimators",
@@ -220,6 +227,8 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
     if stopping is not None:
         stopping = integer_param("early_stopping_rounds", stopping, 1)
     seed = integer_param("seed", seed, 0)
+    if not isinstance(return_cvbooster, (bool, np.bool_)):
+        raise TypeError(f"return_cvbooster={return_cvbooster!r} must be True or False")
     # array-likes (lists, sparse matrices) read as fit reads them
     X, y, sample_weight = _fit_input(estimator, X, y, sample_weight)
     if folds is None:
@@ -246,11 +255,14 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
     if folds is not None:  # (last of the checks: a dask column of folds is computed here)
         given, nfold = fold_ids(folds, X, y, _rows_in_metadata(X), nfold)
     run = _Run(nfold, seed, bool(shuffle), bool(stratified), stopping, callbacks, period,
-               bool(show_stdv), given)
+               bool(show_stdv), given, bool(return_cvbooster))
     with make_runtime(uuid.uuid4().hex[:12], estimator._store_config(),
                       data.in_memory) as runtime:
-        columns = _cross_validate(runtime, train_params, data, classifier, run)
-    return _as_frame(columns) if as_pandas else columns
+        columns, fold_models = _cross_validate(runtime, train_params, data, classifier, run)
+    results = _as_frame(columns) if as_pandas else columns
+    if not return_cvbooster:
+        return results
+    return results, fold_models.cvbooster(estimator.set_params(n_estimators=num_boost_round))
 
 
 @dataclass(frozen=True)
@@ -266,6 +278,7 @@ class _Run:
     period: int
     show_stdv: bool
     given_folds: object = None  # each row's fold (``given_folds.fold_ids``), or None
+    return_cvbooster: bool = False
 
 
 def _estimator_and_settings(params):
@@ -401,9 +414,40 @@ def _cross_validate(runtime, params, data, classifier, run):
     rounds = best[0] + 1 if stopped else len(log["test"][last.name])
     if callbacks:
         callbacks.after_training(model(best))
+    fold_models = None
+    if run.return_cvbooster:
+        split = FoldSplit(layout, tuple(int(n) for n in scanned.partition_rows),
+                          run.given_folds, classes)
+        fold_models = _FoldModels([pack.bst for pack in model(best).cvfolds], best[0],
+                                  split, classes)
     return {f"{name}-{metric}-{stat}": [v[j] for v in values[:rounds]]
             for name in DATA_NAMES for metric, values in log[name].items()
-            for j, stat in enumerate(("mean", "std"))}
+            for j, stat in enumerate(("mean", "std"))}, fold_models
+
+
+@dataclass(frozen=True)
+class _FoldModels:
+    """The folds' Boosters at the end of a ``cv`` (``return_cvbooster``), and how it split
+    the rows."""
+
+    boosters: list
+    best_iteration: object
+    split: FoldSplit
+    classes: object
+
+    def cvbooster(self, template):
+        """A ``CVBooster`` of estimators with ``template``'s parameters, fitted to the
+        folds' Boosters."""
+        estimators = []
+        for booster in self.boosters:
+            estimator = type(template)(**template.get_params())
+            estimator._set_fitted(booster)
+            if self.classes is not None:
+                estimator.classes_ = np.asarray(self.classes)
+                estimator.n_classes_ = len(estimator.classes_)
+            estimator.evals_result_ = {}
+            estimators.append(estimator)
+        return CVBooster(estimators, self.best_iteration, self.split)
 
 
 def _progress_line(round_, log, show_stdv):

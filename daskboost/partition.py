@@ -264,7 +264,8 @@ def encode_labels(labels, classes):
         codes = np.minimum(np.searchsorted(classes, labels), len(classes) - 1)
         unseen = classes[codes] != labels
         if unseen.any():
-            raise ValueError(f"y has label {labels[unseen][0]!r} that is not one of {classes.tolist()}")
+            raise ValueError(f"y has label {labels[unseen][0].item()!r} that is not one of "
+                             f"{classes.tolist()}")
         return codes
     index = {label: i for i, label in enumerate(classes.tolist())}
     try:

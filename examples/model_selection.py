@@ -7,7 +7,8 @@ and ``RandomizedSearchCV``, then scikit-learn's ``GridSearchCV`` with ``n_jobs=2
 Prints each search's scores, the best parameters and the test accuracy of the refitted
 pipeline.  Last, ``daskboost.cv`` on the dask DataFrame itself (the folds' models grown
 together, one pass per level): with the folds it deals, then with folds given as a
-column that holds each city out whole (how well the model does on cities it never saw).
+column that holds each city out whole (how well the model does on cities it never saw),
+with each row predicted by the fold model that never saw its city.
 
 dask-ml's searches fit one candidate per task on folds they compute into memory; on a
 ``distributed`` cluster each fit runs in process in its task.  For data larger than
@@ -100,10 +101,17 @@ def main():
     # folds given as a column: each city's rows in one fold (CITIES' index mod 3)
     by_city = X["city"].map(dict(zip(CITIES, np.arange(len(CITIES)) % 3)),
                             meta=("city", "int64"))
-    grouped = cv(params, X, y, folds=by_city, num_boost_round=50, metrics="error")
+    grouped, models = cv(params, X, y, folds=by_city, num_boost_round=50, metrics="error",
+                         return_cvbooster=True)
     print(f"\ndaskboost.cv, 3 folds, 50 rounds ({time.perf_counter() - start:.1f} s for both): "
           f"test accuracy {1 - dealt['test-error-mean'].iloc[-1]:.4f} with rows dealt to "
           f"folds, {1 - grouped['test-error-mean'].iloc[-1]:.4f} on cities never seen")
+    # each row predicted by the fold model that never saw its city (a lazy dask Series)
+    out_of_fold = models.predict_out_of_fold(X)
+    correct = X[["city"]].assign(correct=out_of_fold == y)
+    by_city_accuracy = correct.groupby("city")["correct"].mean().compute()
+    print("out-of-fold accuracy by city: " + ", ".join(
+        f"{city} {by_city_accuracy[city]:.3f}" for city in CITIES))
 
 
 if __name__ == "__main__":
