@@ -5,7 +5,7 @@ their out-of-fold predictions.
 (``boosters``, and the same models as fitted scikit-learn estimators, ``estimators``)
 and ``best_iteration``; ``predict`` and ``predict_proba`` return one prediction per
 fold.  It also keeps how ``cv`` split the rows (``FoldSplit``), so
-``predict_out_of_fold(X)`` predicts each row of the X given to ``cv`` with the model
+``predict_out_of_fold(X, y)`` predicts each row of the X given to ``cv`` with the model
 of the fold that held that row out: scikit-learn's ``cross_val_predict``, on dask data
 too, one task per partition and no row read twice.
 
@@ -13,8 +13,9 @@ The fold of a row is found as ``cv`` found it: the folds the user gave, or the f
 ``cv`` dealt (``folds.FoldLayout``, keyed on the seed and the row's global index, and
 for stratified folds on its class among the rows of its class before it).  For dask X
 each partition needs its first row's global index, taken from the rows ``cv``'s scan
-counted in each partition; so X must be partitioned as it was for ``cv`` (checked:
-the number of partitions before any work, each partition's rows in its task).
+counted in each partition; so X is partitioned with y (and the weights) as ``cv``
+partitioned them (``data.partition_input``), and checked: the number of partitions
+before any work, each partition's rows in its task.
 """
 
 from dataclasses import dataclass
@@ -24,7 +25,9 @@ import pandas as pd
 from dask.base import is_dask_collection
 
 from .folds import FoldLayout
+from .data import partition_input
 from .given_folds import partition_parts
+from .lake import ParquetColumns
 from .partition import encode_labels
 from .sklearn import _column
 
@@ -129,23 +132,29 @@ class CVBooster:
         self._check_method("predict_proba")
         return [e.predict_proba(X, **kwargs) for e in self.estimators]
 
-    def predict_out_of_fold(self, X, y=None, method="predict"):
-        """Each row of X (the X given to ``cv``, its rows in their order; a dask
-        collection partitioned as it was) predicted by the model of the fold that held it
-        out, with ``method`` ``"predict"`` or ``"predict_proba"``: scikit-learn's
-        ``cross_val_predict``.  ``y``: the labels given to ``cv``, needed only when its
-        folds were stratified.  In-memory X gives numpy, as ``cross_val_predict``; dask X
-        a lazy collection, one task per partition: a Series (or a DataFrame of class
-        probabilities) with X's index for a dask DataFrame, an array for a dask Array."""
+    def predict_out_of_fold(self, X, y=None, method="predict", sample_weight=None):
+        """Each row of X predicted by the model of the fold that held it out, with
+        ``method`` ``"predict"`` or ``"predict_proba"``: scikit-learn's
+        ``cross_val_predict``.  X, y and ``sample_weight``: as given to ``cv``, the rows
+        in their order.  y is needed for dask X (``cv`` partitioned X, y and the weights
+        together, and a parquet lake's read plan depends on the columns read) and for
+        stratified folds; the weights only where ``cv`` had them with dask X.
+
+        In-memory X gives numpy, as ``cross_val_predict``; dask X a lazy collection, one
+        task per partition ``cv`` read: a Series (or a DataFrame of class probabilities)
+        for a dask DataFrame, each partition's rows with their index where it has one;
+        an array for a dask Array."""
         if method not in METHODS:
             raise ValueError(f"method={method!r} must be one of {list(METHODS)}")
         self._check_method(method)
-        split = self._split
-        if y is None and split.given is None and split.layout.stratified:
+        if is_dask_collection(X):
+            if y is None:
+                raise ValueError("y is needed with dask X: give the y given to cv (cv "
+                                 "partitioned X and y together)")
+            return self._dask_out_of_fold(X, y, sample_weight, method)
+        if y is None and self._needs_labels():
             raise ValueError("y is needed: cv's folds were stratified, and a row's fold "
                              "depends on its class; give the y given to cv")
-        if is_dask_collection(X):
-            return self._dask_out_of_fold(X, y, method)
         if is_dask_collection(y):
             raise TypeError("y is a dask collection but X is in memory; give both in memory")
         n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
@@ -156,40 +165,37 @@ class CVBooster:
         if method == "predict_proba" and not hasattr(self.estimators[0], "predict_proba"):
             raise ValueError("predict_proba: cv's models are regressions; use predict")
 
-    def _dask_out_of_fold(self, X, y, method):
-        """One task per partition of X (and of y, for stratified folds): a DataFrame's
-        output is partitioned (and indexed) as X, so it lines up with X's columns."""
+    def _dask_out_of_fold(self, X, y, sample_weight, method):
+        """One task per partition ``cv`` read: X (with y, when given) is partitioned as
+        ``cv`` partitioned it (``data.partition_input``: dask's partitions, or for a
+        parquet lake its own read plan, which may group files or pieces)."""
         import dask
         import dask.array as da
         import dask.dataframe as dd
+        from dask.delayed import Delayed
 
-        frame = isinstance(X, (dd.DataFrame, dd.Series))
+        if not is_dask_collection(y):
+            raise TypeError("X is a dask collection but y is not; give y as cv had it")
+        data = partition_input(X, y, sample_weight, enable_categorical=True)
         rows = self._split.partition_rows
-        n_parts = X.npartitions if frame else len(X.chunks[0])
-        if n_parts != len(rows):
-            raise ValueError(f"X has {n_parts} partitions; cv's had {len(rows)}: give the "
-                             "X given to cv, partitioned as it was")
-        needs_y = self._split.given is None and self._split.layout.stratified
-        if needs_y:
-            if not is_dask_collection(y):
-                raise TypeError("X is a dask collection but y is not; give y as cv had it")
-            y_parts = y.npartitions if hasattr(y, "npartitions") else len(y.chunks[0])
-            if y_parts != n_parts:
-                raise ValueError(f"y has {y_parts} partitions but X has {n_parts}")
+        if data.n_partitions != len(rows):
+            raise ValueError(f"X has {data.n_partitions} partitions; cv's had {len(rows)}: "
+                             "give the X (and y) given to cv, partitioned as they were")
+        labels = data.y_keys if self._needs_labels() else [None] * len(rows)
+        frame = isinstance(X, (dd.DataFrame, dd.Series))
         job = _PartitionOutOfFold(_OutOfFold(self.estimators, method), self._split, frame)
+        outputs = [dask.delayed(job)(Delayed(x, data.graph), i,
+                                     None if label is None else Delayed(label, data.graph))
+                   for i, (x, label) in enumerate(zip(data.x_keys, labels))]
         meta = self._meta(method)
         if frame:
-            return dd.map_partitions(job.frame_part, X, *((y,) if needs_y else ()), meta=meta,
-                                     align_dataframes=False)
-        if len(X.chunks[1]) > 1:
-            X = X.rechunk({1: -1})
-        parts = list(X.to_delayed().ravel())
-        labels = list(y.to_delayed().ravel()) if needs_y else [None] * n_parts
+            return dd.from_delayed(outputs, meta=meta, verify_meta=False)
         tail, dtype = meta.shape[1:], np.float64 if meta.ndim == 2 else meta.dtype
-        return da.concatenate([da.from_delayed(dask.delayed(job)(part, i, label),
-                                               shape=(n, *tail), dtype=dtype)
-                               for i, (part, label, n) in enumerate(zip(parts, labels, rows))],
-                              axis=0)
+        return da.concatenate([da.from_delayed(out, shape=(n, *tail), dtype=dtype)
+                               for out, n in zip(outputs, rows)], axis=0)
+
+    def _needs_labels(self):
+        return self._split.given is None and self._split.layout.stratified
 
     def _meta(self, method):
         """An empty output of ``method`` (its dtype, and its columns: the classes)."""
@@ -228,18 +234,18 @@ class _PartitionOutOfFold:
         self.split = split
         self.frame = frame
 
-    def frame_part(self, part, labels=None, partition_info=None):
-        """A dask DataFrame's partition (dask gives ``partition_info``: its number)."""
-        return self(part, partition_info["number"], labels)
-
     def __call__(self, part, index, labels=None):
+        if isinstance(part, ParquetColumns):  # a numeric lake's partition, read here
+            part = part.to_numpy()
         folds = self.split.of_partition(index, part.shape[0], labels)
         values = self.out_of_fold(part, folds)
         if not self.frame:
             return values
+        # (a lake's partition may be read as an array: no index of its own)
+        index = getattr(part, "index", None)
         if values.ndim == 1:
-            return pd.Series(values, index=part.index)
-        return pd.DataFrame(values, index=part.index,
+            return pd.Series(values, index=index)
+        return pd.DataFrame(values, index=index,
                             columns=_class_columns(self.out_of_fold.estimators[0]))
 
 

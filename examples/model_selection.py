@@ -106,10 +106,10 @@ def main():
     print(f"\ndaskboost.cv, 3 folds, 50 rounds ({time.perf_counter() - start:.1f} s for both): "
           f"test accuracy {1 - dealt['test-error-mean'].iloc[-1]:.4f} with rows dealt to "
           f"folds, {1 - grouped['test-error-mean'].iloc[-1]:.4f} on cities never seen")
-    # each row predicted by the fold model that never saw its city (a lazy dask Series)
-    out_of_fold = models.predict_out_of_fold(X)
-    correct = X[["city"]].assign(correct=out_of_fold == y)
-    by_city_accuracy = correct.groupby("city")["correct"].mean().compute()
+    # each row predicted by the fold model that never saw its city (a lazy dask Series,
+    # one task per partition, each row with its index)
+    out_of_fold = models.predict_out_of_fold(X, y).compute()
+    by_city_accuracy = (out_of_fold == y.compute()).groupby(X["city"].compute()).mean()
     print("out-of-fold accuracy by city: " + ", ".join(
         f"{city} {by_city_accuracy[city]:.3f}" for city in CITIES))
 

@@ -64,12 +64,12 @@ def test_out_of_fold_predictions_give_back_the_frames_test_metric(kind, given):
     Xk, yk, fold_column = _in(kind, X, y, folds)
     frame, models = cv(PARAMS, Xk, yk, nfold=4, num_boost_round=6, seed=3,
                        folds=fold_column if given else None, return_cvbooster=True)
-    lazy = models.predict_out_of_fold(Xk)
-    if kind != "numpy":  # lazy, partitioned as X
+    lazy = models.predict_out_of_fold(Xk, yk)
+    if kind != "numpy":  # lazy, one task per partition
         assert type(lazy).__name__ in ("Array", "Series")
     oof = computed(lazy)
-    if kind == "frame":  # it lines up with X's own columns
-        np.testing.assert_array_equal(computed(Xk.assign(oof=lazy)["oof"]), oof)
+    if kind == "frame":  # each row with its index
+        pd.testing.assert_index_equal(lazy.compute().index, Xk.compute().index)
     assert oof.shape == (len(y),)
     # (predict's float32 output against cv's float64 margins)
     assert np.mean(rmse_by_fold(oof, y, folds)) == pytest.approx(
@@ -178,17 +178,22 @@ def test_out_of_fold_input_that_is_not_cvs_is_refused():
         models.predict_out_of_fold(X, method="predict_proba")
 
     lake = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=3)
-    _, on_lake = cv(PARAMS, lake, dd.from_pandas(pd.Series(y), npartitions=3), nfold=3,
-                    num_boost_round=2, return_cvbooster=True)
+    labels = dd.from_pandas(pd.Series(y), npartitions=3)
+    _, on_lake = cv(PARAMS, lake, labels, nfold=3, num_boost_round=2, return_cvbooster=True)
+    with pytest.raises(ValueError, match=r"y is needed with dask X"):
+        on_lake.predict_out_of_fold(lake)
+    with pytest.raises(TypeError, match=r"X is a dask collection but y is not"):
+        on_lake.predict_out_of_fold(lake, y)
     with pytest.raises(ValueError, match=r"X has 2 partitions; cv's had 3"):
-        on_lake.predict_out_of_fold(lake.repartition(npartitions=2))
+        on_lake.predict_out_of_fold(lake.repartition(npartitions=2),
+                                    labels.repartition(npartitions=2))
     shifted = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), chunksize=150)
     shifted = shifted.repartition(npartitions=3) if shifted.npartitions != 3 else shifted
     assert shifted.npartitions == 3
     lengths = shifted.map_partitions(len).compute().tolist()
     assert lengths != lake.map_partitions(len).compute().tolist()
     with pytest.raises(ValueError, match=r"X's partition \d has \d+ rows; cv's had 200"):
-        on_lake.predict_out_of_fold(shifted).compute()
+        on_lake.predict_out_of_fold(shifted, shifted["a"]).compute()
 
 
 def test_stratified_out_of_fold_needs_the_labels():
@@ -229,8 +234,30 @@ def test_on_a_cluster_the_models_and_out_of_fold_predictions_are_the_threaded_on
         lake = dd.from_pandas(frame, npartitions=3).persist()
         on_cluster, cluster_models = cv(PARAMS, lake[list("abcd")], lake["label"], nfold=3,
                                         num_boost_round=4, return_cvbooster=True)
-        oof = cluster_models.predict_out_of_fold(lake[list("abcd")]).compute()
+        oof = cluster_models.predict_out_of_fold(lake[list("abcd")], lake["label"]).compute()
     pd.testing.assert_frame_equal(on_cluster, threaded)
     assert [b.to_dict() for b in cluster_models.boosters] == \
         [b.to_dict() for b in models.boosters]
     np.testing.assert_array_equal(oof.to_numpy(), models.predict_out_of_fold(X))
+
+
+@pytest.mark.parametrize("with_strings", [False, True])
+def test_out_of_fold_predictions_of_a_parquet_lake_read_as_cv_read_it(tmp_path, with_strings):
+    """A lake is read by its own plan (files or pieces grouped, partitions as arrays
+    or frames): the out-of-fold predictions follow it, as cv did."""
+    X, y, rng = regression(n=1500, seed=6)
+    frame = pd.DataFrame(X.astype(np.float32), columns=list("abcd"))
+    if with_strings:
+        frame["d"] = np.array(["p", "q", "r"])[rng.integers(0, 3, len(y))]
+        y = y + (frame["d"] == "q").to_numpy() * 3.0
+    frame["label"] = y
+    for i, start in enumerate(range(0, len(y), 200)):
+        frame.iloc[start:start + 200].to_parquet(tmp_path / f"part-{i:02d}.parquet")
+    lake = dd.read_parquet(str(tmp_path))
+    features = lake[list("abcd")]
+    results, models = cv(PARAMS, features, lake["label"], nfold=3, num_boost_round=5,
+                         seed=2, return_cvbooster=True)
+    oof = computed(models.predict_out_of_fold(features, lake["label"]))
+    folds = cv_folds(len(y), 3, seed=2)
+    assert np.mean(rmse_by_fold(oof, y, folds)) == pytest.approx(
+        results["test-rmse-mean"].iloc[-1], abs=1e-5)
