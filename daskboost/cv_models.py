@@ -123,6 +123,10 @@ class CVBooster:
     def __len__(self):
         return len(self.estimators)
 
+    def __repr__(self):
+        return (f"CVBooster({len(self)} folds of {type(self.estimators[0]).__name__}, "
+                f"best_iteration={self.best_iteration})")
+
     def predict(self, X, **kwargs):
         """Each fold's model's ``predict(X, **kwargs)``, a list in fold order."""
         return [e.predict(X, **kwargs) for e in self.estimators]

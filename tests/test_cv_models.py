@@ -1,6 +1,8 @@
 """``cv(..., return_cvbooster=True)``: the folds' models, and each row predicted by the
 model of the fold that held it out (``CVBooster.predict_out_of_fold``)."""
 
+import pickle
+
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
@@ -99,6 +101,11 @@ def test_stratified_out_of_fold_probabilities_give_back_the_frames_log_loss(kind
     assert np.mean(losses) == pytest.approx(frame[f"test-{metric}-mean"].iloc[-1], abs=1e-5)
     predicted = computed(models.predict_out_of_fold(Xk, yk))
     np.testing.assert_array_equal(predicted, order[np.argmax(proba, axis=1)])
+    if kind == "numpy":  # kept with pickle, as a model is
+        again = pickle.loads(pickle.dumps(models))
+        np.testing.assert_array_equal(
+            again.predict_out_of_fold(Xk, yk, method="predict_proba"), proba)
+        assert repr(again) == "CVBooster(3 folds of DaskBoostClassifier, best_iteration=None)"
 
 
 def test_after_early_stopping_the_models_predict_at_the_best_round():
