@@ -262,7 +262,8 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
     results = _as_frame(columns) if as_pandas else columns
     if not return_cvbooster:
         return results
-    return results, fold_models.cvbooster(estimator.set_params(n_estimators=num_boost_round))
+    return results, CVBooster.of_boosters(estimator.set_params(n_estimators=num_boost_round),
+                                          *fold_models)
 
 
 @dataclass(frozen=True)
@@ -415,39 +416,13 @@ def _cross_validate(runtime, params, data, classifier, run):
     if callbacks:
         callbacks.after_training(model(best))
     fold_models = None
-    if run.return_cvbooster:
-        split = FoldSplit(layout, tuple(int(n) for n in scanned.partition_rows),
-                          run.given_folds, classes)
-        fold_models = _FoldModels([pack.bst for pack in model(best).cvfolds], best[0],
-                                  split, classes)
+    if run.return_cvbooster:  # (the boosters, their best round, how the rows were split)
+        fold_models = ([pack.bst for pack in model(best).cvfolds], best[0],
+                       FoldSplit(layout, tuple(int(n) for n in scanned.partition_rows),
+                                 run.given_folds, classes))
     return {f"{name}-{metric}-{stat}": [v[j] for v in values[:rounds]]
             for name in DATA_NAMES for metric, values in log[name].items()
             for j, stat in enumerate(("mean", "std"))}, fold_models
-
-
-@dataclass(frozen=True)
-class _FoldModels:
-    """The folds' Boosters at the end of a ``cv`` (``return_cvbooster``), and how it split
-    the rows."""
-
-    boosters: list
-    best_iteration: object
-    split: FoldSplit
-    classes: object
-
-    def cvbooster(self, template):
-        """A ``CVBooster`` of estimators with ``template``'s parameters, fitted to the
-        folds' Boosters."""
-        estimators = []
-        for booster in self.boosters:
-            estimator = type(template)(**template.get_params())
-            estimator._set_fitted(booster)
-            if self.classes is not None:
-                estimator.classes_ = np.asarray(self.classes)
-                estimator.n_classes_ = len(estimator.classes_)
-            estimator.evals_result_ = {}
-            estimators.append(estimator)
-        return CVBooster(estimators, self.best_iteration, self.split)
 
 
 def _progress_line(round_, log, show_stdv):

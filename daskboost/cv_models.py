@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 from dask.base import is_dask_collection
 
-from .folds import FoldLayout
 from .data import partition_input
+from .folds import FoldLayout
 from .given_folds import partition_parts
 from .lake import ParquetColumns
 from .partition import encode_labels
@@ -115,6 +115,21 @@ class CVBooster:
         self.estimators = list(estimators)
         self.best_iteration = best_iteration
         self._split = split
+
+    @classmethod
+    def of_boosters(cls, template, boosters, best_iteration, split):
+        """The folds' ``boosters`` as estimators with ``template``'s parameters (a
+        classifier's classes: ``split.classes``)."""
+        estimators = []
+        for booster in boosters:
+            estimator = type(template)(**template.get_params())
+            estimator._set_fitted(booster)
+            if split.classes is not None:
+                estimator.classes_ = np.asarray(split.classes)
+                estimator.n_classes_ = len(estimator.classes_)
+            estimator.evals_result_ = {}
+            estimators.append(estimator)
+        return cls(estimators, best_iteration, split)
 
     @property
     def boosters(self):
@@ -207,7 +222,9 @@ class CVBooster:
         if method == "predict_proba":
             return pd.DataFrame({c: pd.Series(dtype=np.float64)
                                  for c in _class_columns(estimator)})
-        return pd.Series(dtype=getattr(estimator, "classes_", np.zeros(0)).dtype)
+        if self._split.classes is not None:  # class labels
+            return pd.Series(dtype=self._split.classes.dtype)
+        return pd.Series(dtype=np.float64)
 
 
 class _OutOfFold:
@@ -221,12 +238,20 @@ class _OutOfFold:
         out = None
         for f, estimator in enumerate(self.estimators):
             rows = np.flatnonzero(folds == f)
-            if len(rows) == 0 and (out is not None or f < len(self.estimators) - 1):
-                continue  # (an empty X still gets an output of the method's shape)
-            values = np.asarray(getattr(estimator, self.method)(_take_rows(X, rows)))
-            if out is None:
-                out = np.empty((len(folds), *values.shape[1:]), dtype=values.dtype)
-            out[rows] = values
+            if len(rows):
+                out = self._into(out, rows, self._predict(estimator, X, rows), len(folds))
+        if out is None:  # no rows: an empty output of the method's shape and type
+            out = self._predict(self.estimators[0], X, np.flatnonzero(folds))
+        return out
+
+    def _predict(self, estimator, X, rows):
+        return np.asarray(getattr(estimator, self.method)(_take_rows(X, rows)))
+
+    @staticmethod
+    def _into(out, rows, values, n_rows):
+        if out is None:
+            out = np.empty((n_rows, *values.shape[1:]), dtype=values.dtype)
+        out[rows] = values
         return out
 
 
