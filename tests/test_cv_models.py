@@ -248,23 +248,29 @@ def test_on_a_cluster_the_models_and_out_of_fold_predictions_are_the_threaded_on
     np.testing.assert_array_equal(oof.to_numpy(), models.predict_out_of_fold(X))
 
 
-@pytest.mark.parametrize("with_strings", [False, True])
-def test_out_of_fold_predictions_of_a_parquet_lake_read_as_cv_read_it(tmp_path, with_strings):
+@pytest.mark.parametrize("with_strings, weighted", [(False, False), (True, False),
+                                                    (False, True)])
+def test_out_of_fold_predictions_of_a_parquet_lake_read_as_cv_read_it(tmp_path, with_strings,
+                                                                       weighted):
     """A lake is read by its own plan (files or pieces grouped, partitions as arrays
-    or frames): the out-of-fold predictions follow it, as cv did."""
+    or frames, the columns read deciding it): the out-of-fold predictions follow it,
+    reading X, y and the weights as cv did."""
     X, y, rng = regression(n=1500, seed=6)
     frame = pd.DataFrame(X.astype(np.float32), columns=list("abcd"))
     if with_strings:
         frame["d"] = np.array(["p", "q", "r"])[rng.integers(0, 3, len(y))]
         y = y + (frame["d"] == "q").to_numpy() * 3.0
     frame["label"] = y
+    weight = rng.uniform(0.5, 2.0, len(y)) if weighted else np.ones(len(y))
+    frame["w"] = weight
     for i, start in enumerate(range(0, len(y), 200)):
         frame.iloc[start:start + 200].to_parquet(tmp_path / f"part-{i:02d}.parquet")
     lake = dd.read_parquet(str(tmp_path))
-    features = lake[list("abcd")]
+    features, w = lake[list("abcd")], lake["w"] if weighted else None
     results, models = cv(PARAMS, features, lake["label"], nfold=3, num_boost_round=5,
-                         seed=2, return_cvbooster=True)
-    oof = computed(models.predict_out_of_fold(features, lake["label"]))
+                         seed=2, sample_weight=w, return_cvbooster=True)
+    oof = computed(models.predict_out_of_fold(features, lake["label"], sample_weight=w))
     folds = cv_folds(len(y), 3, seed=2)
-    assert np.mean(rmse_by_fold(oof, y, folds)) == pytest.approx(
-        results["test-rmse-mean"].iloc[-1], abs=1e-5)
+    rmse = per_fold(oof, folds, lambda rows: np.sqrt(
+        np.average((oof[rows] - y[rows]) ** 2, weights=weight[rows])))
+    assert np.mean(rmse) == pytest.approx(results["test-rmse-mean"].iloc[-1], abs=1e-5)
