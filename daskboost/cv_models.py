@@ -195,7 +195,9 @@ class CVBooster:
 
         if not is_dask_collection(y):
             raise TypeError("X is a dask collection but y is not; give y as cv had it")
-        data = partition_input(X, y, sample_weight, enable_categorical=True)
+        params = self.estimators[0].get_params()  # (cv's: how it typed the columns)
+        data = partition_input(X, y, sample_weight, None, params["enable_categorical"],
+                               params["feature_types"])
         rows = self._split.partition_rows
         if data.n_partitions != len(rows):
             raise ValueError(f"X has {data.n_partitions} partitions; cv's had {len(rows)}: "

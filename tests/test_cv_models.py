@@ -248,15 +248,21 @@ def test_on_a_cluster_the_models_and_out_of_fold_predictions_are_the_threaded_on
     np.testing.assert_array_equal(oof.to_numpy(), models.predict_out_of_fold(X))
 
 
-@pytest.mark.parametrize("with_strings, weighted", [(False, False), (True, False),
-                                                    (False, True)])
+@pytest.mark.parametrize("with_strings, weighted, typed", [
+    (False, False, False), (True, False, False), (False, True, False), (False, False, True)])
 def test_out_of_fold_predictions_of_a_parquet_lake_read_as_cv_read_it(tmp_path, with_strings,
-                                                                       weighted):
+                                                                       weighted, typed):
     """A lake is read by its own plan (files or pieces grouped, partitions as arrays
     or frames, the columns read deciding it): the out-of-fold predictions follow it,
-    reading X, y and the weights as cv did."""
+    reading X, y and the weights as cv did, its columns typed as cv typed them (``typed``:
+    a numeric column made categorical by ``feature_types``)."""
     X, y, rng = regression(n=1500, seed=6)
     frame = pd.DataFrame(X.astype(np.float32), columns=list("abcd"))
+    params = PARAMS
+    if typed:
+        frame["d"] = rng.integers(0, 4, len(y)).astype(np.float32)
+        y = y + np.array([0.0, 3.0, -2.0, 1.0])[frame["d"].astype(int)]
+        params = {**PARAMS, "feature_types": ["q", "q", "q", "c"]}
     if with_strings:
         frame["d"] = np.array(["p", "q", "r"])[rng.integers(0, 3, len(y))]
         y = y + (frame["d"] == "q").to_numpy() * 3.0
@@ -267,7 +273,7 @@ def test_out_of_fold_predictions_of_a_parquet_lake_read_as_cv_read_it(tmp_path, 
         frame.iloc[start:start + 200].to_parquet(tmp_path / f"part-{i:02d}.parquet")
     lake = dd.read_parquet(str(tmp_path))
     features, w = lake[list("abcd")], lake["w"] if weighted else None
-    results, models = cv(PARAMS, features, lake["label"], nfold=3, num_boost_round=5,
+    results, models = cv(params, features, lake["label"], nfold=3, num_boost_round=5,
                          seed=2, sample_weight=w, return_cvbooster=True)
     oof = computed(models.predict_out_of_fold(features, lake["label"], sample_weight=w))
     folds = cv_folds(len(y), 3, seed=2)
