@@ -192,12 +192,11 @@ def main(argv=None):
                  and name != "cv"]
     lines = [markdown_table(["contestant", "seconds (median)", "cv ÷ contestant",
                              f"mean test {metric}, last round"], rows), ""]
+    budget = (f"memory_budget {args.memory_budget} for every contestant; "
+              if args.memory_budget else "")
     lines.append(f"{args.rows:,} rows x {len(FEATURE_NAMES)} features (5% NaN), "
                  f"{args.task}, {args.nfold} folds, {args.rounds} rounds, depth "
-                 f"{MAX_DEPTH}; median of {args.repeats} run(s) going round-robin; "
-                 + (f"memory_budget {args.memory_budget} for every contestant; "
-                    if args.memory_budget else "")
-                 + 
+                 f"{MAX_DEPTH}; median of {args.repeats} run(s) going round-robin; {budget}"
                  f"{N_THREADS} threads; every contestant reads the {args.files}-file "
                  "parquet lake with dd.read_parquet (timed).")
     lines.append("cv ÷ contestant < 1: cv is faster. 'fits' are one fit per fold on the "
