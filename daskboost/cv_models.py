@@ -125,8 +125,7 @@ class CVBooster:
             estimator = type(template)(**template.get_params())
             estimator._set_fitted(booster)
             if split.classes is not None:
-                estimator.classes_ = np.asarray(split.classes)
-                estimator.n_classes_ = len(estimator.classes_)
+                estimator._set_classes(split.classes)
             estimator.evals_result_ = {}
             estimators.append(estimator)
         return cls(estimators, best_iteration, split)

@@ -487,9 +487,13 @@ class DaskBoostClassifier(_DaskBoostModel):
         """
         info = self._fit(X, y, sample_weight, True, eval_set, sample_weight_eval_set, xgb_model,
                          base_margin, base_margin_eval_set, resume, callbacks)
-        self.classes_ = info.classes
-        self.n_classes_ = len(self.classes_)
+        self._set_classes(info.classes)
         return self
+
+    def _set_classes(self, classes):
+        """The fitted labels, sorted (``classes_``, ``n_classes_``)."""
+        self.classes_ = np.asarray(classes)
+        self.n_classes_ = len(self.classes_)
 
     def predict_proba(self, X, iteration_range=None, base_margin=None):
         """Probabilities of ``classes_``: (n, n_classes); a dask DataFrame for one."""
@@ -542,8 +546,7 @@ class DaskBoostClassifier(_DaskBoostModel):
                              "one type (strings, integers, numbers or booleans)")
 
     def _load_extras(self, section):
-        self.classes_ = np.array(section["classes"])
-        self.n_classes_ = len(self.classes_)
+        self._set_classes(np.array(section["classes"]))
 
     def _imported_extras(self, booster):
         # xgboost's classifiers number the classes 0 .. n - 1
