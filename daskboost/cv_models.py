@@ -26,7 +26,6 @@ from dask.base import is_dask_collection
 
 from .data import partition_input
 from .folds import FoldLayout
-from .given_folds import partition_parts
 from .lake import ParquetColumns
 from .partition import encode_labels
 from .sklearn import _column
@@ -69,10 +68,9 @@ class FoldSplit:
         if n_rows != expected:
             raise ValueError(f"X's partition {index} has {n_rows} rows; cv's had {expected}: "
                              "give the X given to cv, partitioned as it was")
-        if self.given is not None:
-            return np.asarray(partition_parts(self.given, self.partition_rows)[index],
-                              dtype=np.int64)
         offset = int(sum(self.partition_rows[:index]))
+        if self.given is not None:
+            return np.asarray(self.given[offset:offset + n_rows], dtype=np.int64)
         if not self.layout.stratified:
             return self.layout.of_partition(index, offset, n_rows)
         classes = self._classes_of(y, n_rows, self.layout.class_counts[index],
