@@ -580,9 +580,10 @@ class FrameRows:
         # (with categorical columns every value is float64, as in ``_encoded_block``)
         self.dtype = np.float64 if self.encoders else _frame_float_dtype(frame)
 
-    def rows(self, start, stop):
-        """Rows ``start:stop`` as a ``FrameRows`` of their own."""
-        return FrameRows(self.frame.iloc[start:stop], self.encoders)
+    def rows(self, rows):
+        """Rows ``rows`` (a slice, or an array of row numbers) as a ``FrameRows`` of
+        their own."""
+        return FrameRows(self.frame.iloc[rows], self.encoders)
 
     def column(self, f):
         """Feature ``f`` of every row, 1-D."""

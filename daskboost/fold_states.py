@@ -21,11 +21,11 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .blockstore import RowColumn, single_block
+from .blockstore import RowColumn
 from .objectives import gradient_dtype
-from .partition import (PartitionState, in_row_blocks, leaf_positions, margins_ahead,
-                        merge_scans, read_partition, rebuild_partition, residual_summaries,
-                        scan_labels, start_state, whole, with_positions)
+from .partition import (PartitionState, encode_labels, in_row_blocks, leaf_positions,
+                        margins_ahead, merge_scans, read_partition, residual_summaries,
+                        scan_labels, start_state, started_again, whole, with_positions)
 from .reduction import reduce_all
 from .training import _PartialsCombiner
 
@@ -88,15 +88,17 @@ def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, s
     """``partition.bin_partition`` for a cross-validation: the state also holds its
     rows' folds (``layout``'s, or ``given_folds``: the partition's part of the folds
     the user gave) and, with ``sketch_size`` (the first binning), the folds' label
-    statistics; with ``in_fold_order``, its rows in fold order where it can
-    (``_in_fold_order``).  ``base_margin``: (nfold * K,) starting margins."""
+    statistics; with ``in_fold_order``, its rows in fold order (``_in_fold_order``).
+    ``base_margin``: (nfold * K,) starting margins."""
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders,
                                         in_pieces=previous is None)
+    folds, order = _folds_and_order(layout, index, row_offset, labels, classes, given_folds,
+                                    in_fold_order)
     state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
-                        store, row_offset, margins)
-    state = in_row_blocks(_with_folds(state, layout, index, classes is not None, labels,
-                                      weights, sketch_size, given_folds), store)
-    return _in_fold_order(state) if in_fold_order else state
+                        store, row_offset, margins, code_order=order)
+    scans = None if sketch_size is None else _label_scans(
+        folds, layout.nfold, labels, weights, index, sketch_size, classes is not None)
+    return in_row_blocks(_in_fold_order(_fold_state(state, folds, scans), order), store)
 
 
 def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
@@ -105,22 +107,25 @@ def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previou
     """``partition.rebuild_partition`` for a cross-validation (a state lost with a
     worker, rebuilt with the folds' trees so far), in the rows' order of
     ``bin_fold_partition``."""
-    state = rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
-                              row_offset, margins, new_trees, rounds)
-    state = in_row_blocks(_with_folds(state, layout, index, classes is not None,
-                                      given_folds=given_folds), store)
-    return _in_fold_order(state) if in_fold_order else state
+    X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
+    folds, order = _folds_and_order(layout, index, row_offset, labels, classes, given_folds,
+                                    in_fold_order)
+    state = started_again(X, labels, weights, index, mapper, base_margin, classes, previous,
+                          store, row_offset, margins, new_trees, rounds, code_order=order)
+    return in_row_blocks(_in_fold_order(_fold_state(state, folds), order), store)
 
 
 # the per-row arrays of a state, (..., n_rows) each (None: not held)
 _ROW_ARRAYS = ("label", "weight", "margin", "grad", "hess", "positions", "quantized", "folds")
 
 
-def _in_fold_order(state):
-    """``state`` with its rows sorted by fold (stable: each fold's rows in the order
-    read) where its codes are one block in memory and its per-row arrays whole;
-    ``row_order`` keeps each row's place as read, by which it still draws
-    (``keyed_random.global_row``).  A fold's held-out rows are then one run in every
+def _in_fold_order(state, order):
+    """``state``, whose codes are binned in ``order`` (the rows sorted by fold, stable:
+    each fold's rows in the order read; None: rows as read), with its per-row arrays
+    in that order too; ``row_order`` keeps each row's place as read, by which it still
+    draws (``keyed_random.global_row``).  Before the arrays go to row blocks (under a
+    memory budget the codes are binned block by block in that order:
+    ``partition.binned_codes``).  A fold's held-out rows are then one run in every
     pass, which the level kernels skip (zero gradients) on a branch taken the same way
     row after row, not on one in ``nfold`` at random; the evaluation's rows by fold
     (``fold_partials``) are in order already.  For quantized gradients only
@@ -129,11 +134,8 @@ def _in_fold_order(state):
     metric partials add its rows in the order read in both).  Float sums would change,
     and each fold's model would no longer be the fit on its training rows to the last
     bit (``tests/test_cv.py``)."""
-    codes = single_block(state.codes)
-    if codes is None or isinstance(state.margin, RowColumn):
+    if order is None:
         return state
-    order = np.argsort(state.folds, kind="stable")
-    codes[...] = codes[order]  # (the block the store holds, reordered in place)
     for name in _ROW_ARRAYS:
         array = getattr(state, name)
         if array is not None:
@@ -142,29 +144,36 @@ def _in_fold_order(state):
     return state
 
 
-def _with_folds(state, layout, index, classifier, labels=None, weights=None,
-                sketch_size=None, given_folds=None):
-    """``state`` as a ``FoldState``, with its rows' folds (``given_folds`` if not None,
-    else ``layout``'s) and, if ``sketch_size`` is given, each fold's label statistics of
-    its training rows among them, from the raw ``labels`` and ``weights`` (as a fit's
-    scan takes them)."""
+def _folds_and_order(layout, index, row_offset, labels, classes, given_folds, in_fold_order):
+    """(the fold of each row of a partition, as read; with ``in_fold_order``, the rows
+    sorted by fold, stable, else None).  The folds: ``given_folds`` if not None, else
+    ``layout``'s (from the rows' classes, ``classes`` encoding the raw ``labels``, where
+    its folds are stratified)."""
     if given_folds is not None:
         folds = np.asarray(given_folds, dtype=np.int32)
+    elif layout.stratified:
+        folds = layout.of_partition(index, row_offset, encode_labels(labels, classes))
     else:
-        folds = layout.of_partition(
-            index, state.row_offset,
-            state.label.astype(np.int64) if layout.stratified else len(state.label))
-    scans = None
-    if sketch_size is not None:
-        scans = []
-        for f in range(layout.nfold):
-            trains = folds != f
-            scans.append(scan_labels(labels[trains],
-                                     None if weights is None else weights[trains],
-                                     index, sketch_size, classifier))
+        folds = layout.of_partition(index, row_offset, len(labels))
+    return folds, np.argsort(folds, kind="stable") if in_fold_order else None
+
+
+def _label_scans(folds, nfold, labels, weights, index, sketch_size, classifier):
+    """Each fold's label statistics of its training rows, from the raw ``labels`` and
+    ``weights`` (as a fit's scan takes them)."""
+    scans = []
+    for f in range(nfold):
+        trains = folds != f
+        scans.append(scan_labels(labels[trains], None if weights is None else weights[trains],
+                                 index, sketch_size, classifier))
+    return scans
+
+
+def _fold_state(state, folds, label_scans=None):
+    """``state`` as a ``FoldState`` with its rows' ``folds``."""
     fields = {field.name: getattr(state, field.name)
               for field in dataclasses.fields(PartitionState)}
-    return FoldState(**{**fields, "folds": folds}, label_scans=scans)
+    return FoldState(**{**fields, "folds": folds}, label_scans=label_scans)
 
 
 def fold_leaf_residual_summaries(state, arg):

@@ -331,36 +331,46 @@ def _as_column(store, array):
     return column
 
 
-def binned_codes(X, mapper, store):
+def binned_codes(X, mapper, store, order=None):
     """X's codes, kept by the fit's block store (``store``: a ``blockstore.StoreRef``)
     in this process, binned block by block straight into it when they do not fit the
     budget (as they are when ``store`` is None).  A ``data.FrameRows`` or a
     ``lake.ParquetColumns`` is binned a column at a time (a frame's row blocks too:
     ``_binned_rows``; a lake's codes made whole first: a column is what its file gives
     at a time); each block is kept as uint8 where its codes fit
-    (``binning.narrowed``)."""
+    (``binning.narrowed``).  ``order`` (None: as read): the codes of X's rows
+    ``order[0], order[1], ...`` (a cross-validation's rows in fold order,
+    ``fold_states``), block by block too."""
     if isinstance(X, ParquetColumns) or (store is None and isinstance(X, FrameRows)):
-        codes = narrowed(mapper.transform_columns(X.column, X.shape[0]))
+        codes = _in_order(narrowed(mapper.transform_columns(X.column, X.shape[0])), order)
         return codes if store is None else store.open().put(codes)
     if store is None:
-        return narrowed(mapper.transform(X))
+        return _in_order(narrowed(mapper.transform(X)), order)
     return store.open().put_rows((X.shape[0], len(mapper.cuts)), mapper.dtype,
                                  lambda start, stop: narrowed(_binned_rows(X, mapper, start,
-                                                                           stop)))
+                                                                           stop, order)))
 
 
-def _binned_rows(X, mapper, start, stop):
-    """The codes of rows ``start:stop`` of X: a ``data.FrameRows`` binned a column at a
-    time, without the rows' float block (which cost 2 of the 5.2 ms of binning
-    diamonds' 43,146 x 9 frame: 3.8 ms now)."""
+def _in_order(codes, order):
+    return codes if order is None else codes[order]
+
+
+def _binned_rows(X, mapper, start, stop, order=None):
+    """The codes of rows ``start:stop`` of X (``order``: of rows ``order[start:stop]``):
+    a ``data.FrameRows`` binned a column at a time, without the rows' float block
+    (which cost 2 of the 5.2 ms of binning diamonds' 43,146 x 9 frame: 3.8 ms now)."""
+    rows = slice(start, stop) if order is None else order[start:stop]
     if isinstance(X, FrameRows):
-        return mapper.transform_columns(X.rows(start, stop).column, stop - start)
-    return mapper.transform(X[start:stop])
+        return mapper.transform_columns(X.rows(rows).column, stop - start)
+    return mapper.transform(X[rows])
 
 
 def start_state(X, labels, weights, index, mapper, base_margin, classes, previous, store,
-                row_offset, margins):
-    """The training state of a read partition (``bin_partition``'s second half)."""
+                row_offset, margins, code_order=None):
+    """The training state of a read partition (``bin_partition``'s second half).
+    ``code_order``: its codes binned with the rows in that order (``binned_codes``),
+    the per-row arrays left as read: the caller puts them in that order too
+    (``fold_states``)."""
     if classes is not None:
         labels = encode_labels(labels, classes)
     n = X.shape[0]
@@ -374,7 +384,7 @@ def start_state(X, labels, weights, index, mapper, base_margin, classes, previou
     else:
         start = np.repeat(np.asarray(base_margin, dtype=np.float64)[:, None], n, axis=1)
     return PartitionState(
-        codes=binned_codes(X, mapper, store),
+        codes=binned_codes(X, mapper, store, code_order),
         label=np.asarray(labels, dtype=np.float32),
         weight=None if weights is None else weights.astype(np.float32),
         margin=start,
@@ -390,8 +400,16 @@ def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, st
     starting margins one by one, in order (the additions training made, so the same
     floating-point values).  Used to rebuild a state lost with a worker."""
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
+    return started_again(X, labels, weights, index, mapper, base_margin, classes, previous,
+                         store, row_offset, margins, new_trees, rounds)
+
+
+def started_again(X, labels, weights, index, mapper, base_margin, classes, previous, store,
+                  row_offset, margins, new_trees, rounds, code_order=None):
+    """``rebuild_partition``'s state of a read partition (``code_order``: as for
+    ``start_state``; the margins, trees added, stay in the order read)."""
     state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
-                        store, row_offset, margins)
+                        store, row_offset, margins, code_order)
     PackedForest(new_trees, len(base_margin)).add_block_margin(X, state.margin)
     return replace(state, rounds=rounds)
 
@@ -595,8 +613,9 @@ def _level_in_row_blocks(state, step):
             # the first pass's gradients again (the same values: from the same margins)
             block_grad, block_hess = _round_gradients(state, state.gradient_step, i, rows,
                                                       state.margin.get(i))
+            offset, order = _draw_rows(state, rows)
             packed = quantize(block_grad, block_hess, step.quant_scales, step.quant_keys,
-                              state.row_offset + rows.start, step.quant_bins)
+                              offset, step.quant_bins, order)
             state.quantized.set(i, packed)
         elif quantized:
             packed = state.quantized.get(i)
@@ -855,16 +874,23 @@ def _round_gradients(state, step, i, rows, margin):
         grad, hess = step.objective.fold_gradients(margin, label, weight,
                                                    _block_of(state.folds, i, rows))
     if step.subsample < 1.0:
-        # (rows reordered: each draws by its place as read, ``row_order``)
-        order = None if state.row_order is None else state.row_order[rows]
-        keep = sampled_rows(step.sample_seed, step.round,
-                            state.row_offset + (rows.start if order is None else 0),
-                            rows.stop - rows.start, step.subsample, order)
+        offset, order = _draw_rows(state, rows)
+        keep = sampled_rows(step.sample_seed, step.round, offset, rows.stop - rows.start,
+                            step.subsample, order)
         grad, hess = grad * keep, hess * keep  # unsampled rows add nothing
     if step.trim_threshold is not None:
         kept = hess >= step.trim_threshold[:, None]
         grad, hess = grad * kept, hess * kept
     return np.ascontiguousarray(grad), np.ascontiguousarray(hess)
+
+
+def _draw_rows(state, rows):
+    """(row offset, row order) by which the rows ``rows`` of a state draw
+    (``keyed_random.global_row``): rows reordered draw by their places as read
+    (``row_order``)."""
+    if state.row_order is None:
+        return state.row_offset + rows.start, None
+    return state.row_offset, state.row_order[rows]
 
 
 def leaf_residual_summaries(state, arg):

@@ -275,6 +275,10 @@ OUT_OF_CORE_CASES = {
     "adaptive leaves weighted": ({**FAST, "objective": "reg:absoluteerror"}, True, False),
     "quantized lossguide": ({"max_depth": 0, "grow_policy": "lossguide", "max_leaves": 6,
                              "quantized_grad": True}, False, False),
+    # quantized: the rows in fold order, the codes binned block by block in that order
+    "quantized multiclass weighted stratified sampled": (
+        {**FAST, "objective": "multi:softprob", "subsample": 0.8, "quantized_grad": True},
+        True, True),
 }
 
 
@@ -298,12 +302,13 @@ def test_out_of_core_folds_in_row_blocks_give_the_same_frame_and_models(tmp_path
     in_memory = cv(params, X, y, callbacks=[keep], **kwargs)
     monkeypatch.setattr(daskboost.sklearn, "StoreConfig",
                         functools.partial(blockstore.StoreConfig, block_rows=128))
-    blocked = []
+    blocked, in_fold_order = [], []
     original = cross_validation.bin_fold_partition
 
     def spy(*args, **kw):
         state = original(*args, **kw)
         blocked.append(all(isinstance(a, RowColumn) for a in (state.margin, state.folds)))
+        in_fold_order.append(state.row_order is not None)
         return state
 
     monkeypatch.setattr(cross_validation._FoldBoosting, "bin_state", staticmethod(spy))
@@ -311,6 +316,7 @@ def test_out_of_core_folds_in_row_blocks_give_the_same_frame_and_models(tmp_path
     spilled = cv({**params, "memory_budget": 0, "cache_dir": str(tmp_path)}, X, y,
                  callbacks=[keep_spilled], **kwargs)
     assert blocked and all(blocked)
+    assert in_fold_order == [params.get("quantized_grad", False)] * len(blocked)
     pd.testing.assert_frame_equal(spilled, in_memory, rtol=0, atol=0)
     for ours, theirs in zip(keep_spilled.models, keep.models):
         assert ours.to_dict()["trees"] == theirs.to_dict()["trees"]
@@ -356,8 +362,8 @@ def test_rows_in_fold_order_give_the_same_frame_and_models(params, classify, mon
     reordered = []
     in_fold_order = fold_states._in_fold_order
 
-    def spy(state):
-        state = in_fold_order(state)
+    def spy(state, order):
+        state = in_fold_order(state, order)
         reordered.append(state.row_order is not None
                          and bool(np.all(np.diff(state.folds) >= 0))
                          and not np.array_equal(state.row_order, np.arange(len(state.folds))))
@@ -367,7 +373,9 @@ def test_rows_in_fold_order_give_the_same_frame_and_models(params, classify, mon
     keep = KeepModels()
     in_order = cv(params, X, y, callbacks=[keep], **kwargs)
     assert reordered == [True] * 3
-    monkeypatch.setattr(fold_states, "_in_fold_order", lambda state: state)
+    folds_and_order = fold_states._folds_and_order
+    monkeypatch.setattr(fold_states, "_folds_and_order",
+                        lambda *args: (folds_and_order(*args)[0], None))  # rows as read
     keep_as_read = KeepModels()
     as_read = cv(params, X, y, callbacks=[keep_as_read], **kwargs)
     pd.testing.assert_frame_equal(in_order, as_read, rtol=0, atol=0)

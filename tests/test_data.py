@@ -402,10 +402,12 @@ def test_frame_rows_pieces_equal_the_whole_conversion(columns):
         column = rows.column(f)
         assert column.dtype == whole.dtype
         np.testing.assert_array_equal(column, whole[:, f])  # NaN where NaN
-        pieces = [rows.rows(start, start + 300).column(f)
+        pieces = [rows.rows(slice(start, start + 300)).column(f)
                   for start in range(0, len(frame), 300)]
         assert all(piece.dtype == whole.dtype for piece in pieces)
         np.testing.assert_array_equal(np.concatenate(pieces), whole[:, f])
+        order = np.random.default_rng(f).permutation(len(frame))  # rows picked by number
+        np.testing.assert_array_equal(rows.rows(order).column(f), whole[order, f])
 
 
 def test_frame_rows_sketch_and_codes_equal_those_of_the_array():
