@@ -92,9 +92,10 @@ def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, s
     ``base_margin``: (nfold * K,) starting margins."""
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders,
                                         in_pieces=previous is None)
-    folds, order = _folds_and_order(layout, index, row_offset, labels, classes, given_folds,
+    encoded = _encoded(labels, classes)
+    folds, order = _folds_and_order(layout, index, row_offset, encoded, given_folds,
                                     in_fold_order)
-    state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
+    state = start_state(X, encoded, weights, index, mapper, base_margin, None, previous,
                         store, row_offset, margins, code_order=order)
     scans = None if sketch_size is None else _label_scans(
         folds, layout.nfold, labels, weights, index, sketch_size, classes is not None)
@@ -108,9 +109,10 @@ def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previou
     worker, rebuilt with the folds' trees so far), in the rows' order of
     ``bin_fold_partition``."""
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
-    folds, order = _folds_and_order(layout, index, row_offset, labels, classes, given_folds,
+    encoded = _encoded(labels, classes)
+    folds, order = _folds_and_order(layout, index, row_offset, encoded, given_folds,
                                     in_fold_order)
-    state = started_again(X, labels, weights, index, mapper, base_margin, classes, previous,
+    state = started_again(X, encoded, weights, index, mapper, base_margin, None, previous,
                           store, row_offset, margins, new_trees, rounds, code_order=order)
     return in_row_blocks(_in_fold_order(_fold_state(state, folds), order), store)
 
@@ -144,15 +146,21 @@ def _in_fold_order(state, order):
     return state
 
 
-def _folds_and_order(layout, index, row_offset, labels, classes, given_folds, in_fold_order):
+def _encoded(labels, classes):
+    """A partition's labels as its state holds them: a classifier's encoded once, here,
+    for its folds and its state alike (``start_state`` is then given no ``classes``)."""
+    return labels if classes is None else encode_labels(labels, classes)
+
+
+def _folds_and_order(layout, index, row_offset, labels, given_folds, in_fold_order):
     """(the fold of each row of a partition, as read; with ``in_fold_order``, the rows
     sorted by fold, stable, else None).  The folds: ``given_folds`` if not None, else
-    ``layout``'s (from the rows' classes, ``classes`` encoding the raw ``labels``, where
-    its folds are stratified)."""
+    ``layout``'s (from the rows' classes, the encoded ``labels``, where its folds are
+    stratified)."""
     if given_folds is not None:
         folds = np.asarray(given_folds, dtype=np.int32)
     elif layout.stratified:
-        folds = layout.of_partition(index, row_offset, encode_labels(labels, classes))
+        folds = layout.of_partition(index, row_offset, labels)
     else:
         folds = layout.of_partition(index, row_offset, len(labels))
     return folds, np.argsort(folds, kind="stable") if in_fold_order else None
