@@ -19,7 +19,18 @@ What it measures, side by side in one process and one run:
     (``ddf[ddf.fold != f]``) with ``eval_set=[(those rows), (fold f's rows)]``: the same
     numbers as ``cv`` (what xgboost's ``cv`` does, fold by fold);
   - ``fits + test eval``: the same fits with ``eval_set=[(fold f's rows)]`` only;
-  - ``fits``: the same fits without eval sets (training alone).
+  - ``fits``: the same fits without eval sets (training alone);
+  - ``xgboost.cv``: ``pd.read_parquet(lake)`` (timed), a ``DMatrix``, then
+    ``xgboost.cv`` with the same folds (the lake's ``fold`` column), ``tree_method="hist"``
+    and the same parameters: per round each fold's metric on its training and held-out
+    rows, as ``cv``;
+  - ``lightgbm.cv``: the same read, a ``Dataset`` (binned once for all folds, as ``cv``),
+    ``lightgbm.cv`` with the same folds and ``eval_train_metric=True`` (leaf-wise,
+    capped at depth 6 and 64 leaves; ``max_bin=255``, ``min_data_in_leaf=1``);
+  - ``scikit-learn cross_validate``: the same read, ``cross_validate`` of
+    ``HistGradientBoostingRegressor`` / ``Classifier`` (100 iterations, no early stopping,
+    ``max_bins=255``) with the same folds (``PredefinedSplit``) and
+    ``return_train_score=True``: the last round's scores only, no per-round metrics.
 
   The fits' times are summed over the folds (fold data selection inside the timed
   fit, as a user would write it: the filter is lazy).
@@ -29,9 +40,10 @@ What it measures, side by side in one process and one run:
   ``fits + train/test eval`` folds' last test metric (the same models up to the
   order of float sums, since the fits' bins come from their own rows: close, not
   equal).
-* ``--memory-budget`` (e.g. ``32MB``): every contestant out of core with that budget
-  (``cv`` streams the spilled blocks once per level for all the folds, each fit once per
-  level for its own rows); ``--contestants cv,fits``: a subset (``cv`` first).
+* ``--memory-budget`` (e.g. ``32MB``): every daskboost contestant out of core with that
+  budget (``cv`` streams the spilled blocks once per level for all the folds, each fit once
+  per level for its own rows; the other libraries have no out-of-core mode and are left
+  out); ``--contestants cv,fits``: a subset (``cv`` first).
 * Threads: 2 (``OMP_NUM_THREADS``; dask's threaded scheduler uses the cores); an untimed
   warm-up of every contestant on a 2,000-row lake first (numba JIT or its cache).
 
@@ -65,7 +77,11 @@ import numpy as np  # noqa: E402
 
 FOLD_SEED = 0
 TASKS = {"regression": (make_regression, "rmse"), "binary": (make_binary, "logloss")}
-CONTESTANTS = ("cv", "fits + train/test eval", "fits + test eval", "fits")
+DASKBOOST_CONTESTANTS = ("cv", "fits + train/test eval", "fits + test eval", "fits")
+LIBRARY_CONTESTANTS = ("xgboost.cv", "lightgbm.cv", "scikit-learn cross_validate")
+CONTESTANTS = DASKBOOST_CONTESTANTS + LIBRARY_CONTESTANTS
+LIBRARY_METRICS = {"rmse": ("rmse", "rmse", "neg_root_mean_squared_error"),
+                   "logloss": ("logloss", "binary_logloss", "neg_log_loss")}
 WARMUP_ROWS = 2000
 
 
@@ -123,7 +139,66 @@ def contestants(task, nfold, rounds, lake, memory_budget=None):
     return {"cv": run_cv,
             "fits + train/test eval": lambda path, **kw: run_fits("train/test", path, **kw),
             "fits + test eval": lambda path, **kw: run_fits("test", path, **kw),
-            "fits": lambda path, **kw: run_fits(None, path, **kw)}, params
+            "fits": lambda path, **kw: run_fits(None, path, **kw),
+            **library_contestants(task, nfold, rounds)}, params
+
+
+def _read_lake(path, nfold):
+    """The lake in memory (pandas, as a user of the other libraries reads it): the
+    features, the label, and the folds as ``(training rows, held-out rows)`` pairs."""
+    import pandas as pd
+    frame = pd.read_parquet(path)
+    fold = frame["fold"].to_numpy()
+    folds = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(nfold)]
+    return frame[FEATURE_NAMES], frame[LABEL_NAME].to_numpy(), folds
+
+
+def library_contestants(task, nfold, rounds):
+    """xgboost's and LightGBM's ``cv`` and scikit-learn's ``cross_validate`` on the same
+    lake, folds and parameters: {name: callable(lake) -> mean test metric, last round}."""
+    xgboost_metric, lightgbm_metric, sklearn_scoring = LIBRARY_METRICS[TASKS[task][1]]
+
+    def run_xgboost(path, n_rounds=rounds):
+        import xgboost
+        X, y, folds = _read_lake(path, nfold)
+        params = dict(tree_method="hist", max_depth=MAX_DEPTH, eta=LEARNING_RATE,
+                      max_bin=MAX_BIN, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0,
+                      nthread=N_THREADS, eval_metric=xgboost_metric,
+                      objective="binary:logistic" if task == "binary" else "reg:squarederror")
+        frame = xgboost.cv(params, xgboost.DMatrix(X, y, nthread=N_THREADS),
+                           num_boost_round=n_rounds, folds=folds)
+        return float(frame[f"test-{xgboost_metric}-mean"].iloc[-1])
+
+    def run_lightgbm(path, n_rounds=rounds):
+        import lightgbm
+        X, y, folds = _read_lake(path, nfold)
+        params = dict(objective="binary" if task == "binary" else "regression",
+                      metric=lightgbm_metric, max_depth=MAX_DEPTH, num_leaves=2 ** MAX_DEPTH,
+                      learning_rate=LEARNING_RATE, max_bin=MAX_BIN - 1, lambda_l2=1.0,
+                      min_gain_to_split=0.0, min_sum_hessian_in_leaf=1.0, min_data_in_leaf=1,
+                      num_threads=N_THREADS, verbose=-1)
+        scores = lightgbm.cv(params, lightgbm.Dataset(X, y, params={"max_bin": MAX_BIN - 1}),
+                             num_boost_round=n_rounds, folds=folds, stratified=False,
+                             eval_train_metric=True)
+        return float(scores[f"valid {lightgbm_metric}-mean"][-1])
+
+    def run_sklearn(path, n_rounds=rounds):
+        from sklearn.ensemble import (HistGradientBoostingClassifier,
+                                      HistGradientBoostingRegressor)
+        from sklearn.model_selection import cross_validate
+        X, y, folds = _read_lake(path, nfold)
+        model_class = (HistGradientBoostingClassifier if task == "binary"
+                       else HistGradientBoostingRegressor)
+        model = model_class(max_iter=n_rounds, max_depth=MAX_DEPTH,
+                            max_leaf_nodes=2 ** MAX_DEPTH, learning_rate=LEARNING_RATE,
+                            max_bins=MAX_BIN - 1, early_stopping=False, l2_regularization=1.0,
+                            min_samples_leaf=1, random_state=0)
+        scores = cross_validate(model, X, y, cv=folds, scoring=sklearn_scoring,
+                                return_train_score=True)
+        return float(-np.mean(scores["test_score"]))
+
+    return {"xgboost.cv": run_xgboost, "lightgbm.cv": run_lightgbm,
+            "scikit-learn cross_validate": run_sklearn}
 
 
 def main(argv=None):
@@ -137,18 +212,25 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0, help="data seed")
     parser.add_argument("--memory-budget", default=None,
                         help="every contestant's memory_budget (e.g. 64MB: out of core)")
-    parser.add_argument("--contestants", default=",".join(CONTESTANTS),
-                        help=f"comma-separated, among {', '.join(CONTESTANTS)} (cv first)")
+    parser.add_argument("--contestants", default=None,
+                        help=f"comma-separated, among {', '.join(CONTESTANTS)} (cv first; "
+                             "default: all of them, daskboost's alone with --memory-budget)")
     parser.add_argument("--output", default=None,
                         help="write PATH.json and PATH.md with the results")
     args = parser.parse_args(argv)
     if args.rows < 10 * WARMUP_ROWS or args.nfold < 2 or args.rounds < 1 or args.repeats < 1:
         parser.error(f"need --rows >= {10 * WARMUP_ROWS}, --nfold >= 2, --rounds >= 1, "
                      "--repeats >= 1")
+    if args.contestants is None:
+        args.contestants = ",".join(DASKBOOST_CONTESTANTS if args.memory_budget
+                                    else CONTESTANTS)
     chosen = [name.strip() for name in args.contestants.split(",")]
     if chosen[0] != "cv" or any(name not in CONTESTANTS for name in chosen):
         parser.error(f"--contestants={args.contestants!r}: cv first, then any of "
                      f"{', '.join(CONTESTANTS[1:])}")
+    if args.memory_budget and set(chosen) & set(LIBRARY_CONTESTANTS):
+        parser.error(f"--memory-budget={args.memory_budget!r}: out of core is daskboost's "
+                     f"alone; choose among {', '.join(DASKBOOST_CONTESTANTS)}")
     from daskboost import cv_folds
 
     info = machine_info()
@@ -189,7 +271,7 @@ def main(argv=None):
         rows.append([name, f"{result['fit_s_median']:.2f}", f"{result['cv_ratio']:.2f}",
                      "" if value is None else f"{value:.5f}"])
     evaluated = [name for name in results if results[name]["test_metric"][-1] is not None
-                 and name != "cv"]
+                 and name in DASKBOOST_CONTESTANTS[1:]]
     lines = [markdown_table(["contestant", "seconds (median)", "cv ÷ contestant",
                              f"mean test {metric}, last round"], rows), ""]
     budget = (f"memory_budget {args.memory_budget} for every contestant; "
@@ -200,7 +282,9 @@ def main(argv=None):
                  f"{N_THREADS} threads; every contestant reads the {args.files}-file "
                  "parquet lake with dd.read_parquet (timed).")
     lines.append("cv ÷ contestant < 1: cv is faster. 'fits' are one fit per fold on the "
-                 "rows of the other folds, times summed over the folds.")
+                 "rows of the other folds, times summed over the folds. xgboost.cv, "
+                 "lightgbm.cv and cross_validate read the lake with pandas.read_parquet "
+                 "(timed) and use the same folds.")
     if evaluated:
         check = abs(results["cv"]["test_metric"][-1] - results[evaluated[0]]["test_metric"][-1])
         lines.append(f"cv's mean test {metric} differs from the separate fits' by "
