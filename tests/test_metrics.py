@@ -665,9 +665,11 @@ def test_custom_metric_rejects_non_finite_values():
                                    [(np.zeros(0), np.zeros((1, 0)), None)], IDENTITY))
 
 
-def test_sigmoid_logloss_kernel_is_numpys_logaddexp_form_bit_for_bit():
+def test_sigmoid_logloss_kernel_is_numpys_logaddexp_form():
     # the eval pass's log loss from margins: one exp and one log1p a row instead of two
-    # logaddexp over the array; the same values, extremes and soft labels included
+    # logaddexp over the array; the same values, extremes and soft labels included, up
+    # to the last bits (the kernel's exp and log1p are fast_exp's and fast_log's, each
+    # within 1 ulp of the C library's: measured at most 4.7e-16 relative)
     from daskboost.metrics import _LOG_EPS, _sigmoid_logloss
     rng = np.random.default_rng(7)
     m = np.concatenate([rng.normal(0, 3, 20000), rng.normal(0, 40, 2000),
@@ -678,7 +680,8 @@ def test_sigmoid_logloss_kernel_is_numpys_logaddexp_form_bit_for_bit():
     pos = np.minimum(np.logaddexp(0.0, -m), max_loss)
     neg = np.minimum(np.logaddexp(0.0, m), max_loss)
     expected = np.where(y == 0.0, 0.0, y * pos) + np.where(y == 1.0, 0.0, (1.0 - y) * neg)
-    np.testing.assert_array_equal(_sigmoid_logloss(y, m, max_loss), expected)
+    got = _sigmoid_logloss(y, m, max_loss)
+    np.testing.assert_allclose(got, expected, rtol=1e-15, atol=0.0)
 
 
 @pytest.mark.parametrize("n_classes", [2, 3, 10])
