@@ -29,7 +29,7 @@ What it measures, side by side in one process and one run:
     capped at depth 6 and 64 leaves; ``max_bin=255``, ``min_data_in_leaf=1``);
   - ``scikit-learn cross_validate``: the same read, ``cross_validate`` of
     ``HistGradientBoostingRegressor`` / ``Classifier`` (100 iterations, no early stopping,
-    ``max_bins=255``) with the same folds (``PredefinedSplit``) and
+    ``max_bins=255``) with the same folds (the same index pairs) and
     ``return_train_score=True``: the last round's scores only, no per-round metrics.
 
   The fits' times are summed over the folds (fold data selection inside the timed

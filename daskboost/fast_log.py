@@ -25,11 +25,11 @@ Method (the textbook one, as in fdlibm's ``log1p``):
 
 import numba
 
+from .fast_exp import _LN2_HI, _LN2_LO  # ln 2 in a high part (32 bits) and the rest
+
 __all__ = ["log1p_unit"]
 
 _SQRT2 = 1.4142135623730951
-_LN2_HI = 6.93147180369123816490e-01  # ln 2 to 32 bits (as fast_exp)
-_LN2_LO = 1.90821492927058770002e-10  # ln 2 - _LN2_HI
 _ATANH_SERIES = tuple(2.0 / (2 * k + 1) for k in range(10, 0, -1))  # w^10 .. w^1
 
 
