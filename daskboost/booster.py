@@ -92,13 +92,19 @@ class Booster:
             return CustomObjective(num_class=self.n_outputs)
         return get_objective(self.objective, **self.objective_params)
 
-    def _forest(self, iteration_range, packing=PackedForest):
-        """The trees of the rounds ``iteration_range`` (None: all; checked) packed by
-        ``packing(trees, n_outputs)`` (for prediction, or ``contributions``), cached."""
+    def rounds(self, iteration_range):
+        """``(start, stop)`` of ``iteration_range`` (None: all rounds); ValueError unless
+        ``0 <= start <= stop <= n_rounds``."""
         start, stop = (0, self.n_rounds) if iteration_range is None else iteration_range
         if not 0 <= start <= stop <= self.n_rounds:
             raise ValueError(f"iteration_range={iteration_range!r} must satisfy "
                              f"0 <= start <= stop <= {self.n_rounds} (the number of rounds)")
+        return start, stop
+
+    def _forest(self, iteration_range, packing=PackedForest):
+        """The trees of the rounds ``iteration_range`` (None: all; checked) packed by
+        ``packing(trees, n_outputs)`` (for prediction, or ``contributions``), cached."""
+        start, stop = self.rounds(iteration_range)
         key = (packing, start, stop)
         if key not in self._packed:
             K = self.n_outputs
@@ -166,6 +172,20 @@ class Booster:
         step = max(1, min(CONTRIBUTION_CHUNK_ROWS, DENSE_CELLS // max(1, self.n_features)))
         return map_row_chunks(explain_rows, X.shape[0], step)
 
+    def predict_leaf(self, X, iteration_range=None):
+        """xgboost's ``pred_leaf``: (n_rows, n_trees) int32, the node id (within its tree,
+        as ``trees_to_dataframe`` and the xgboost export number them) of the leaf each row
+        reaches in each tree of the rounds ``iteration_range``, a round's K trees side by
+        side.  X as for ``predict_margin``."""
+        X = self._features(X)
+        forest = self._forest(iteration_range)
+
+        def leaves_of_rows(first, stop):  # a sparse chunk is densified alone (NaN: missing)
+            return forest.leaves(dense_rows(X, first, stop) if is_sparse(X) else X[first:stop])
+
+        step = max(1, DENSE_CELLS // max(1, self.n_features))
+        return map_row_chunks(leaves_of_rows, X.shape[0], step)
+
     def output(self, margin, output_margin=False):
         """(K, n) margins -> predictions: raw margins ((n,) or (n, K)) or transformed."""
         if output_margin:
@@ -173,10 +193,16 @@ class Booster:
         return self.get_objective().transform(margin)
 
     def predict(self, X, output_margin=False, iteration_range=None, pred_contribs=False,
-                approx_contribs=False, pred_interactions=False):
+                approx_contribs=False, pred_interactions=False, pred_leaf=False):
         """Predictions (``output_margin``: margins); xgboost's ``pred_contribs`` /
         ``pred_interactions`` (``approx_contribs``: Saabas): contributions in xgboost's
-        shapes, (n, F + 1) / (n, F + 1, F + 1) with one output, (n, K, ...) with K."""
+        shapes, (n, F + 1) / (n, F + 1, F + 1) with one output, (n, K, ...) with K;
+        ``pred_leaf``: each row's leaf in each tree (``predict_leaf``)."""
+        if pred_leaf:
+            if output_margin or pred_contribs or approx_contribs or pred_interactions:
+                raise ValueError("pred_leaf=True excludes output_margin, pred_contribs, "
+                                 "approx_contribs and pred_interactions: it gives leaf ids")
+            return self.predict_leaf(X, iteration_range)
         if contributions.wants_contributions(output_margin, pred_contribs, approx_contribs,
                                              pred_interactions):
             values = self.predict_contributions(X, iteration_range, approx=approx_contribs,

@@ -22,7 +22,6 @@ import numba
 import numpy as np
 
 from .blockstore import RowColumn
-from .objectives import gradient_dtype
 from .partition import (PartitionState, encode_labels, in_row_blocks, leaf_positions,
                         margins_ahead, merge_scans, read_partition, residual_summaries,
                         scan_labels, start_state, started_again, whole, with_positions)
@@ -44,15 +43,17 @@ class FoldObjective:
         return self.nfold * self.outputs_per_model
 
     def fold_gradients(self, margin, y, weight, folds):
-        """(g, h) of every fold's trees, (nfold * K, n) of ``gradient_dtype(weight)``: each
+        """(g, h) of every fold's trees, (nfold * K, n) of the objective's dtype: each
         fold's from its own margins, zero for the rows it holds out (``folds == f``)."""
         K = self.outputs_per_model
-        dtype = gradient_dtype(weight)
-        grad = np.empty(margin.shape, dtype=dtype)
-        hess = np.empty(margin.shape, dtype=dtype)
+        grad = hess = None
         for f in range(self.nfold):
             trees = slice(f * K, (f + 1) * K)
-            grad[trees], hess[trees] = self.objective.gradients(margin[trees], y, weight)
+            g, h = self.objective.gradients(margin[trees], y, weight)
+            if grad is None:  # the objective's dtype (scale_pos_weight weighs the rows)
+                grad = np.empty(margin.shape, dtype=g.dtype)
+                hess = np.empty(margin.shape, dtype=h.dtype)
+            grad[trees], hess[trees] = g, h
         _zero_held_out(grad, hess, folds, K)
         return grad, hess
 

@@ -40,6 +40,7 @@ IMPORTANCE_TYPES = ("weight", "gain", "cover", "total_gain", "total_cover")
 
 __all__ = [
     "IMPORTANCE_TYPES",
+    "check_importance_type",
     "dump_json",
     "dump_text",
     "feature_importances",
@@ -49,7 +50,8 @@ __all__ = [
 
 
 # ---- helpers ---------------------------------------------------------------------------
-def _check_importance_type(importance_type):
+def check_importance_type(importance_type):
+    """ValueError naming ``importance_type`` unless it is one of ``IMPORTANCE_TYPES``."""
     if importance_type not in IMPORTANCE_TYPES:
         raise ValueError(
             f"importance_type={importance_type!r} is not supported; "
@@ -138,7 +140,7 @@ def _split_stats(trees, n_features):
 
 def _scores(trees, n_features, importance_type):
     """(used, score) arrays over features for one importance type."""
-    _check_importance_type(importance_type)
+    check_importance_type(importance_type)
     weight, total_gain, total_cover = _split_stats(trees, n_features)
     used = weight > 0
     if importance_type == "weight":

@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 import operator
 import sys
+import dataclasses
 from dataclasses import dataclass
 
 import numba
@@ -99,6 +100,9 @@ class LabelStats:
     class_weights : dict or None
         ``{class index 0..K-1: weight sum}`` for classifiers (labels already encoded),
         else None; needed by the objectives whose ``needs_class_weights`` is True.
+    positive_weight : float
+        Sum of the weights of the rows labelled exactly 1 (the rows ``scale_pos_weight``
+        weighs).
     """
 
     n_rows: int
@@ -109,6 +113,7 @@ class LabelStats:
     all_integer: bool
     label_summary: "sketch.FeatureSummary | None" = None
     class_weights: "dict | None" = None
+    positive_weight: float = 0.0
 
     @classmethod
     def from_labels(cls, y, weight=None, summary_size=None, classifier=False):
@@ -154,6 +159,7 @@ class LabelStats:
             all_integer=bool(np.all(y == np.floor(y))),
             label_summary=summary,
             class_weights=class_weights,
+            positive_weight=float(ww[y == 1.0].sum()),
         )
 
     def merge(self, other, summary_size=256):
@@ -182,6 +188,7 @@ class LabelStats:
             all_integer=self.all_integer and other.all_integer,
             label_summary=summary,
             class_weights=class_weights,
+            positive_weight=self.positive_weight + other.positive_weight,
         )
 
 
@@ -405,6 +412,14 @@ class Objective:
         ``exp(max_delta_step)`` (and separately clips leaf values to it); pass the
         booster's ``max_delta_step`` (0.7 by default for Poisson in xgboost) to get the
         same gradients.  >= 0; 0 gives the exact hessian.
+    scale_pos_weight : float
+        The logistic losses only (``LOGISTIC_OBJECTIVES``): the weight of the rows
+        labelled 1 is multiplied by it in the gradients, as in xgboost (``> 0``; 1:
+        none).  The start is the minimiser of the loss so weighted.
+    class_weight : sequence of float or None
+        The classification objectives only (labels are class indices): the weight of
+        a row of class ``c`` is multiplied by ``class_weight[c]`` in the gradients and
+        the start (scikit-learn's ``class_weight``, resolved to one factor per class).
 
     Each objective keeps and validates only the parameters it uses; the others are
     ignored.
@@ -453,11 +468,28 @@ class Objective:
     bounded_hessian = False
 
     def __init__(self, num_class=None, huber_slope=1.0, quantile_alpha=0.5,
-                 tweedie_variance_power=1.5, max_delta_step=0.0):
+                 tweedie_variance_power=1.5, max_delta_step=0.0, scale_pos_weight=1.0,
+                 class_weight=None):
         self._configure(num_class=num_class, huber_slope=huber_slope,
                         quantile_alpha=quantile_alpha,
                         tweedie_variance_power=tweedie_variance_power,
-                        max_delta_step=max_delta_step)
+                        max_delta_step=max_delta_step, scale_pos_weight=scale_pos_weight)
+        self.class_weight = self._check_class_weight(class_weight)
+
+    def _check_class_weight(self, class_weight):
+        """``class_weight`` as a float64 array of one factor per class (or None)."""
+        if class_weight is None:
+            return None
+        if self.kind not in (BINARY, MULTICLASS):
+            raise ValueError(f"class_weight weighs the classes of a classification objective; "
+                             f"objective='{self.name}' has none")
+        factors = np.array([_check_real(f, "class_weight") for f in class_weight],
+                           dtype=np.float64)
+        if factors.shape != (self.n_outputs() if self.kind == MULTICLASS else 2,) \
+                or not (np.isfinite(factors) & (factors >= 0)).all():
+            raise ValueError(f"class_weight={list(class_weight)!r:.200} must hold a finite "
+                             f"factor >= 0 for each class of objective='{self.name}'")
+        return factors
 
     def _configure(self, **params):
         """Validate and keep the parameters the objective uses (none by default)."""
@@ -511,17 +543,42 @@ class Objective:
         n = m.shape[1]
         if y.ndim != 1 or y.shape[0] != n:
             raise ValueError(f"y must have shape ({n},), got {y.shape}")
-        if weight is None:
-            w = _EMPTY_WEIGHT
-        else:
-            w = _as_float_array(weight)
-            if w.ndim != 1 or w.shape[0] != n:
-                raise ValueError(f"weight must have shape ({n},), got {w.shape}")
+        if weight is not None:
+            weight = _as_float_array(weight)
+            if weight.ndim != 1 or weight.shape[0] != n:
+                raise ValueError(f"weight must have shape ({n},), got {weight.shape}")
+        factors = self._row_factors(y)
+        if factors is not None:  # the rows weighted by their class: a weighted fit
+            weight = factors if weight is None else factors * weight
+        w = _EMPTY_WEIGHT if weight is None else weight
         dtype = gradient_dtype(weight)
         grad = np.empty(m.shape, dtype=dtype)
         hess = np.empty(m.shape, dtype=dtype)
         self._kernel(m, y, w, grad, hess, *self._kernel_args())
         return grad, hess
+
+    def _row_factors(self, y):
+        """Each row's weight factor from its label (``class_weight``), or None."""
+        if self.class_weight is None:
+            return None
+        return self.class_weight[y.astype(np.int64)]
+
+    def weighs_rows(self):
+        """Whether the objective weighs rows by their labels (a weighted fit then)."""
+        return self.class_weight is not None
+
+    def _weighted_stats(self, stats):
+        """``stats`` as if each row's weight were multiplied by its ``_row_factors``."""
+        if self.class_weight is None:
+            return stats
+        if stats.class_weights is None:
+            raise ValueError(f"objective='{self.name}' with class_weight needs the weight "
+                             "sum per class (stats.class_weights)")
+        sums = {k: w * self.class_weight[k] for k, w in stats.class_weights.items()}
+        return dataclasses.replace(
+            stats, class_weights=sums, weight_sum=float(sum(sums.values())),
+            weighted_label_sum=float(sum(k * w for k, w in sums.items())),
+            positive_weight=sums.get(1, 0.0))
 
     # -- labels and start ---------------------------------------------------------
 
@@ -557,6 +614,7 @@ class Objective:
         numpy.ndarray
             ``(K,)`` float64.
         """
+        stats = self._weighted_stats(stats)
         if not stats.weight_sum > 0:
             raise ValueError(f"objective='{self.name}': weight_sum={stats.weight_sum} must be > 0")
         return np.array([float(self._base_margin(stats))], dtype=np.float64)
@@ -766,12 +824,48 @@ class _LogisticBase(Objective):
     ``h = max(p (1 - p), 1e-16)`` (xgboost's clamp).  Labels in [0, 1].
 
     ``F0 = logit(ybar)``, ``ybar`` the weighted label mean (``class_weights[1] / W`` when
-    ``class_weights`` is given), clipped to ``[1e-6, 1 - 1e-6]`` like xgboost so that a
-    single-class data set gives a finite start.
+    ``class_weights`` is given; the rows labelled 1 weighted ``scale_pos_weight`` times
+    more), clipped to ``[1e-6, 1 - 1e-6]`` like xgboost so that a single-class data set
+    gives a finite start.  (xgboost 3.2 starts from one Newton step instead when
+    ``scale_pos_weight`` is not 1.)
     """
 
-    bounded_hessian = True  # at most 1/4
+    bounded_hessian = True  # at most 1/4 (times scale_pos_weight)
     _kernel = staticmethod(_logistic_kernel)
+
+    def _configure(self, *, scale_pos_weight, **_):
+        self.scale_pos_weight = _check_scale_pos_weight(scale_pos_weight)
+
+    def __repr__(self):
+        if self.scale_pos_weight == 1.0:
+            return f"{type(self).__name__}()"
+        return f"{type(self).__name__}(scale_pos_weight={self.scale_pos_weight!r})"
+
+    def _row_factors(self, y):
+        # xgboost's scale_pos_weight: a row labelled 1 weighs scale_pos_weight times more
+        factors = super()._row_factors(y)
+        if self.scale_pos_weight == 1.0:
+            return factors
+        positive = np.where(y == 1.0, self.scale_pos_weight, 1.0)
+        return positive if factors is None else factors * positive
+
+    def weighs_rows(self):
+        return super().weighs_rows() or self.scale_pos_weight != 1.0
+
+    def _weighted_stats(self, stats):
+        stats = super()._weighted_stats(stats)
+        if self.scale_pos_weight == 1.0:
+            return stats
+        # the rows labelled 1: their weight (and their labels' sum) grows by
+        # (scale_pos_weight - 1) * their weight
+        extra = (self.scale_pos_weight - 1.0) * stats.positive_weight
+        class_weights = stats.class_weights
+        if class_weights is not None:
+            class_weights = {**class_weights, 1: class_weights.get(1, 0.0) + extra}
+        return dataclasses.replace(
+            stats, class_weights=class_weights, weight_sum=stats.weight_sum + extra,
+            weighted_label_sum=stats.weighted_label_sum + extra,
+            positive_weight=stats.positive_weight + extra)
 
     def _check_domain(self, stats):
         if stats.label_min < 0.0 or stats.label_max > 1.0:
@@ -1009,6 +1103,7 @@ class _Softmax(Objective):
                                  f"(num_class={K}); got class {bad[0]}")
 
     def base_margin(self, stats):
+        stats = self._weighted_stats(stats)
         if not stats.weight_sum > 0:
             raise ValueError(f"objective='{self.name}': weight_sum={stats.weight_sum} must be > 0")
         if stats.class_weights is None:
@@ -1069,6 +1164,28 @@ OBJECTIVES = {cls.name: cls for cls in (
     Poisson, Gamma, Tweedie,
     SoftProb, SoftMax,
 )}
+# the objectives that weigh the rows labelled 1 by ``scale_pos_weight`` (xgboost also
+# applies it to ``reg:squarederror`` rows whose label is exactly 1; here that is refused)
+LOGISTIC_OBJECTIVES = tuple(name for name, cls in OBJECTIVES.items()
+                            if issubclass(cls, _LogisticBase))
+
+
+def _check_scale_pos_weight(value):
+    v = _check_real(value, "scale_pos_weight")
+    if not (v > 0.0 and math.isfinite(v)):
+        raise ValueError(f"scale_pos_weight={value!r} must be a finite number > 0")
+    return v
+
+
+def check_scale_pos_weight(objective, scale_pos_weight):
+    """Raise ValueError when ``scale_pos_weight`` is not 1 and ``objective`` (a name or
+    a callable) does not use it."""
+    if scale_pos_weight != 1.0 and not (isinstance(objective, str)
+                                        and objective in LOGISTIC_OBJECTIVES):
+        name = objective if isinstance(objective, str) else "a custom objective"
+        raise ValueError(f"scale_pos_weight={scale_pos_weight!r} weighs the positive rows of "
+                         f"the logistic objectives ({', '.join(LOGISTIC_OBJECTIVES)}); "
+                         f"objective={name!r} does not use it")
 
 
 def objective_kind(name):

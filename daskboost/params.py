@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
 from .binning import MAX_BIN_LIMIT
+from .objectives import check_scale_pos_weight
 from .quantize import max_rows
 
 MAX_EXACT_VALUES = 65535  # tree_method="exact": candidates per feature (one bin per value)
@@ -55,6 +56,12 @@ class TrainingParams:
     quantile_alpha: float
     tweedie_variance_power: float
     base_score: Optional[float]
+    # xgboost's weight of the rows labelled 1 in the logistic losses' gradients
+    # (``objectives.LOGISTIC_OBJECTIVES``); 1: none
+    scale_pos_weight: float = 1.0
+    # scikit-learn's class_weight (classifiers): None, "balanced", or a tuple of
+    # (label, factor) pairs; ``training.resolve_objective`` settles it per class
+    class_weight: Union[str, tuple, None] = None
     # split constraints (xgboost's names). As validated: a tuple of -1/0/1, or of
     # (column name, -1/0/1) pairs; tuples of names/indices. ``resolve_constraints``
     # settles them on the data's features: one int per feature (None when all 0), and
@@ -176,6 +183,9 @@ def settle_quantized_grad(params, objective, training_rows, weighted, has_catego
     True or False, ``params`` as they are."""
     if params.quantized_grad != "auto":
         return params
+    # an objective that weighs rows by their labels (scale_pos_weight, class_weight)
+    # makes a weighted fit
+    weighted = weighted or getattr(objective, "weighs_rows", lambda: False)()
     on = (getattr(objective, "bounded_hessian", False) and not weighted
           and not has_categorical
           and QUANTIZED_FROM_ROWS <= training_rows <= max_rows(params.num_grad_quant_bins))
@@ -234,6 +244,10 @@ def validate_params(raw, valid_objectives):
     if max_delta_step is None:  # xgboost's safeguard for Poisson regression
         max_delta_step = POISSON_MAX_DELTA_STEP if objective == "count:poisson" else 0.0
     max_bin = integer_param("max_bin", raw["max_bin"], 2, MAX_BIN_LIMIT)
+    scale_pos_weight = _real("scale_pos_weight", raw.get("scale_pos_weight", 1.0), 0.0,
+                             strict=True)
+    if objective is not None:  # a defaulted objective is checked once the labels are known
+        check_scale_pos_weight(objective, scale_pos_weight)
     return TrainingParams(
         n_estimators=integer_param("n_estimators", raw["n_estimators"], 1),
         max_depth=max_depth,
@@ -258,11 +272,24 @@ def validate_params(raw, valid_objectives):
         tweedie_variance_power=_real("tweedie_variance_power", raw["tweedie_variance_power"],
                                      1.0),
         base_score=base_score,
+        scale_pos_weight=scale_pos_weight,
+        class_weight=_class_weight(raw.get("class_weight")),
         monotone_constraints=_monotone_constraints(raw.get("monotone_constraints")),
         interaction_constraints=_interaction_constraints(raw.get("interaction_constraints")),
         **categorical_params(raw),
         **quantization_params(raw),
     )
+
+
+def _class_weight(raw):
+    """scikit-learn's ``class_weight``: None, "balanced", or a dict {label: factor >= 0}
+    (as a tuple of pairs, in the dict's order)."""
+    if raw is None or (isinstance(raw, str) and raw == "balanced"):
+        return raw
+    if not isinstance(raw, dict):
+        raise TypeError(f"class_weight={raw!r:.200} must be None, 'balanced' or a dict "
+                        "{class label: weight}")
+    return tuple((label, _real(f"class_weight[{label!r}]", w, 0.0)) for label, w in raw.items())
 
 
 MONOTONE_DIRECTIONS = (-1, 0, 1)

@@ -56,6 +56,7 @@ class ScanResult:
     categories: dict = None      # categorical feature -> its sorted categories (issue 13)
     # classifiers: {label: rows} of each partition, in partition order (stratified folds)
     partition_class_counts: list = None
+    positive_weight: float = 0.0  # weight sum of the rows labelled 1 (numeric labels)
 
 
 def _where(index):
@@ -123,6 +124,7 @@ def scan_labels(labels, weights, index, sketch_size, collect_classes):
     weight_sum = float(n if weights is None else weights.sum())
     class_weights, label_summary, class_counts = None, None, None
     weighted_label_sum, label_min, label_max, all_integer = 0.0, np.inf, -np.inf, True
+    positive_weight = 0.0
     if collect_classes:
         uniques, inverse = np.unique(labels, return_inverse=True)
         sums = np.bincount(inverse, weights=weights, minlength=len(uniques))
@@ -137,11 +139,13 @@ def scan_labels(labels, weights, index, sketch_size, collect_classes):
         if n:
             label_min, label_max = float(y64.min()), float(y64.max())
         all_integer = bool(np.all(y64 == np.floor(y64)))
+        positive = y64 == 1.0
+        positive_weight = float(positive.sum() if weights is None else weights[positive].sum())
         if sketch_size is not None:
             label_summary = summarize_column(y64, weights, sketch_size)
     return ScanResult(n, [], weight_sum, weighted_label_sum, label_min, label_max,
                       all_integer, label_summary, class_weights, [n],
-                      partition_class_counts=class_counts)
+                      partition_class_counts=class_counts, positive_weight=positive_weight)
 
 
 def summarize_features(X, weights, size):
@@ -201,6 +205,7 @@ def merge_scans(a, b, sketch_size, categorical=None):
         _merge_categories(a.categories, b.categories, categorical),
         None if a.partition_class_counts is None
         else a.partition_class_counts + b.partition_class_counts,
+        a.positive_weight + b.positive_weight,
     )
 
 

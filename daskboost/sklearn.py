@@ -45,7 +45,9 @@ RUN_SETTINGS = ("memory_budget", "cache_dir", "cache_compression", "verbose")
 # defaults, so a model that does not use them keeps its bytes; a file without them loads
 # them at their defaults
 WRITTEN_WHEN_CHANGED = {"monotone_constraints": None, "interaction_constraints": None,
-                        **CATEGORICAL_DEFAULTS, **QUANTIZATION_DEFAULTS}
+                        "scale_pos_weight": 1.0, "importance_type": "gain",
+                        "class_weight": None, **CATEGORICAL_DEFAULTS,
+                        **QUANTIZATION_DEFAULTS}
 
 
 class _DaskBoostModel:
@@ -63,7 +65,8 @@ class _DaskBoostModel:
                  cache_dir=None, cache_compression="lz4", monotone_constraints=None,
                  interaction_constraints=None, enable_categorical=True, feature_types=None,
                  max_cat_to_onehot=4, max_cat_threshold=64, max_cat=4096,
-                 quantized_grad="auto", num_grad_quant_bins=4):
+                 quantized_grad="auto", num_grad_quant_bins=4, scale_pos_weight=1.0,
+                 importance_type="gain", class_weight=None):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -105,6 +108,9 @@ class _DaskBoostModel:
         self.max_cat = max_cat
         self.quantized_grad = quantized_grad
         self.num_grad_quant_bins = num_grad_quant_bins
+        self.scale_pos_weight = scale_pos_weight
+        self.importance_type = importance_type
+        self.class_weight = class_weight
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -148,6 +154,10 @@ class _DaskBoostModel:
     def _checked_params(self):
         raw = self.get_params()
         params = validate_params(raw, self._objectives)
+        inspection.check_importance_type(self.importance_type)
+        if params.class_weight is not None and self._estimator_type != "classifier":
+            raise ValueError(f"class_weight={self.class_weight!r:.120} weighs classes: "
+                             f"{type(self).__name__} has none (leave it None)")
         if params.early_stopping_rounds is not None and not self._fit_has_eval_set:
             raise ValueError(f"early_stopping_rounds={params.early_stopping_rounds} needs an "
                              "eval_set in fit()")
@@ -220,11 +230,12 @@ class _DaskBoostModel:
 
     @property
     def feature_importances_(self):
-        """Importance of each feature (average gain of its splits, normalised to sum 1),
-        as in xgboost's scikit-learn wrapper."""
+        """Importance of each feature by ``importance_type`` (default ``"gain"``: the
+        average gain of its splits), normalised to sum 1, as in xgboost's scikit-learn
+        wrapper."""
         self._check_fitted()
         return inspection.feature_importances(self._booster.trees, self._booster.n_features,
-                                              "gain")
+                                              self.importance_type)
 
     def evals_result(self):
         """Metric values per eval set and round: ``{"validation_0": {"rmse": [...]}}``."""
@@ -318,19 +329,18 @@ class _DaskBoostModel:
         if base_margin is not None:
             raise TypeError("predict(base_margin=...) takes in-memory X and base_margin; for "
                             "dask data the margins' contributions go to the bias column: add them")
-        import dask
-        import dask.array as da
-        import dask.dataframe as dd
-        tail = job.shape_tail()
-        if isinstance(X, dd.DataFrame):
-            parts = [da.from_delayed(dask.delayed(job)(part), shape=(np.nan, *tail),
-                                     dtype=np.float64) for part in X.to_delayed()]
-            return da.concatenate(parts, axis=0)
-        if len(X.chunks[1]) > 1:
-            X = X.rechunk({1: -1})
-        return X.map_blocks(job, dtype=np.float64,
-                            chunks=(X.chunks[0], *((d,) for d in tail)),
-                            new_axis=list(range(2, 1 + len(tail))) or None)
+        return _lazy_rows(X, job, job.shape_tail(), np.float64)
+
+    def apply(self, X, iteration_range=None):
+        """The leaf each row reaches in each tree (xgboost's ``apply``): (n_rows, n_trees)
+        int32 node ids within the trees (``Booster.predict_leaf``), numpy for in-memory
+        X, a lazy dask array for dask X.  ``iteration_range`` as for ``predict`` (the
+        best iteration's rounds after early stopping)."""
+        X = self._check_predict_input(X)
+        job = _LeafJob(self._booster, self._default_range(iteration_range))
+        if not is_dask_collection(X):
+            return job(X)
+        return _lazy_rows(X, job, job.shape_tail(), np.int32)
 
     # ---- persistence --------------------------------------------------------------------
     def _model_extras(self):
@@ -359,6 +369,9 @@ class _DaskBoostModel:
         params = {k: _jsonable(v) for k, v in self.get_params().items()
                   if k not in RUN_SETTINGS
                   and not (k in WRITTEN_WHEN_CHANGED and _same_value(v, WRITTEN_WHEN_CHANGED[k]))}
+        if isinstance(self.class_weight, dict):  # labels as JSON values, not key strings
+            params["class_weight"] = [[_jsonable(k), _jsonable(w)]
+                                      for k, w in self.class_weight.items()]
         payload[ESTIMATOR_KEY] = {"class": type(self).__name__, "params": params,
                                   **self._model_extras()}
         write_json_atomically(path, payload)
@@ -401,7 +414,9 @@ class _DaskBoostModel:
         params = {**WRITTEN_WHEN_CHANGED,
                   **{k: v for k, v in saved.items() if k in self._param_names()}}
         try:
+            params["class_weight"] = _saved_class_weight(params["class_weight"])
             validate_params({**type(self)().get_params(), **params}, self._objectives)
+            inspection.check_importance_type(params["importance_type"])
         except (TypeError, ValueError) as err:
             raise ValueError(f"{source}: {ESTIMATOR_KEY}.params: {err}") from None
         return params
@@ -565,6 +580,15 @@ def _jsonable(value):
     if isinstance(value, dict):  # e.g. monotone_constraints={column name: direction}
         return {str(k): _jsonable(v) for k, v in value.items()}
     return value
+
+
+def _saved_class_weight(saved):
+    """``class_weight`` as ``save_model`` wrote it: a dict as [label, weight] pairs."""
+    if not isinstance(saved, list):
+        return saved
+    if not all(isinstance(pair, list) and len(pair) == 2 for pair in saved):
+        raise ValueError(f"class_weight={saved!r:.120} must be [label, weight] pairs")
+    return {label: weight for label, weight in saved}
 
 
 def _check_predict_types(X, booster):
@@ -839,6 +863,39 @@ class _ContributionJob:
         values = self.booster.predict_contributions(
             block, self.iteration_range, base_margin, self.approx, self.interactions)
         return values[:, 0] if self.booster.n_outputs == 1 else values
+
+
+class _LeafJob:
+    """A block's leaf ids (``Booster.predict_leaf``)."""
+
+    def __init__(self, booster, iteration_range):
+        self.booster = booster
+        self.iteration_range = iteration_range
+        self.rounds = booster.rounds(iteration_range)  # checked before any work
+
+    def shape_tail(self):
+        start, stop = self.rounds
+        return ((stop - start) * self.booster.n_outputs,)
+
+    def __call__(self, block):
+        return self.booster.predict_leaf(block, self.iteration_range)
+
+
+def _lazy_rows(X, job, tail, dtype):
+    """``job(block)`` -> (rows, *tail) of ``dtype`` on every partition of dask X, as one
+    lazy dask array (a DataFrame's partitions of unknown lengths; an array's row
+    chunks, its columns in one chunk)."""
+    import dask
+    import dask.array as da
+    import dask.dataframe as dd
+    if isinstance(X, dd.DataFrame):
+        parts = [da.from_delayed(dask.delayed(job)(part), shape=(np.nan, *tail), dtype=dtype)
+                 for part in X.to_delayed()]
+        return da.concatenate(parts, axis=0)
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X.map_blocks(job, dtype=dtype, chunks=(X.chunks[0], *((d,) for d in tail)),
+                        new_axis=list(range(2, 1 + len(tail))) or None)
 
 
 class _PredictJob:

@@ -38,7 +38,8 @@ from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
                          stack_category_tables)
 from .metrics import get_metric
 from .model_file import check_model, in_memory_checks_enabled
-from .objectives import OBJECTIVES, CustomObjective, LabelStats, get_objective
+from .objectives import (OBJECTIVES, CustomObjective, LabelStats, check_scale_pos_weight,
+                         get_objective)
 from .params import MAX_EXACT_VALUES, resolve_constraints, settle_quantized_grad
 from .quantize import check_rows
 from .histogram import add_histograms, add_histograms_into
@@ -54,6 +55,9 @@ from .sketch import merge_blocks, weighted_quantile
 from .tree import add_binned_tree_outputs
 
 OBJECTIVE_PARAMS = ("num_class", "huber_slope", "quantile_alpha", "tweedie_variance_power")
+# objective parameters a model keeps only where they differ from these defaults (added
+# after model files existed: a model that does not use them keeps its bytes)
+OBJECTIVE_PARAMS_WHEN_CHANGED = {"scale_pos_weight": 1.0}
 
 
 def sketch_size_for(max_bin):
@@ -115,6 +119,9 @@ def resolve_objective(params, scanned, classifier):
     """The objective, the sorted classes (classifiers) and the label statistics."""
     objective_params = {k: getattr(params, k) for k in OBJECTIVE_PARAMS
                         if getattr(params, k) is not None}
+    objective_params.update({k: getattr(params, k) for k, default
+                             in OBJECTIVE_PARAMS_WHEN_CHANGED.items()
+                             if getattr(params, k) != default})
     name = params.objective
     if isinstance(name, str) and name == "count:poisson":  # xgboost also scales the Poisson hessian by exp(max_delta_step)
         objective_params["max_delta_step"] = params.max_delta_step
@@ -142,8 +149,18 @@ def resolve_objective(params, scanned, classifier):
                 raise ValueError(f"num_class={given} does not match the {n_classes} classes in y")
             objective_params["num_class"] = n_classes
         classes = np.array(labels)
+        if params.class_weight is not None:
+            objective_params["class_weight"] = class_factors(params.class_weight, labels,
+                                                             scanned)
     else:
         name = name or "reg:squarederror"
+        if params.class_weight is not None:
+            raise ValueError(f"class_weight={params.class_weight!r:.120} weighs classes: it "
+                             "needs a classifier (DaskBoostClassifier, or cv on class labels)")
+    check_scale_pos_weight(name, params.scale_pos_weight)
+    if callable(name) and params.class_weight is not None:
+        raise ValueError("class_weight weighs the built-in objectives' gradients; a custom "
+                         "objective does not use it (weigh its gradients itself)")
     stats = label_stats(scanned, labels if classifier else None)
     if callable(name):
         objective = CustomObjective(name, objective_params.get("num_class"), classifier)
@@ -153,17 +170,36 @@ def resolve_objective(params, scanned, classifier):
     return objective, objective_params, classes, stats
 
 
+def class_factors(class_weight, labels, scanned):
+    """scikit-learn's ``class_weight`` (``params.class_weight``) as one factor per class
+    index of the sorted ``labels``: "balanced" gives ``n_rows / (n_classes * rows of the
+    class)``; (label, factor) pairs give their factors, 1 for the classes not named."""
+    if class_weight == "balanced":
+        counts = {}
+        for partition in scanned.partition_class_counts:
+            for label, rows in partition.items():
+                counts[label] = counts.get(label, 0) + rows
+        return [scanned.n_rows / (len(labels) * counts[label]) for label in labels]
+    given = dict(class_weight)
+    known = set(labels)
+    unknown = [label for label in given if label not in known]
+    if unknown:
+        raise ValueError(f"class_weight names classes that are not in y: {unknown[:10]!r}; "
+                         f"the classes are {labels[:10]!r}")
+    return [float(given.get(label, 1.0)) for label in labels]
+
+
 def label_stats(scanned, labels=None):
     """The ``LabelStats`` of scanned labels (a ``ScanResult``); ``labels``: a
     classifier's sorted classes (class ``i`` is the label ``labels[i]``), else None."""
     if labels is None:
         return LabelStats(scanned.n_rows, scanned.weight_sum, scanned.weighted_label_sum,
                           scanned.label_min, scanned.label_max, scanned.all_integer,
-                          scanned.label_summary, None)
+                          scanned.label_summary, None, scanned.positive_weight)
     weights = {i: float(scanned.class_weights.get(label, 0.0)) for i, label in enumerate(labels)}
     return LabelStats(scanned.n_rows, scanned.weight_sum,
                       float(sum(i * w for i, w in weights.items())), 0.0,
-                      float(len(labels) - 1), True, None, weights)
+                      float(len(labels) - 1), True, None, weights, weights.get(1, 0.0))
 
 
 def start_margin(objective, stats, params):

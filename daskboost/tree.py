@@ -119,6 +119,20 @@ class PackedForest:
         else:
             self.add_margin(dense_floats(X), margin)
 
+    def leaves(self, X):
+        """(n_rows, n_trees) int32: the node id (within its tree) of the leaf each row of
+        ``X`` (a dense float block, NaN = missing) reaches in each tree."""
+        X = dense_floats(X)
+        leaves = np.empty((X.shape[0], len(self.offsets) - 1), dtype=np.int32)
+        sets = self.category_sets
+        if sets is None:  # no categorical node: every node numeric
+            n_nodes = int(self.offsets[-1])
+            sets = (np.full(n_nodes, -1, np.int64), np.zeros(n_nodes, np.int64),
+                    np.zeros(0, np.bool_))
+        _leaf_kernel(X, self.feature, self.threshold, self.default_left, self.left,
+                     self.right, self.offsets, *sets, leaves)
+        return leaves
+
     def add_margin(self, X, margin):
         """``margin[k] += outputs of the trees of output k`` for the rows of ``X``.
 
@@ -254,12 +268,33 @@ def _predict_kernel_packed(X, node_info, threshold, value, offsets, depths, n_ou
                 margin[output, start + j] += value[nodes[j]]
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _leaf_of_row(X, i, base, feature, threshold, default_left, left, right, set_start,
+                 set_size, members):
+    """The leaf (node id within its tree) that row ``i`` of ``X`` reaches in the tree whose
+    nodes start at ``base``: numeric nodes send ``x <= threshold`` left; categorical
+    nodes (``set_start[k] >= 0``, ``pack_category_sets``) send a category index in the
+    node's set right, any other left; NaN (missing, unseen) follows ``default_left``."""
+    node = 0
+    while feature[base + node] >= 0:
+        k = base + node
+        v = X[i, feature[k]]
+        if np.isnan(v):
+            go_left = default_left[k]
+        elif set_start[k] >= 0:
+            c = np.int64(v)
+            go_left = not (0 <= c < set_size[k] and members[set_start[k] + c])
+        else:
+            go_left = v <= threshold[k]
+        node = left[k] if go_left else right[k]
+    return node
+
+
 @numba.njit(nogil=True, cache=True)
 def _predict_kernel_categorical(X, feature, threshold, default_left, left, right, value,
                                 offsets, n_outputs, margin, set_start, set_size, members):
-    """``_predict_kernel`` with categorical nodes (``pack_category_sets``): a category
-    index in the node's set goes right, any other left, NaN (missing, unseen) by
-    ``default_left``."""
+    """``_predict_kernel`` with categorical nodes: each row walked to its leaf
+    (``_leaf_of_row``)."""
     n_trees = offsets.shape[0] - 1
     n_rows = X.shape[0]
     for start in range(0, n_rows, PREDICT_BLOCK_ROWS):
@@ -268,19 +303,23 @@ def _predict_kernel_categorical(X, feature, threshold, default_left, left, right
             base = offsets[t]
             output = t % n_outputs
             for i in range(start, stop):
-                node = 0
-                while feature[base + node] >= 0:
-                    k = base + node
-                    v = X[i, feature[k]]
-                    if np.isnan(v):
-                        go_left = default_left[k]
-                    elif set_start[k] >= 0:
-                        c = np.int64(v)
-                        go_left = not (0 <= c < set_size[k] and members[set_start[k] + c])
-                    else:
-                        go_left = v <= threshold[k]
-                    node = left[k] if go_left else right[k]
+                node = _leaf_of_row(X, i, base, feature, threshold, default_left, left,
+                                    right, set_start, set_size, members)
                 margin[output, i] += value[base + node]
+
+
+@numba.njit(nogil=True, cache=True)
+def _leaf_kernel(X, feature, threshold, default_left, left, right, offsets, set_start,
+                 set_size, members, leaves):
+    """``leaves[i, t]`` = the leaf row ``i`` reaches in tree ``t`` (``_leaf_of_row``)."""
+    n_trees = offsets.shape[0] - 1
+    for start in range(0, X.shape[0], PREDICT_BLOCK_ROWS):
+        stop = min(start + PREDICT_BLOCK_ROWS, X.shape[0])
+        for t in range(n_trees):
+            for i in range(start, stop):
+                leaves[i, t] = _leaf_of_row(X, i, offsets[t], feature, threshold,
+                                            default_left, left, right, set_start, set_size,
+                                            members)
 
 
 def add_binned_tree_outputs(codes, feature, split_bin, default_left, left, right, value,

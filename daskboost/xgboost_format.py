@@ -37,7 +37,7 @@ import warnings
 import numpy as np
 
 from .binning import MAX_BIN_LIMIT
-from .objectives import OBJECTIVES
+from .objectives import LOGISTIC_OBJECTIVES, OBJECTIVES
 from .tree import Tree
 
 # the most categories a feature's codes can hold (uint16 codes, one for missing)
@@ -57,7 +57,8 @@ def _objective_section(objective, params):
     section = {"name": objective}
     if objective in ("reg:squarederror", "reg:logistic", "binary:logistic",
                      "binary:logitraw", "reg:gamma"):
-        section["reg_loss_param"] = {"scale_pos_weight": "1"}
+        scale = params.get("scale_pos_weight", 1.0)
+        section["reg_loss_param"] = {"scale_pos_weight": "1" if scale == 1.0 else _number(scale)}
     elif objective == "reg:pseudohubererror":
         section["pseudo_huber_param"] = {"huber_slope": _number(params["huber_slope"])}
     elif objective == "reg:quantileerror":
@@ -396,6 +397,10 @@ def _objective_params(objective, section, n_outputs):
     params = {}
     if objective.startswith("multi:"):
         params["num_class"] = n_outputs
+    if objective in LOGISTIC_OBJECTIVES:
+        scale = float(section.get("reg_loss_param", {}).get("scale_pos_weight", 1.0))
+        if scale != 1.0:
+            params["scale_pos_weight"] = scale
     if objective == "reg:pseudohubererror":
         params["huber_slope"] = float(section["pseudo_huber_param"]["huber_slope"])
     elif objective == "reg:quantileerror":

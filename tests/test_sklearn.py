@@ -37,6 +37,10 @@ XGBOOST_DEFAULTS = {
     "max_cat_threshold": 64, "max_cat": 4096,
     # quantized gradients (issue 15): LightGBM's names (without its ``use_``) and defaults
     "quantized_grad": "auto", "num_grad_quant_bins": 4,
+    # xgboost's weight of the positive rows; its importance_type ("gain" by default)
+    "scale_pos_weight": 1.0, "importance_type": "gain",
+    # scikit-learn's (and LightGBM's) class_weight; classifiers only
+    "class_weight": None,
 }
 ESTIMATORS = [DaskBoostRegressor, DaskBoostClassifier]
 

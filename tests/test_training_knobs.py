@@ -689,6 +689,40 @@ def test_feature_importances():
     assert importances[2] > importances[1] > 0
 
 
+@pytest.mark.parametrize("importance_type", ["weight", "gain", "cover", "total_gain",
+                                             "total_cover"])
+def test_importance_type(importance_type, tmp_path):
+    frame, y = importance_data()
+    model = DaskBoostRegressor(n_estimators=10, max_depth=3,
+                               importance_type=importance_type).fit(frame, y)
+    scores = model.get_booster().get_score(importance_type=importance_type)
+    expected = np.array([scores.get(name, 0.0) for name in frame.columns])
+    np.testing.assert_allclose(model.feature_importances_, expected / expected.sum(),
+                               rtol=1e-12)
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    loaded = DaskBoostRegressor().load_model(path)
+    assert loaded.importance_type == importance_type
+    np.testing.assert_array_equal(loaded.feature_importances_, model.feature_importances_)
+    assert ("importance_type" in path.read_text()) == (importance_type != "gain")
+
+
+def test_importance_type_changes_the_report_not_the_model():
+    frame, y = importance_data()
+    model = DaskBoostRegressor(n_estimators=10, max_depth=3).fit(frame, y)
+    gain = model.feature_importances_
+    model.set_params(importance_type="weight")
+    weight = model.feature_importances_
+    assert not np.allclose(gain, weight)
+    assert weight[1] > gain[1]  # the weak feature is split often, for little gain
+
+
+def test_bad_importance_type_is_refused_at_fit():
+    frame, y = importance_data()
+    with pytest.raises(ValueError, match=r"importance_type='split' is not supported"):
+        DaskBoostRegressor(importance_type="split").fit(frame, y)
+
+
 def test_feature_importances_classifier():
     frame, y = importance_data(101)
     labels = (y > np.median(y)).astype(int)
