@@ -8,6 +8,8 @@ What it measures, side by side in one process and one run:
 * Then ``predict_proba`` of ``--rows`` in-memory float32 rows (default 1,000,000, 5%
   missing), ``--repeats`` times per library, round robin (a shared, noisy machine
   drifts on all of them alike). Each library predicts a 1,000-row batch first, untimed.
+  ``--predict leaf``: each row's leaf in each tree instead (``apply``, LightGBM's
+  ``pred_leaf``).
 * Reported: median seconds, rows per second, and daskboost's time as a ratio to each
   library's (< 1: faster); the largest difference of daskboost's probabilities between
   repeats (0: deterministic).
@@ -15,6 +17,7 @@ What it measures, side by side in one process and one run:
 Run from the repository root::
 
     python benchmarks/bench_predict.py --repeats 5
+    python benchmarks/bench_predict.py --repeats 5 --predict leaf
 """
 
 import common  # noqa: F401  (first: fixes the thread count)
@@ -28,8 +31,8 @@ LIBRARIES = ("daskboost", "xgboost", "lightgbm")
 
 def main(argv=None):
     args, machine, X, y, X_test = common.train_then_use_run(__doc__, LIBRARIES, 1_000_000,
-                                                            "predict", argv)
-    predictors = {name: make_fit(name, X, y)() for name in args.libraries}
+                                                            "predict", argv, _add_options)
+    predictors = {name: make_fit(name, X, y, output=args.predict)() for name in args.libraries}
     for predict in predictors.values():
         predict(X_test[:1000])
     times = {name: [] for name in args.libraries}
@@ -43,7 +46,7 @@ def main(argv=None):
     medians = {name: common.median(v) for name, v in times.items()}
     rows = [[name, f"{medians[name]:.3f}", f"{args.rows / medians[name]:,.0f}",
              common.ratio_cell(medians, name)] for name in args.libraries]
-    common.report(args, "predict",
+    common.report(args, "predict" if args.predict == "proba" else "predict-leaf",
                   ["library", "predict s (median)", "rows / s", "daskboost time ÷ library's"],
                   rows, machine, {"seconds": times})
     if "daskboost" in outputs:
@@ -51,6 +54,11 @@ def main(argv=None):
                      for o in outputs["daskboost"])
         print(f"\ndaskboost: largest difference between repeats {spread:g}")
     return 0
+
+
+def _add_options(parser):
+    parser.add_argument("--predict", choices=("proba", "leaf"), default="proba",
+                        help="what is predicted: probabilities, or each row's leaf per tree")
 
 
 if __name__ == "__main__":

@@ -44,9 +44,10 @@ DASK_CHUNKS = 8
 ROUNDS, DEPTH, LEARNING_RATE = 100, 6, 0.1
 
 
-def make_fit(name, X, y, chunk_rows=None, **overrides):
+def make_fit(name, X, y, chunk_rows=None, output="proba", **overrides):
     """``fit() -> predict_proba(X_test)[:, 1]`` of one library on (X, y) (``chunk_rows``:
-    daskboost's input a dask array of such row chunks; ``overrides``: more daskboost
+    daskboost's input a dask array of such row chunks; ``output="leaf"``: each row's
+    leaf in each tree instead, ``apply`` / ``pred_leaf``; ``overrides``: more daskboost
     parameters)."""
     if name in common.DASKBOOST_VARIANTS:
         from daskboost import DaskBoostClassifier
@@ -74,6 +75,10 @@ def make_fit(name, X, y, chunk_rows=None, **overrides):
 
     def fit():
         model.fit(X, y)
+        if output == "leaf":
+            if name == "lightgbm":
+                return lambda X_test: np.asarray(model.predict(X_test, pred_leaf=True))
+            return lambda X_test: np.asarray(model.apply(X_test))
         return lambda X_test: np.asarray(model.predict_proba(X_test))[:, 1]
 
     return fit

@@ -72,14 +72,16 @@ def _logit(X):
     return _LOGIT_SCALE * z + _LOGIT_SHIFT
 
 
-def train_then_use_run(doc, libraries, rows, use, argv=None):
+def train_then_use_run(doc, libraries, rows, use, argv=None, add_options=None):
     """The command line of a benchmark that fits on ``--train-rows`` rows of the binary
     task (default 100,000) and then times a use of ``--rows`` other rows (default
-    ``rows``; ``use`` says what for, e.g. "predict"): returns (args, machine info, X,
-    y, X_test)."""
+    ``rows``; ``use`` says what for, e.g. "predict"; ``add_options(parser)``: the
+    benchmark's own options): returns (args, machine info, X, y, X_test)."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=rows, help=f"rows to {use}")
     parser.add_argument("--train-rows", type=int, default=100_000)
+    if add_options is not None:
+        add_options(parser)
     add_run_options(parser, libraries)
     args = parse_run_args(parser, libraries, argv)
     if args.rows < 1000 or args.train_rows < 1000 or args.repeats < 1:

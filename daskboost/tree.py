@@ -124,6 +124,10 @@ class PackedForest:
         ``X`` (a dense float block, NaN = missing) reaches in each tree."""
         X = dense_floats(X)
         leaves = np.empty((X.shape[0], len(self.offsets) - 1), dtype=np.int32)
+        if self.category_sets is None and self.node_info is not None:
+            _leaf_kernel_packed(X, self.node_info, self.threshold, self.offsets, self.depths,
+                                leaves)
+            return leaves
         sets = self.category_sets
         if sets is None:  # no categorical node: every node numeric
             n_nodes = int(self.offsets[-1])
@@ -250,22 +254,45 @@ def _predict_kernel_packed(X, node_info, threshold, value, offsets, depths, n_ou
     for start in range(0, n_rows, PREDICT_BLOCK_ROWS):
         n_block = min(PREDICT_BLOCK_ROWS, n_rows - start)
         for t in range(n_trees):
-            base = np.uint64(offsets[t])
             output = t % n_outputs
-            nodes[:n_block] = base
-            for _ in range(depths[t]):
-                for j in range(n_block):
-                    k = nodes[j]
-                    info = node_info[k]
-                    if info >= 0:
-                        v = X[start + j, np.uint64((info & 0xFFFFFFFF) >> 1)]
-                        if np.isnan(v):
-                            go_right = (info & 1) == 0  # not default_left
-                        else:
-                            go_right = not (v <= threshold[k])
-                        nodes[j] = base + np.uint64(info >> 32) + np.uint64(go_right)
+            _walk_block_packed(X, start, n_block, np.uint64(offsets[t]), depths[t], node_info,
+                               threshold, nodes)
             for j in range(n_block):
                 margin[output, start + j] += value[nodes[j]]
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _walk_block_packed(X, start, n_block, base, depth, node_info, threshold, nodes):
+    """``nodes[j]``: the leaf (a global node index) that row ``start + j`` of the block
+    reaches in the tree whose nodes start at ``base``: the block's rows step down
+    together, ``depth`` levels (a row at a leaf stays), ``_predict_kernel_packed``'s
+    walk."""
+    nodes[:n_block] = base
+    for _ in range(depth):
+        for j in range(n_block):
+            k = nodes[j]
+            info = node_info[k]
+            if info >= 0:
+                v = X[start + j, np.uint64((info & 0xFFFFFFFF) >> 1)]
+                if np.isnan(v):
+                    go_right = (info & 1) == 0  # not default_left
+                else:
+                    go_right = not (v <= threshold[k])
+                nodes[j] = base + np.uint64(info >> 32) + np.uint64(go_right)
+
+
+@numba.njit(nogil=True, cache=True)
+def _leaf_kernel_packed(X, node_info, threshold, offsets, depths, leaves):
+    """``_leaf_kernel`` for packed forests (``_predict_kernel_packed``'s walk)."""
+    n_trees = offsets.shape[0] - 1
+    nodes = np.empty(PREDICT_BLOCK_ROWS, dtype=np.uint64)
+    for start in range(0, X.shape[0], PREDICT_BLOCK_ROWS):
+        n_block = min(PREDICT_BLOCK_ROWS, X.shape[0] - start)
+        for t in range(n_trees):
+            base = np.uint64(offsets[t])
+            _walk_block_packed(X, start, n_block, base, depths[t], node_info, threshold, nodes)
+            for j in range(n_block):
+                leaves[start + j, t] = nodes[j] - base
 
 
 @numba.njit(nogil=True, cache=True, inline="always")

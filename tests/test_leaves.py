@@ -139,3 +139,16 @@ def test_unfitted_and_wrong_width():
     model = DaskBoostClassifier(n_estimators=2).fit(X, y)
     with pytest.raises(ValueError, match="X has 5 features"):
         model.apply(X[:, :5])
+
+
+def test_the_general_walk_gives_the_packed_walks_leaves():
+    # trees grown here number a right child left + 1 and take the packed walk; a model
+    # file may number them otherwise, and categorical nodes take the general walk
+    from daskboost.tree import PackedForest
+    X, y = numeric_data(seed=4)
+    booster = DaskBoostClassifier(n_estimators=5, max_depth=5).fit(X, y).get_booster()
+    forest = PackedForest(booster.trees, booster.n_outputs)
+    assert forest.node_info is not None
+    packed = forest.leaves(X)
+    forest.node_info = None
+    np.testing.assert_array_equal(forest.leaves(X), packed)
