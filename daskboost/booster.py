@@ -17,6 +17,7 @@ from . import contributions, inspection
 from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION, check_model,
                          garbage_collection_paused, parse_model, read_model_json)
 from .data import feature_block
+from .local_threads import local_thread_count
 from .objectives import CustomObjective, get_objective
 from .sparse import DENSE_CELLS, dense_rows, is_sparse
 from .tree import PackedForest, dense_floats
@@ -290,7 +291,7 @@ def map_row_chunks(func, n_rows, step, axis=0):
     chunks = [(i, min(i + step, n_rows)) for i in range(0, n_rows, step)] or [(0, 0)]
     if len(chunks) == 1:
         return func(*chunks[0])
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    with ThreadPoolExecutor(max_workers=local_thread_count()) as pool:
         return np.concatenate(list(pool.map(lambda chunk: func(*chunk), chunks)), axis=axis)
 
 

@@ -37,6 +37,7 @@ from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_
 from .cv_models import CVBooster, FoldSplit
 from .folds import FoldLayout, check_nfold
 from .given_folds import check_fold_rows, fold_ids, partition_parts
+from .local_threads import check_n_jobs, local_threads
 from .metrics import get_metric
 from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .params import integer_param, resolve_constraints, validate_params
@@ -50,7 +51,7 @@ from .training import (_Boosting, _each_round, _metric_names, _PartialsCombiner,
 
 # xgboost's native names of the estimator's parameters
 XGBOOST_ALIASES = {"eta": "learning_rate", "lambda": "reg_lambda", "alpha": "reg_alpha",
-                   "min_split_loss": "gamma", "seed": "random_state"}
+                   "min_split_loss": "gamma", "seed": "random_state", "nthread": "n_jobs"}
 DATA_NAMES = ("train", "test")
 
 
@@ -227,6 +228,7 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
     if stopping is not None:
         stopping = integer_param("early_stopping_rounds", stopping, 1)
     seed = integer_param("seed", seed, 0)
+    check_n_jobs(estimator.n_jobs)
     if not isinstance(return_cvbooster, (bool, np.bool_)):
         raise TypeError(f"return_cvbooster={return_cvbooster!r} must be True or False")
     # array-likes (lists, sparse matrices) read as fit reads them
@@ -256,8 +258,8 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
         given, nfold = fold_ids(folds, X, y, _rows_in_metadata(X), nfold)
     run = _Run(nfold, seed, bool(shuffle), bool(stratified), stopping, callbacks, period,
                bool(show_stdv), given, bool(return_cvbooster))
-    with make_runtime(uuid.uuid4().hex[:12], estimator._store_config(),
-                      data.in_memory) as runtime:
+    with local_threads(estimator.n_jobs), make_runtime(
+            uuid.uuid4().hex[:12], estimator._store_config(), data.in_memory) as runtime:
         columns, fold_models = _cross_validate(runtime, train_params, data, classifier, run)
     results = _as_frame(columns) if as_pandas else columns
     if not return_cvbooster:

@@ -18,7 +18,6 @@ partitioning, same model, byte for byte.
 """
 
 import itertools
-import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
@@ -28,6 +27,7 @@ import dask.threaded
 from dask.base import get_scheduler
 
 from . import memory, native_threads, raw_cache
+from .local_threads import local_thread_count
 from .blockstore import budget_bytes, close_store, single_block
 from .graphs import add_tree_reduction, per_partition_graph, raw_inputs
 from .level_loop import drive, run_sync
@@ -77,7 +77,7 @@ class Runtime:
         native_threads.available()  # (numba's threading layer before any kernel loads)
         if get is not dask.local.get_sync:
             # the calling thread works too (``thread_passes``): the pool has one less
-            self._threads = dask.config.get("num_workers", None) or os.cpu_count() or 1
+            self._threads = local_thread_count()
             if self._threads > 1:
                 self._pool = ThreadPoolExecutor(self._threads - 1,
                                                 thread_name_prefix="daskboost")

@@ -32,6 +32,7 @@ from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_json
 from .xgboost_format import is_xgboost_model
 from .objectives import classifier_objectives, is_classification, regressor_objectives
+from .local_threads import check_n_jobs, local_threads
 from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, integer_param,
                      validate_params)
 from .progress import ProgressReporter
@@ -40,7 +41,7 @@ from .sparse import is_sparse
 
 # how a fit runs, not what it learns: not saved with the model (a model trained out of
 # core or with progress on is the same model, and a cache path means nothing elsewhere)
-RUN_SETTINGS = ("memory_budget", "cache_dir", "cache_compression", "verbose")
+RUN_SETTINGS = ("memory_budget", "cache_dir", "cache_compression", "verbose", "n_jobs")
 # parameters added after model files existed: written only when they differ from their
 # defaults, so a model that does not use them keeps its bytes; a file without them loads
 # them at their defaults
@@ -66,7 +67,7 @@ class _DaskBoostModel:
                  interaction_constraints=None, enable_categorical=True, feature_types=None,
                  max_cat_to_onehot=4, max_cat_threshold=64, max_cat=4096,
                  quantized_grad="auto", num_grad_quant_bins=4, scale_pos_weight=1.0,
-                 importance_type="gain", class_weight=None):
+                 importance_type="gain", class_weight=None, n_jobs=None):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -111,6 +112,7 @@ class _DaskBoostModel:
         self.scale_pos_weight = scale_pos_weight
         self.importance_type = importance_type
         self.class_weight = class_weight
+        self.n_jobs = n_jobs
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -155,6 +157,7 @@ class _DaskBoostModel:
         raw = self.get_params()
         params = validate_params(raw, self._objectives)
         inspection.check_importance_type(self.importance_type)
+        check_n_jobs(self.n_jobs)
         if params.class_weight is not None and self._estimator_type != "classifier":
             raise ValueError(f"class_weight={self.class_weight!r:.120} weighs classes: "
                              f"{type(self).__name__} has none (leave it None)")
@@ -190,12 +193,14 @@ class _DaskBoostModel:
         if isinstance(y, str):
             X, y = _split_label_column(X, y)
         progress = ProgressReporter() if self.verbose else None
-        booster, info = train(params, X, y, sample_weight, classifier=classifier,
-                              eval_set=eval_set, sample_weight_eval_set=sample_weight_eval_set,
-                              previous=previous, base_margin=base_margin,
-                              base_margin_eval_set=base_margin_eval_set, progress=progress,
-                              checkpoint=checkpoint, store_config=store_config,
-                              callbacks=callbacks.callbacks)
+        with local_threads(self.n_jobs):
+            booster, info = train(params, X, y, sample_weight, classifier=classifier,
+                                  eval_set=eval_set,
+                                  sample_weight_eval_set=sample_weight_eval_set,
+                                  previous=previous, base_margin=base_margin,
+                                  base_margin_eval_set=base_margin_eval_set, progress=progress,
+                                  checkpoint=checkpoint, store_config=store_config,
+                                  callbacks=callbacks.callbacks)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
         return info
@@ -299,10 +304,12 @@ class _DaskBoostModel:
             if is_dask_collection(X) or is_dask_collection(base_margin):
                 raise TypeError("predict(base_margin=...) takes in-memory X and base_margin; "
                                 "for dask data add the margins to output_margin=True predictions")
-            return job.in_memory(X, margin_block(base_margin, self._booster.n_outputs,
-                                                 X.shape[0]))
+            with local_threads(self.n_jobs):
+                return job.in_memory(X, margin_block(base_margin, self._booster.n_outputs,
+                                                     X.shape[0]))
         if not is_dask_collection(X):
-            return job.in_memory(X)
+            with local_threads(self.n_jobs):
+                return job.in_memory(X)
         import dask.dataframe as dd
         if isinstance(X, dd.DataFrame):
             if width is None:
@@ -325,7 +332,8 @@ class _DaskBoostModel:
         if not is_dask_collection(X):
             margin = None if base_margin is None else margin_block(
                 base_margin, self._booster.n_outputs, X.shape[0])
-            return job(X, margin)
+            with local_threads(self.n_jobs):
+                return job(X, margin)
         if base_margin is not None:
             raise TypeError("predict(base_margin=...) takes in-memory X and base_margin; for "
                             "dask data the margins' contributions go to the bias column: add them")
@@ -339,7 +347,8 @@ class _DaskBoostModel:
         X = self._check_predict_input(X)
         job = _LeafJob(self._booster, self._default_range(iteration_range))
         if not is_dask_collection(X):
-            return job(X)
+            with local_threads(self.n_jobs):
+                return job(X)
         return _lazy_rows(X, job, job.shape_tail(), np.int32)
 
     # ---- persistence --------------------------------------------------------------------

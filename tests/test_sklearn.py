@@ -41,6 +41,8 @@ XGBOOST_DEFAULTS = {
     "scale_pos_weight": 1.0, "importance_type": "gain",
     # scikit-learn's (and LightGBM's) class_weight; classifiers only
     "class_weight": None,
+    # threads in this process (not saved with the model)
+    "n_jobs": None,
 }
 ESTIMATORS = [DaskBoostRegressor, DaskBoostClassifier]
 
