@@ -39,10 +39,10 @@ Ann. Statist. 29(5), 2001.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 import sys
-import dataclasses
 from dataclasses import dataclass
 
 import numba
@@ -483,6 +483,9 @@ class Objective:
         if self.kind not in (BINARY, MULTICLASS):
             raise ValueError(f"class_weight weighs the classes of a classification objective; "
                              f"objective='{self.name}' has none")
+        if not isinstance(class_weight, (list, tuple, np.ndarray)):
+            raise ValueError(f"class_weight={class_weight!r:.80} must be a list of one factor "
+                             "per class")
         factors = np.array([_check_real(f, "class_weight") for f in class_weight],
                            dtype=np.float64)
         if factors.shape != (self.n_outputs() if self.kind == MULTICLASS else 2,) \

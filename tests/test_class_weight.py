@@ -134,3 +134,17 @@ def test_where_it_does_not_apply():
 
     with pytest.raises(ValueError, match=r"a custom objective does not use it"):
         DaskBoostClassifier(objective=custom, class_weight="balanced").fit(X, y)
+
+
+@pytest.mark.parametrize("crafted", [5, [1.0], [1.0, -2.0], [1.0, float("inf")], "ab"])
+def test_a_model_file_with_bad_class_factors_is_refused(crafted, tmp_path):
+    import json
+    X, y = discrete()
+    path = tmp_path / "model.json"
+    DaskBoostClassifier(n_estimators=2, class_weight={1: 2.0}).fit(X, y).save_model(path)
+    payload = json.loads(path.read_text())
+    assert payload["objective_params"]["class_weight"] == [1.0, 2.0]
+    payload["objective_params"]["class_weight"] = crafted
+    path.write_text(json.dumps(payload))
+    with pytest.raises(ValueError, match=r"model\.json: objective_params"):
+        DaskBoostClassifier().load_model(path)

@@ -191,3 +191,15 @@ def test_dask_input_gives_the_same_model():
                                              dd.from_pandas(pd.Series(y), npartitions=3))
     np.testing.assert_allclose(lazy.predict_proba(frame), local.predict_proba(frame),
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("crafted", [0.0, -1.0, "x", None])
+def test_a_model_file_with_a_bad_scale_pos_weight_is_refused(crafted, tmp_path):
+    X, y = imbalanced()
+    path = tmp_path / "model.json"
+    DaskBoostClassifier(n_estimators=2, scale_pos_weight=3.0).fit(X, y).save_model(path)
+    payload = json.loads(path.read_text())
+    payload["objective_params"]["scale_pos_weight"] = crafted
+    path.write_text(json.dumps(payload))
+    with pytest.raises(ValueError, match=r"model\.json: objective_params"):
+        Booster.load(path)
