@@ -15,6 +15,7 @@ from .callbacks import TrainingCallback  # noqa: E402
 from .cross_validation import cv  # noqa: E402
 from .cv_models import CVBooster  # noqa: E402
 from .folds import cv_folds  # noqa: E402
+from .native_train import train  # noqa: E402
 from .plotting import plot_importance, plot_metric, plot_tree  # noqa: E402
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor  # noqa: E402
 from .warmup import start as _start_warmup  # noqa: E402
@@ -25,4 +26,4 @@ __version__ = "0.1.0"
 
 __all__ = ["Booster", "CVBooster", "DaskBoostClassifier", "DaskBoostRegressor",
            "TrainingCallback", "cv", "cv_folds", "plot_importance", "plot_metric", "plot_tree",
-           "__version__"]
+           "train", "__version__"]

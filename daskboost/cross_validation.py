@@ -37,21 +37,21 @@ from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_
 from .cv_models import CVBooster, FoldSplit
 from .folds import FoldLayout, check_nfold
 from .given_folds import check_fold_rows, fold_ids, partition_parts
-from .local_threads import check_n_jobs, local_threads
+from .local_threads import local_threads
 from .metrics import get_metric
+from .missing_values import with_missing_as_nan
 from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .params import integer_param, resolve_constraints, validate_params
+from .params_dict import estimator_and_settings, setting
 from .partition import LeafSummaryMerger
 from .runtime import make_runtime
-from .sklearn import DaskBoostClassifier, DaskBoostRegressor, _fit_input
-from .training import (_Boosting, _each_round, _metric_names, _PartialsCombiner,
-                       _trained_model, check_scanned, label_stats,
+from .sklearn import _fit_input
+from .training import (RoundClock, _Boosting, _each_round, _log_settled, _metric_names,
+                       _PartialsCombiner, _trained_model, check_scanned, label_stats,
                        refit_from_summaries, resolve_objective, row_offsets, scan,
                        settle_for_data, sketch_size_for, start_margin)
+from .verbosity import speaking
 
-# xgboost's native names of the estimator's parameters
-XGBOOST_ALIASES = {"eta": "learning_rate", "lambda": "reg_lambda", "alpha": "reg_alpha",
-                   "min_split_loss": "gamma", "seed": "random_state", "nthread": "n_jobs"}
 DATA_NAMES = ("train", "test")
 
 
@@ -219,16 +219,16 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
     standard deviation (numpy's, ddof=0) over the folds, as xgboost's ``cv``; with
     ``return_cvbooster=True``, ``(that frame, CVBooster)``.
     """
-    estimator, settings = _estimator_and_settings(params)
-    num_boost_round = _setting("num_boost_round", num_boost_round, "n_estimators",
+    estimator, settings = estimator_and_settings(params, "cv")
+    num_boost_round = setting("num_boost_round", num_boost_round, "n_estimators",
                                settings, 10)
     num_boost_round = integer_param("num_boost_round", num_boost_round, 1)
-    stopping = _setting("early_stopping_rounds", early_stopping_rounds,
+    stopping = setting("early_stopping_rounds", early_stopping_rounds,
                         "early_stopping_rounds", settings, None)
     if stopping is not None:
         stopping = integer_param("early_stopping_rounds", stopping, 1)
     seed = integer_param("seed", seed, 0)
-    check_n_jobs(estimator.n_jobs)
+    estimator._check_settings()
     if not isinstance(return_cvbooster, (bool, np.bool_)):
         raise TypeError(f"return_cvbooster={return_cvbooster!r} must be True or False")
     # array-likes (lists, sparse matrices) read as fit reads them
@@ -250,7 +250,8 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
         verbose_eval = settings.get("verbose", False)
     period = _period(verbose_eval)
     types = (train_params.enable_categorical, train_params.feature_types)
-    data = partition_input(X, y, sample_weight, None, *types)
+    data = partition_input(with_missing_as_nan(X, estimator.missing), y, sample_weight, None,
+                           *types)
     train_params = resolve_constraints(train_params, data.feature_names, data.n_features,
                                        data.feature_types)
     given = None
@@ -258,7 +259,7 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
         given, nfold = fold_ids(folds, X, y, _rows_in_metadata(X), nfold)
     run = _Run(nfold, seed, bool(shuffle), bool(stratified), stopping, callbacks, period,
                bool(show_stdv), given, bool(return_cvbooster))
-    with local_threads(estimator.n_jobs), make_runtime(
+    with local_threads(estimator.n_jobs), speaking(estimator.verbosity), make_runtime(
             uuid.uuid4().hex[:12], estimator._store_config(), data.in_memory) as runtime:
         columns, fold_models = _cross_validate(runtime, train_params, data, classifier, run)
     results = _as_frame(columns) if as_pandas else columns
@@ -282,43 +283,6 @@ class _Run:
     show_stdv: bool
     given_folds: object = None  # each row's fold (``given_folds.fold_ids``), or None
     return_cvbooster: bool = False
-
-
-def _estimator_and_settings(params):
-    """An estimator holding ``params`` (their names checked: xgboost's aliases allowed):
-    a ``DaskBoostClassifier`` for a classification objective, else a
-    ``DaskBoostRegressor``; and ``params``' settings for ``cv``'s own arguments."""
-    if not isinstance(params, dict):
-        raise TypeError(f"params must be a dict of parameters; got {type(params).__name__}")
-    valid = DaskBoostRegressor._param_names()
-    named, given_as = {}, {}
-    for key, value in params.items():
-        name = XGBOOST_ALIASES.get(key, key)
-        if name not in valid:
-            raise ValueError(f"params: {key!r} is not a parameter; valid: "
-                             f"{sorted(valid + list(XGBOOST_ALIASES))}")
-        if name in named:
-            raise ValueError(f"params: {given_as[name]!r} and {key!r} are the same "
-                             f"parameter ({name}); give one")
-        named[name], given_as[name] = value, key
-    if named.get("checkpoint_path") is not None:
-        raise ValueError(f"params: checkpoint_path={named['checkpoint_path']!r}: cv writes "
-                         "no checkpoints")
-    settings = {name: named.pop(name) for name in ("n_estimators", "early_stopping_rounds",
-                                                   "verbose") if name in named}
-    classifier = is_classification(named.get("objective"))
-    return (DaskBoostClassifier if classifier else DaskBoostRegressor)(**named), settings
-
-
-def _setting(argument, value, name, settings, default):
-    """``cv``'s argument ``argument``, or ``params[name]``, or ``default``; both given
-    and different is an error."""
-    if name not in settings or settings[name] is None:
-        return default if value is None else value
-    if value is not None and value != settings[name]:
-        raise ValueError(f"{argument}={value!r} and params[{name!r}]={settings[name]!r} "
-                         "disagree; give one")
-    return settings[name]
 
 
 def _rows_in_metadata(X):
@@ -379,6 +343,9 @@ def _cross_validate(runtime, params, data, classifier, run):
                         row_offsets(scanned), layout, fold_start, n_rows=scanned.n_rows,
                         given_parts=parts)
     K = objective.n_outputs()
+    _log_settled(params, objective, fit.start[0], data, scanned.n_rows, runtime,
+                 f"cv, {run.nfold} folds: ")
+    clock = RoundClock()
 
     def model(best=(None, None)):
         return PackedBooster([CVPack(_trained_model(
@@ -401,6 +368,9 @@ def _cross_validate(runtime, params, data, classifier, run):
             for m in metrics:
                 values = np.array(scores[name][m.name])
                 log[name][m.name].append((float(np.mean(values)), float(np.std(values))))
+        clock.round_done(round_, ((f"{name}-{metric}-mean", values[-1][0])
+                                  for name in DATA_NAMES
+                                  for metric, values in log[name].items()))
         if run.period and (round_ % run.period == 0 or round_ == params.n_estimators - 1):
             print(_progress_line(round_, log, run.show_stdv), flush=True)
         asked_to_stop = bool(callbacks) and callbacks.after_iteration(model(), round_, log)
@@ -415,6 +385,7 @@ def _cross_validate(runtime, params, data, classifier, run):
         if asked_to_stop:
             break
     rounds = best[0] + 1 if stopped else len(log["test"][last.name])
+    clock.finished(len(log["test"][last.name]), best if stopped else (None, None))
     if callbacks:
         callbacks.after_training(model(best))
     fold_models = None

@@ -89,6 +89,7 @@ from .fast_log import log1p_unit
 from .links import class_index, sigmoid_direct
 from .objectives import BINARY, MULTICLASS, REGRESSION, objective_kind, objectives_of_kind
 from .reduction import reduce_all
+from .verbosity import DaskBoostWarning
 
 AUC_BINS = 2 ** 16
 
@@ -504,6 +505,10 @@ class MultiError(_MultiClassLoss):
 # ---------------------------------------------------------------------------------------
 # AUC and AUC-PR from score histograms
 # ---------------------------------------------------------------------------------------
+class UndefinedMetricWarning(DaskBoostWarning, RuntimeWarning):
+    """A metric that the rows do not define (nan), such as AUC on one class."""
+
+
 class _BinaryCurve(Metric):
     higher_is_better = True
     n_bins = AUC_BINS
@@ -544,7 +549,8 @@ class _BinaryCurve(Metric):
         p_sum, n_sum = pos.sum(), neg.sum()
         if not (p_sum > 0 and n_sum > 0):
             warnings.warn(f"eval_metric={self.name!r} is nan: the data is empty, or contains "
-                          "only positive or only negative samples", RuntimeWarning, stacklevel=3)
+                          "only positive or only negative samples", UndefinedMetricWarning,
+                          stacklevel=3)
             return None
         return pos, neg, p_sum, n_sum
 

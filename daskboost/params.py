@@ -192,6 +192,21 @@ def settle_quantized_grad(params, objective, training_rows, weighted, has_catego
     return dataclasses.replace(params, quantized_grad=on)
 
 
+def check_booster(value):
+    """xgboost's ``booster``: None or "gbtree" (trees are what daskboost grows)."""
+    if value not in (None, "gbtree"):
+        raise ValueError(f"booster={value!r:.80} is not supported: daskboost grows "
+                         "gradient-boosted trees, booster='gbtree' (xgboost's 'dart' and "
+                         "'gblinear' are not implemented)")
+
+
+def check_device(value):
+    """xgboost's ``device``: None or "cpu" (no GPU kernels)."""
+    if value not in (None, "cpu"):
+        raise ValueError(f"device={value!r:.80} is not supported: daskboost runs on CPUs "
+                         "(device='cpu'); scale out with a dask.distributed cluster instead")
+
+
 def validate_params(raw, valid_objectives):
     """The ``TrainingParams`` of the raw parameters ``raw`` (a dict of every estimator
     parameter); raises on the first bad one."""

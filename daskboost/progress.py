@@ -5,23 +5,42 @@ plain lines elsewhere (notebooks, logs), at most every ``min_interval`` seconds 
 the last round.
 """
 
+import numbers
 import sys
 import time
 
 
-class ProgressReporter:
-    """Callable ``(rounds_done, n_rounds, evals_result)`` that prints progress."""
+def reporter_for(verbose):
+    """The progress of a fit with ``verbose``: False/0/None nothing; True a line at most
+    every second (and the last round); an int k >= 1 a line every k rounds (xgboost's
+    ``fit(verbose=k)``) and the last.  ValueError naming ``verbose`` otherwise."""
+    if verbose is None or verbose is False:
+        return None
+    if verbose is True:
+        return ProgressReporter()
+    if isinstance(verbose, numbers.Integral) and verbose >= 0:
+        return ProgressReporter(period=int(verbose)) if verbose else None
+    raise ValueError(f"verbose={verbose!r:.80} must be True, False or a number of rounds "
+                     ">= 1 between progress lines")
 
-    def __init__(self, stream=None, min_interval=1.0):
+
+class ProgressReporter:
+    """Callable ``(rounds_done, n_rounds, evals_result)`` that prints progress: at most
+    every ``min_interval`` seconds, or (``period``) every ``period`` rounds; and the
+    last round."""
+
+    def __init__(self, stream=None, min_interval=1.0, period=None):
         self.stream = sys.stderr if stream is None else stream
-        self.min_interval = min_interval
+        self.min_interval = 0.0 if period else min_interval
+        self.period = period
         self.start = time.perf_counter()
         self._last = -float("inf")
         self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
 
     def __call__(self, done, total, evals_result):
         now = time.perf_counter()
-        if now - self._last < self.min_interval and done < total:
+        if done < total and (now - self._last < self.min_interval
+                             or (self.period and done % self.period)):
             return
         self._last = now
         self.stream.write(("\r" if self._tty else "") + self.line(done, total, evals_result, now)

@@ -13,6 +13,7 @@ when one is raised, and its tags when it asks for them.
 
 import dataclasses
 import inspect
+import math
 import os
 import sys
 import warnings
@@ -33,21 +34,25 @@ from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_jso
 from .xgboost_format import is_xgboost_model
 from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .local_threads import check_n_jobs, local_threads
-from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, integer_param,
-                     validate_params)
-from .progress import ProgressReporter
+from .missing_values import check_missing, with_missing_as_nan
+from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, check_booster,
+                     check_device, integer_param, validate_params)
+from .progress import reporter_for
 from .sparse import is_sparse
+from .verbosity import check_verbosity, speaking
 
 
 # how a fit runs, not what it learns: not saved with the model (a model trained out of
-# core or with progress on is the same model, and a cache path means nothing elsewhere)
-RUN_SETTINGS = ("memory_budget", "cache_dir", "cache_compression", "verbose", "n_jobs")
+# core or with progress on is the same model, and a cache path means nothing elsewhere);
+# and xgboost's ``booster``/``device``, which take one value here
+RUN_SETTINGS = ("memory_budget", "cache_dir", "cache_compression", "verbose", "n_jobs",
+                "verbosity", "booster", "device")
 # parameters added after model files existed: written only when they differ from their
 # defaults, so a model that does not use them keeps its bytes; a file without them loads
 # them at their defaults
 WRITTEN_WHEN_CHANGED = {"monotone_constraints": None, "interaction_constraints": None,
                         "scale_pos_weight": 1.0, "importance_type": "gain",
-                        "class_weight": None, **CATEGORICAL_DEFAULTS,
+                        "class_weight": None, "missing": np.nan, **CATEGORICAL_DEFAULTS,
                         **QUANTIZATION_DEFAULTS}
 
 
@@ -67,7 +72,8 @@ class _DaskBoostModel:
                  interaction_constraints=None, enable_categorical=True, feature_types=None,
                  max_cat_to_onehot=4, max_cat_threshold=64, max_cat=4096,
                  quantized_grad="auto", num_grad_quant_bins=4, scale_pos_weight=1.0,
-                 importance_type="gain", class_weight=None, n_jobs=None):
+                 importance_type="gain", class_weight=None, n_jobs=None, missing=np.nan,
+                 verbosity=None, booster=None, device=None):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -113,6 +119,10 @@ class _DaskBoostModel:
         self.importance_type = importance_type
         self.class_weight = class_weight
         self.n_jobs = n_jobs
+        self.missing = missing
+        self.verbosity = verbosity
+        self.booster = booster
+        self.device = device
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -153,11 +163,21 @@ class _DaskBoostModel:
         return hasattr(self, "_booster")
 
     # ---- fitting ------------------------------------------------------------------------
+    def _check_settings(self):
+        """Check the parameters that are not training parameters (``validate_params``):
+        how the fit runs and reads its input."""
+        inspection.check_importance_type(self.importance_type)
+        check_n_jobs(self.n_jobs)
+        check_missing(self.missing)
+        check_verbosity(self.verbosity)
+        check_booster(self.booster)
+        check_device(self.device)
+        reporter_for(self.verbose)
+
     def _checked_params(self):
         raw = self.get_params()
         params = validate_params(raw, self._objectives)
-        inspection.check_importance_type(self.importance_type)
-        check_n_jobs(self.n_jobs)
+        self._check_settings()
         if params.class_weight is not None and self._estimator_type != "classifier":
             raise ValueError(f"class_weight={self.class_weight!r:.120} weighs classes: "
                              f"{type(self).__name__} has none (leave it None)")
@@ -167,11 +187,15 @@ class _DaskBoostModel:
         return params
 
     def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model,
-             base_margin=None, base_margin_eval_set=None, resume=False, callbacks=None):
+             base_margin=None, base_margin_eval_set=None, resume=False, callbacks=None,
+             verbose=None, eval_names=None):
         self._fit_has_eval_set = bool(eval_set)
         callbacks = CallbackList(callbacks)  # checked before any work
         params = self._checked_params()
+        progress = reporter_for(self.verbose if verbose is None else verbose)
         X, y, sample_weight = _fit_input(self, X, y, sample_weight)
+        if isinstance(y, str):
+            X, y = _split_label_column(X, y)
         eval_set, sample_weight_eval_set = _check_eval_set(self, eval_set, sample_weight_eval_set)
         checkpoint = self._checkpoint()
         store_config = self._store_config()
@@ -190,17 +214,15 @@ class _DaskBoostModel:
                 self._set_fitted(previous)
                 self.evals_result_ = {}
                 return _ResumedInfo(previous, X, y, classifier)
-        if isinstance(y, str):
-            X, y = _split_label_column(X, y)
-        progress = ProgressReporter() if self.verbose else None
-        with local_threads(self.n_jobs):
+        X, eval_set = _with_missing_as_nan(self.missing, X, eval_set)
+        with local_threads(self.n_jobs), speaking(self.verbosity):
             booster, info = train(params, X, y, sample_weight, classifier=classifier,
                                   eval_set=eval_set,
                                   sample_weight_eval_set=sample_weight_eval_set,
                                   previous=previous, base_margin=base_margin,
                                   base_margin_eval_set=base_margin_eval_set, progress=progress,
                                   checkpoint=checkpoint, store_config=store_config,
-                                  callbacks=callbacks.callbacks)
+                                  callbacks=callbacks.callbacks, eval_names=eval_names)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
         return info
@@ -276,7 +298,7 @@ class _DaskBoostModel:
     def _check_predict_input(self, X):
         """X to predict on, checked against the training features (array-likes as numpy)."""
         self._check_fitted()
-        X = _feature_input(X)
+        X = with_missing_as_nan(_feature_input(X), self.missing)
         names, n_features = describe_features(X, enable_categorical=True)
         booster = self._booster
         if names is not None and booster.feature_names is not None and names != booster.feature_names:
@@ -426,6 +448,7 @@ class _DaskBoostModel:
             params["class_weight"] = _saved_class_weight(params["class_weight"])
             validate_params({**type(self)().get_params(), **params}, self._objectives)
             inspection.check_importance_type(params["importance_type"])
+            check_missing(params["missing"])
         except (TypeError, ValueError) as err:
             raise ValueError(f"{source}: {ESTIMATOR_KEY}.params: {err}") from None
         return params
@@ -445,7 +468,7 @@ class DaskBoostRegressor(_DaskBoostModel):
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
             xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False,
-            callbacks=None):
+            callbacks=None, verbose=None):
         """Fit on X (dask/pandas/numpy) and y aligned with it; returns self.
 
         ``eval_set``: list of (X, y) pairs scored after every round with ``eval_metric``
@@ -459,9 +482,12 @@ class DaskBoostRegressor(_DaskBoostModel):
         ``callbacks``: objects with xgboost's ``TrainingCallback`` methods, called
         around every round (``daskboost.callbacks``; True from ``after_iteration``
         stops training).
+        ``verbose``: progress for this fit (the eval sets' latest metrics, elapsed time):
+        True at most every second, k every k rounds (xgboost's ``fit(verbose=k)``),
+        False none; None: the estimator's ``verbose``.
         """
         self._fit(X, y, sample_weight, False, eval_set, sample_weight_eval_set, xgb_model,
-                  base_margin, base_margin_eval_set, resume, callbacks)
+                  base_margin, base_margin_eval_set, resume, callbacks, verbose)
         return self
 
     def predict(self, X, output_margin=False, iteration_range=None, base_margin=None,
@@ -503,14 +529,14 @@ class DaskBoostClassifier(_DaskBoostModel):
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
             xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False,
-            callbacks=None):
+            callbacks=None, verbose=None):
         """Fit on X (dask/pandas/numpy) and labels y aligned with it; returns self.
 
-        ``eval_set``, ``xgb_model``, ``base_margin``, ``resume``, ``callbacks``: as for
-        ``DaskBoostRegressor.fit``.
+        ``eval_set``, ``xgb_model``, ``base_margin``, ``resume``, ``callbacks``,
+        ``verbose``: as for ``DaskBoostRegressor.fit``.
         """
         info = self._fit(X, y, sample_weight, True, eval_set, sample_weight_eval_set, xgb_model,
-                         base_margin, base_margin_eval_set, resume, callbacks)
+                         base_margin, base_margin_eval_set, resume, callbacks, verbose)
         self._set_classes(info.classes)
         return self
 
@@ -617,6 +643,11 @@ def _check_predict_types(X, booster):
 
 def _same_value(a, b):
     try:
+        if math.isnan(a) and math.isnan(b):
+            return True  # (``missing``'s default, NaN, is no change)
+    except (TypeError, ValueError):
+        pass
+    try:
         return bool(a == b)
     except (TypeError, ValueError):
         return a is b
@@ -685,6 +716,16 @@ def load_estimator(path):
         raise ValueError(f"{source}: {ESTIMATOR_KEY}.class = {name!r:.80} is not one of "
                          f"{sorted(classes)}")
     return classes[name]()._load_payload(payload, source)
+
+
+def _with_missing_as_nan(missing, X, eval_set):
+    """X and the eval sets' X with ``missing`` read as NaN (``missing_values``); an eval
+    set that is the training X stays that same object (evaluated in the fit's passes)."""
+    masked = with_missing_as_nan(X, missing)
+    if eval_set is None or masked is X:
+        return masked, eval_set
+    return masked, [(masked if ex is X else with_missing_as_nan(ex, missing), ey)
+                    for ex, ey in eval_set]
 
 
 def _check_eval_set(estimator, eval_set, sample_weight_eval_set):

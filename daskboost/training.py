@@ -23,6 +23,8 @@ The client only ever holds sketches, histograms, metric sums and trees: never ro
 """
 
 import functools
+import logging
+import time
 import uuid
 from dataclasses import dataclass, replace
 
@@ -53,6 +55,9 @@ from .graphs import (StatesLost, add_tree_reduction, margin_input, per_partition
 from .runtime import make_runtime
 from .sketch import merge_blocks, weighted_quantile
 from .tree import add_binned_tree_outputs
+from .verbosity import logger
+
+log = logger()
 
 OBJECTIVE_PARAMS = ("num_class", "huber_slope", "quantile_alpha", "tweedie_variance_power")
 # objective parameters a model keeps only where they differ from these defaults (added
@@ -291,7 +296,7 @@ def _metric_names(params, objective):
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
           sample_weight_eval_set=None, previous=None, base_margin=None,
           base_margin_eval_set=None, progress=None, checkpoint=None, store_config=None,
-          callbacks=None):
+          callbacks=None, eval_names=None):
     """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
 
     ``store_config``: a ``blockstore.StoreConfig`` (memory budget, cache dirs) for the
@@ -300,8 +305,9 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     ``previous``: a Booster to continue (its trees come first; its predictions are the
     starting margins).  ``checkpoint``: a ``Checkpoint`` (the model written every
     ``every`` rounds).  ``callbacks``: objects with xgboost's ``TrainingCallback``
-    methods (see ``callbacks``).  Returns ``(booster, info)``: info has ``classes`` and
-    ``evals_result``.
+    methods (see ``callbacks``).  ``eval_names``: the eval sets' names in
+    ``evals_result`` (default ``validation_<i>``).  Returns ``(booster, info)``: info has
+    ``classes`` and ``evals_result``.
     """
     callbacks = CallbackList(callbacks)
     types = (params.enable_categorical, params.feature_types)
@@ -323,7 +329,7 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
         store_config = StoreConfig(None, tuple(check_cache_dirs(None)))
     with make_runtime(uuid.uuid4().hex[:12], store_config, data.in_memory) as runtime:
         return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint,
-                      callbacks)
+                      callbacks, eval_names)
 
 
 def _is_training_data(eval_inputs, training_inputs):
@@ -410,7 +416,7 @@ def _write_checkpoint(path, trees, base_margin, objective, data, objective_param
 
 
 def _train(runtime, params, data, evals, classifier, previous=None, progress=None,
-           checkpoint=None, callbacks=CallbackList(None)):
+           checkpoint=None, callbacks=CallbackList(None), eval_names=None):
     scanned = scan(runtime, data, params, classifier)
     objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
     params = settle_for_data(params, objective, data, scanned.n_rows)
@@ -426,10 +432,11 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     metrics = [get_metric(name, objective, params.quantile_alpha, params.huber_slope)
                for name in _metric_names(params, objective)]
     mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, categories)
+    _log_settled(params, objective, base_margin, data, scanned.n_rows, runtime)
     offsets = row_offsets(scanned)
     fit = _Boosting(runtime, params, data, evals, objective, mapper, metrics,
                     (base_margin, classes, previous), offsets, every_round=bool(callbacks),
-                    n_rows=scanned.n_rows)
+                    n_rows=scanned.n_rows, eval_names=eval_names)
     evals_result = {e.name: {m.name: [] for m in metrics} for e in fit.eval_sets}
 
     def model_so_far():  # what callbacks see: the trees so far, unchecked (cheap)
@@ -446,8 +453,11 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     best = (None, None)   # (round, score) for early stopping
     stopping = params.early_stopping_rounds
     end = first_round + params.n_estimators
+    clock = RoundClock()
     for round_, scores in _each_round(fit, first_round, end, progress, checkpoint,
                                       stop_before):
+        clock.round_done(round_, ((f"{name}-{metric}", value) for name, values in scores.items()
+                                  for metric, value in values.items()))
         for name, values in scores.items():
             for metric_name, value in values.items():
                 evals_result[name][metric_name].append(value)
@@ -469,9 +479,44 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
             break
     booster = _trained_model(fit.trees, base_margin, objective, data, objective_params, best,
                              mapper.categories)
+    clock.finished(booster.n_rounds - first_round, best)
     if callbacks:
         booster = callbacks.after_training(booster)
     return booster, TrainingInfo(classes, evals_result)
+
+
+def _log_settled(params, objective, base_margin, data, n_rows, runtime, prefix=""):
+    """At INFO (``verbosity=2``): what the fit settled from the data and the defaults."""
+    if not log.isEnabledFor(logging.INFO):
+        return
+    budget = runtime.store_config.memory_budget
+    log.info(prefix + "%d rows x %d features in %d partitions; objective %s, start margin %s; "
+             "tree_method %s, max_bin %d, max_depth %d; quantized gradients %s; "
+             "memory budget %s", n_rows, data.n_features, data.n_partitions,
+             getattr(objective, "name", objective),
+             np.array2string(np.atleast_1d(base_margin), precision=6),
+             params.tree_method, params.max_bin, params.max_depth,
+             "on" if params.quantized_grad else "off",
+             "auto (half the available memory)" if budget is None else f"{budget} bytes")
+
+
+class RoundClock:
+    """The rounds' times on the ``"daskboost"`` logger: each round at DEBUG
+    (``verbosity=3``), the whole at INFO (``verbosity=2``)."""
+
+    def __init__(self):
+        self.started = self.last = time.perf_counter()
+
+    def round_done(self, round_, named_values):
+        if log.isEnabledFor(logging.DEBUG):
+            now = time.perf_counter()
+            log.debug("round %d: %.3f s%s", round_, now - self.last,
+                      "".join(f" {name}={value:.6g}" for name, value in named_values))
+            self.last = now
+
+    def finished(self, rounds, best=(None, None)):
+        log.info("%d rounds in %.2f s%s", rounds, time.perf_counter() - self.started,
+                 "" if best[0] is None else f"; best iteration {best[0]} ({best[1]:.6g})")
 
 
 MAX_RECOVERIES = 10  # lost-worker recoveries per round before giving up
@@ -505,7 +550,7 @@ class _Boosting:
     rebuild_state = staticmethod(rebuild_fit_partition)
 
     def __init__(self, runtime, params, data, evals, objective, mapper, metrics, start,
-                 offsets, every_round=False, n_rows=0):
+                 offsets, every_round=False, n_rows=0, eval_names=None):
         self.runtime, self.params, self.data, self.evals = runtime, params, data, evals
         self.every_round = every_round  # the client acts after every round (callbacks)
         self.objective, self.mapper = objective, mapper
@@ -533,8 +578,9 @@ class _Boosting:
         self.leaf_values = None
         self.states = runtime.create_states("train", data, self.bin_state,
                                             self._bin_args(), self._last_args(data, offsets))
+        names = eval_names or [f"validation_{i}" for i in range(len(evals))]
         self.eval_sets = [
-            EvalSet(f"validation_{i}", None if e is None else runtime.create_states(
+            EvalSet(names[i], None if e is None else runtime.create_states(
                 f"validation_{i}", e, bin_partition, self._bin_args(),
                 self._last_args(e, np.zeros(e.n_partitions, np.int64))), metrics)
             for i, e in enumerate(evals)]

@@ -39,6 +39,7 @@ import numpy as np
 from .binning import MAX_BIN_LIMIT
 from .objectives import LOGISTIC_OBJECTIVES, OBJECTIVES
 from .tree import Tree
+from .verbosity import DaskBoostWarning
 
 # the most categories a feature's codes can hold (uint16 codes, one for missing)
 MAX_CATEGORIES = MAX_BIN_LIMIT - 1
@@ -376,7 +377,7 @@ def _stored_categories(cats, categorical, n_features, source):
                 warnings.warn(f"{source}: the stored categories of feature {f} are not all "
                               "ASCII, which xgboost stores garbled; the imported model reads "
                               "xgboost's category codes instead of the values",
-                              UserWarning, stacklevel=4)
+                              DaskBoostWarning, stacklevel=4)
                 return {}
             raw = bytes(int(v) for v in values)
             found = [raw[a:b].decode("ascii") for a, b in zip(offsets[:-1], offsets[1:])]

@@ -1,0 +1,74 @@
+"""``daskboost.train``: xgboost's native ``train(params, ...) -> Booster``.
+
+A script written against ``xgboost.train`` (or ``xgboost.dask.train``) keeps its
+parameter dict, its eval names, ``evals_result`` and its callbacks; X and y are given
+as they are to the estimators (dask, pandas, numpy, scipy.sparse: no ``DMatrix``).  The
+fit is the estimator's: the same model bytes as ``DaskBoostRegressor(**params).fit``
+(or ``DaskBoostClassifier`` for a ``binary:``/``multi:`` objective).
+"""
+
+from .params import integer_param
+from .params_dict import estimator_and_settings, setting
+
+
+def train(params, X, y, num_boost_round=None, evals=None, early_stopping_rounds=None,
+          sample_weight=None, base_margin=None, evals_result=None, verbose_eval=None,
+          xgb_model=None, callbacks=None):
+    """Train a model; returns its ``Booster``.
+
+    Parameters
+    ----------
+    params : dict of the estimators' parameters (``DaskBoostRegressor().get_params()``
+        names; xgboost's ``eta``, ``lambda``, ``alpha``, ``min_split_loss``, ``seed``
+        and ``nthread`` also).  A ``binary:``/``multi:`` objective makes y class labels:
+        their sorted order gives the class indices the Booster predicts (0 and 1, or
+        0 .. K-1, are themselves).
+    X, y, sample_weight, base_margin : as for the estimators' ``fit``.
+    num_boost_round : rounds (default ``params["n_estimators"]``, else 10, xgboost's).
+    evals : eval sets scored after every round: ``(X, y)`` pairs (named
+        ``validation_<i>``) or ``(X, y, name)`` triples; the last drives early
+        stopping.  An eval set whose X and y are the training ones is scored in the
+        training passes.
+    early_stopping_rounds : stop when the last eval set's last metric has not improved
+        for this many rounds; the Booster's ``best_iteration`` is then the best round,
+        and prediction uses the rounds up to it.
+    evals_result : a dict to fill with ``{name: {metric: [value per round]}}``.
+    verbose_eval : progress lines: True (at most every second), k (every k rounds),
+        False (none; default ``params["verbose"]``, else False).
+    xgb_model : a Booster, an estimator or a model file to continue from.
+    callbacks : ``TrainingCallback``-shaped objects, as for ``fit``.
+    """
+    estimator, settings = estimator_and_settings(params, "train", checkpoints=True)
+    rounds = integer_param("num_boost_round", setting(
+        "num_boost_round", num_boost_round, "n_estimators", settings, 10), 1)
+    stopping = setting("early_stopping_rounds", early_stopping_rounds,
+                       "early_stopping_rounds", settings, None)
+    if evals_result is not None and not isinstance(evals_result, dict):
+        raise TypeError(f"evals_result must be a dict to fill; got {type(evals_result).__name__}")
+    eval_set, names = _named_evals(evals)
+    estimator.set_params(n_estimators=rounds, early_stopping_rounds=stopping)
+    estimator._fit(X, y, sample_weight, estimator._estimator_type == "classifier", eval_set,
+                   None, xgb_model, base_margin=base_margin, callbacks=callbacks,
+                   verbose=settings.get("verbose", False) if verbose_eval is None
+                   else verbose_eval, eval_names=names)
+    if evals_result is not None:
+        evals_result.clear()
+        evals_result.update(estimator.evals_result_)
+    return estimator.get_booster()
+
+
+def _named_evals(evals):
+    """``evals`` as (list of (X, y) pairs, their names) or (None, None)."""
+    if evals is None:
+        return None, None
+    if not isinstance(evals, (list, tuple)) or not all(
+            isinstance(e, (list, tuple)) and len(e) in (2, 3) for e in evals):
+        raise TypeError("evals must be a list of (X, y) pairs or (X, y, name) triples")
+    names = [e[2] if len(e) == 3 else f"validation_{i}" for i, e in enumerate(evals)]
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"evals: an eval set's name must be a non-empty string; got "
+                            f"{name!r:.80}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"evals: names must differ; got {names}")
+    return [(e[0], e[1]) for e in evals], names
