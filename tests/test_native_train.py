@@ -1,0 +1,119 @@
+"""``daskboost.train``: xgboost's native ``train(params, ...) -> Booster``, the estimators'
+fit behind it (the same model bytes)."""
+
+import json
+
+import dask.array as da
+import numpy as np
+import pytest
+
+import daskboost
+from daskboost import Booster, DaskBoostClassifier, DaskBoostRegressor
+
+
+@pytest.fixture
+def xy():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 5))
+    return X, (X[:, 0] - X[:, 1] + rng.normal(0, 0.7, 2000) > 0).astype(np.int64)
+
+
+def booster_json(booster):
+    return json.dumps(booster.to_dict(), sort_keys=True)
+
+
+def test_the_estimators_model_from_xgboosts_names(xy):
+    X, y = xy
+    params = {"objective": "binary:logistic", "eta": 0.2, "max_depth": 3, "lambda": 2.0,
+              "alpha": 0.1, "min_split_loss": 0.01, "seed": 3, "nthread": 1}
+    booster = daskboost.train(params, X, y, num_boost_round=8)
+    assert isinstance(booster, Booster) and booster.num_boosted_rounds() == 8
+    estimator = DaskBoostClassifier(objective="binary:logistic", learning_rate=0.2,
+                                    max_depth=3, reg_lambda=2.0, reg_alpha=0.1, gamma=0.01,
+                                    random_state=3, n_estimators=8).fit(X, y)
+    assert booster_json(booster) == booster_json(estimator.get_booster())
+    np.testing.assert_allclose(booster.predict(X), estimator.predict_proba(X)[:, 1],
+                               rtol=1e-12, atol=0)
+    regression = daskboost.train({"max_depth": 3}, X, y.astype(float))
+    assert regression.num_boosted_rounds() == 10  # xgboost's default
+    assert booster_json(regression) == booster_json(
+        DaskBoostRegressor(max_depth=3, n_estimators=10).fit(X, y.astype(float)).get_booster())
+
+
+def test_named_evals_fill_evals_result_and_stop_early(xy):
+    X, y = xy
+    train_rows, valid_rows = slice(0, 1500), slice(1500, None)
+    result = {"stale": 1}
+    booster = daskboost.train(
+        {"objective": "binary:logistic", "eta": 0.5, "max_depth": 6}, X[train_rows],
+        y[train_rows], num_boost_round=200,
+        evals=[(X[train_rows], y[train_rows], "train"), (X[valid_rows], y[valid_rows], "valid")],
+        early_stopping_rounds=3, evals_result=result)
+    assert list(result) == ["train", "valid"]
+    valid = result["valid"]["logloss"]
+    assert booster.best_iteration == int(np.argmin(valid))
+    assert len(valid) == booster.best_iteration + 4 < 200
+    assert booster.num_boosted_rounds() == len(valid)
+    # the same values as the estimator's eval sets, by their names
+    estimator = DaskBoostClassifier(objective="binary:logistic", learning_rate=0.5,
+                                    n_estimators=200, early_stopping_rounds=3).fit(
+        X[train_rows], y[train_rows],
+        eval_set=[(X[train_rows], y[train_rows]), (X[valid_rows], y[valid_rows])])
+    assert estimator.evals_result()["validation_1"] == result["valid"]
+    assert estimator.evals_result()["validation_0"] == result["train"]
+
+
+def test_unnamed_evals_params_settings_and_continuing(xy):
+    X, y = xy
+    params = {"objective": "reg:squarederror", "n_estimators": 5, "max_depth": 2}
+    first = daskboost.train(params, X, y.astype(float), evals=[(X, y.astype(float))],
+                            evals_result=(result := {}))
+    assert first.num_boosted_rounds() == 5 and list(result) == ["validation_0"]
+    more = daskboost.train({**params, "n_estimators": 3}, X, y.astype(float), xgb_model=first)
+    assert more.num_boosted_rounds() == 8
+    assert np.array_equal(more.predict(X, iteration_range=(0, 5)), first.predict(X))
+    assert not np.array_equal(more.predict(X), first.predict(X))
+
+
+def test_dask_input_callbacks_and_progress(xy, capsys):
+    X, y = xy
+    seen = []
+
+    class Counting(daskboost.TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            seen.append((epoch, len(evals_log["valid"]["logloss"])))
+            return epoch == 2  # stop after the third round
+
+    Xd, yd = da.from_array(X, chunks=500), da.from_array(y, chunks=500)
+    booster = daskboost.train({"objective": "binary:logistic"}, Xd, yd, num_boost_round=20,
+                              evals=[(Xd, yd, "valid")], callbacks=[Counting()],
+                              verbose_eval=1)
+    assert seen == [(0, 1), (1, 2), (2, 3)] and booster.num_boosted_rounds() == 3
+    assert capsys.readouterr().err.count("valid-logloss=") == 3
+    in_memory = daskboost.train({"objective": "binary:logistic"}, X, y, num_boost_round=3)
+    assert np.allclose(booster.predict(X), in_memory.predict(X), atol=1e-6)
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (dict(params=[("eta", 0.1)]), TypeError, "params must be a dict"),
+    (dict(params={"learning_rat": 0.1}), ValueError, "'learning_rat' is not a parameter"),
+    (dict(params={"eta": 0.1, "learning_rate": 0.2}), ValueError, "same parameter"),
+    (dict(num_boost_round=0), ValueError, "num_boost_round=0"),
+    (dict(params={"n_estimators": 5}, num_boost_round=6), ValueError, "disagree"),
+    (dict(evals=[(1, 2, 3, 4)]), TypeError, "evals must be a list"),
+    (dict(evals="valid"), TypeError, "evals must be a list"),
+    (dict(evals=[("X", "y", "")]), TypeError, "name must be a non-empty string"),
+    (dict(evals=[("X", "y", "a"), ("X", "y", "a")]), ValueError, "names must differ"),
+    (dict(evals_result=[]), TypeError, "evals_result must be a dict"),
+    (dict(early_stopping_rounds=3), ValueError, "needs an eval_set"),
+    (dict(params={"booster": "dart"}), ValueError, "booster='dart'"),
+])
+def test_bad_arguments_are_refused_by_name(xy, call, error, match):
+    X, y = xy
+    arguments = {"params": {}, **call}
+    if arguments.get("evals") and isinstance(arguments["evals"], list):
+        arguments["evals"] = [tuple(X if v == "X" else y if v == "y" else v for v in e)
+                              if len(e) == 3 else e for e in arguments["evals"]]
+    params = arguments.pop("params")
+    with pytest.raises(error, match=match):
+        daskboost.train(params, X, y.astype(float), **arguments)
