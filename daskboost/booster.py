@@ -102,6 +102,33 @@ class Booster:
                              f"0 <= start <= stop <= {self.n_rounds} (the number of rounds)")
         return start, stop
 
+    def __getitem__(self, index):
+        """xgboost's slicing: ``booster[start:stop:step]`` (a positive step) is a Booster
+        of those rounds, ``booster[i]`` of round i alone (negative indices count from
+        the end); the same start margins, no best iteration (the rounds are renumbered).
+        Iterating a Booster gives its rounds one by one."""
+        if isinstance(index, (int, np.integer)) and not isinstance(index, (bool, np.bool_)):
+            position = int(index) + (self.n_rounds if index < 0 else 0)
+            if not 0 <= position < self.n_rounds:
+                raise IndexError(f"round {index} is out of range: the model has "
+                                 f"{self.n_rounds} rounds")
+            chosen = [position]
+        elif isinstance(index, slice):
+            if index.step is not None and index.step <= 0:
+                raise ValueError(f"booster[{_slice_text(index)}]: the step must be > 0")
+            chosen = list(range(*index.indices(self.n_rounds)))
+            if not chosen:
+                raise ValueError(f"booster[{_slice_text(index)}] holds no round of the "
+                                 f"{self.n_rounds}")
+        else:
+            raise TypeError(f"a Booster is indexed by a round or a slice of rounds; got "
+                            f"{type(index).__name__}")
+        K = self.n_outputs
+        trees = [tree for r in chosen for tree in self.trees[r * K:(r + 1) * K]]
+        return Booster(trees, self.base_margin, self.objective, self.n_features,
+                       self.feature_names, self.objective_params, None, None,
+                       self.feature_types, self.categories)
+
     def _forest(self, iteration_range, packing=PackedForest):
         """The trees of the rounds ``iteration_range`` (None: all; checked) packed by
         ``packing(trees, n_outputs)`` (for prediction, or ``contributions``), cached."""
@@ -282,6 +309,10 @@ class Booster:
         """The model in the file at ``path`` (written by ``save_model``, or an xgboost
         JSON model), checked."""
         return cls.from_dict(read_model_json(path), os.fspath(path))
+
+
+def _slice_text(index):
+    return ":".join("" if v is None else str(v) for v in (index.start, index.stop, index.step))
 
 
 def map_row_chunks(func, n_rows, step, axis=0):

@@ -1,5 +1,5 @@
-"""``daskboost.train``: xgboost's native ``train(params, ...) -> Booster``, the estimators'
-fit behind it (the same model bytes)."""
+"""xgboost's native API: ``daskboost.train(params, ...) -> Booster`` (the estimators' fit
+behind it: the same model bytes) and the Booster's slicing by rounds."""
 
 import json
 
@@ -117,3 +117,50 @@ def test_bad_arguments_are_refused_by_name(xy, call, error, match):
     params = arguments.pop("params")
     with pytest.raises(error, match=match):
         daskboost.train(params, X, y.astype(float), **arguments)
+
+
+# ---- slicing a Booster by rounds (xgboost's ``booster[start:stop:step]``) -------------
+
+def test_slices_are_the_models_of_those_rounds(xy, tmp_path):
+    X, y = xy
+    booster = daskboost.train({"objective": "multi:softprob", "max_depth": 2}, X,
+                              y + (X[:, 2] > 1), num_boost_round=6)
+    K = 3
+
+    def margins(b):
+        return b.predict(X, output_margin=True) - b.base_margin
+
+    rounds = list(booster)
+    assert len(rounds) == 6 and all(r.num_boosted_rounds() == 1 for r in rounds)
+    assert all(len(r.trees) == K for r in rounds)
+    assert np.array_equal(booster[1:4].predict(X), booster.predict(X, iteration_range=(1, 4)))
+    np.testing.assert_allclose(margins(booster[::2]),
+                               sum(margins(rounds[i]) for i in (0, 2, 4)), rtol=0, atol=1e-12)
+    assert booster[-1].trees == booster.trees[-K:] and booster[5].trees == booster.trees[-K:]
+    booster[2:].save_model(tmp_path / "tail.json")
+    loaded = Booster.load(tmp_path / "tail.json")
+    assert np.array_equal(loaded.predict(X), booster[2:].predict(X))
+
+
+def test_a_slice_forgets_the_best_iteration(xy):
+    X, y = xy
+    booster = daskboost.train({"objective": "binary:logistic", "eta": 1.0}, X, y,
+                              num_boost_round=30, evals=[(X[:300], y[:300])],
+                              early_stopping_rounds=2)
+    assert booster.best_iteration is not None
+    head = booster[:booster.best_iteration + 1]
+    assert head.best_iteration is None and head.num_boosted_rounds() == booster.best_iteration + 1
+    assert np.array_equal(head.predict(X), booster.predict(X))  # (the best rounds either way)
+
+
+@pytest.mark.parametrize("index,error,match", [
+    (6, IndexError, "round 6 is out of range"), (-7, IndexError, "round -7"),
+    (slice(0, 4, -1), ValueError, "step must be > 0"), (slice(0, 4, 0), ValueError, "step"),
+    (slice(4, 2), ValueError, "holds no round"), ("0", TypeError, "indexed by a round"),
+    (True, TypeError, "indexed by a round"),
+])
+def test_bad_indices(xy, index, error, match):
+    X, y = xy
+    booster = daskboost.train({"max_depth": 2}, X, y.astype(float), num_boost_round=6)
+    with pytest.raises(error, match=match):
+        booster[index]
