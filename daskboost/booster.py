@@ -44,7 +44,7 @@ class Booster:
 
     def __init__(self, trees, base_margin, objective, n_features, feature_names=None,
                  objective_params=None, best_iteration=None, best_score=None,
-                 feature_types=None, categories=None):
+                 feature_types=None, categories=None, attributes=None):
         self.trees = list(trees)
         self.base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
         self.objective = objective
@@ -56,7 +56,11 @@ class Booster:
         self.categories = {int(f): list(c) for f, c in (categories or {}).items()}
         self.feature_types = (None if feature_types is None or not self.categories
                               else list(feature_types))
+        self._attributes = dict(attributes or {})  # xgboost's string attributes (``attr``)
         self._packed = {}
+        # set while the Booster is a fit's model in its callbacks: ``set_param(k, v)``
+        # changes that fit's parameter ``k`` for the rounds still to grow
+        self._fit_in_progress = None
 
     @property
     def encoders(self):
@@ -102,6 +106,71 @@ class Booster:
                              f"0 <= start <= stop <= {self.n_rounds} (the number of rounds)")
         return start, stop
 
+    # ---- xgboost's Booster methods that callbacks and scripts call ----------------------
+    def attr(self, key):
+        """The string attribute ``key``, or None (xgboost's): ``best_iteration`` and
+        ``best_score`` are the model's own, the others set with ``set_attr``."""
+        return self.attributes().get(key)
+
+    def attributes(self):
+        """Every string attribute: ``{key: value}``."""
+        own = {"best_iteration": self.best_iteration, "best_score": self.best_score}
+        return {**self._attributes, **{k: _attribute_text(v) for k, v in own.items()
+                                       if v is not None}}
+
+    def set_attr(self, **kwargs):
+        """Set string attributes (None deletes one), as xgboost's ``set_attr``; they
+        are saved with the model.  ``best_iteration``/``best_score`` set the model's
+        best round and its score (what early-stopping callbacks such as xgboost's
+        ``EarlyStopping`` record); prediction then uses the rounds up to it."""
+        for key, value in kwargs.items():
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"set_attr({key}={value!r:.80}): attribute values are "
+                                "strings (or None to delete)")
+        for key, value in kwargs.items():
+            if key == "best_iteration":
+                self.best_iteration = None if value is None else _attribute_number(
+                    key, value, int, range(self.n_rounds))
+            elif key == "best_score":
+                self.best_score = None if value is None else _attribute_number(
+                    key, value, float)
+            elif value is None:
+                self._attributes.pop(key, None)
+            else:
+                self._attributes[key] = value
+
+    def set_param(self, params, value=None):
+        """xgboost's ``set_param`` from a training callback: ``learning_rate`` (or
+        ``eta``) for the rounds still to grow, e.g. xgboost's
+        ``LearningRateScheduler``.  ``params``: a name (with ``value``) or a dict.  The
+        other parameters shape the data or the trees already grown and cannot change
+        during a fit; outside a fit nothing is trained, so nothing can change."""
+        changes = dict(params) if isinstance(params, dict) else {params: value}
+        unknown = [k for k in changes if k not in TRAINING_PARAM_CHANGES]
+        if unknown:
+            raise ValueError(f"set_param({unknown[0]!r}): only "
+                             f"{' / '.join(TRAINING_PARAM_CHANGES)} can change during a fit")
+        if self._fit_in_progress is None:
+            raise ValueError("set_param changes a fit in progress: call it from a training "
+                             "callback (fit(callbacks=...), daskboost.train or cv)")
+        for key, new in changes.items():
+            self._fit_in_progress(TRAINING_PARAM_CHANGES[key], new)
+
+    def copy(self):
+        """An independent copy (xgboost's ``Booster.copy``)."""
+        twin = Booster(self.trees, self.base_margin, self.objective, self.n_features,
+                       self.feature_names, self.objective_params, self.best_iteration,
+                       self.best_score, self.feature_types, self.categories, self._attributes)
+        return twin
+
+    def num_features(self):
+        """The number of training features (xgboost's)."""
+        return self.n_features
+
+    def get_fscore(self):
+        """Splits per feature (xgboost's ``get_fscore``: ``get_score("weight")``)."""
+        return self.get_score(importance_type="weight")
+
     def __getitem__(self, index):
         """xgboost's slicing: ``booster[start:stop:step]`` (a positive step) is a Booster
         of those rounds, ``booster[i]`` of round i alone (negative indices count from
@@ -127,7 +196,7 @@ class Booster:
         trees = [tree for r in chosen for tree in self.trees[r * K:(r + 1) * K]]
         return Booster(trees, self.base_margin, self.objective, self.n_features,
                        self.feature_names, self.objective_params, None, None,
-                       self.feature_types, self.categories)
+                       self.feature_types, self.categories, self._attributes)
 
     def _forest(self, iteration_range, packing=PackedForest):
         """The trees of the rounds ``iteration_range`` (None: all; checked) packed by
@@ -142,9 +211,12 @@ class Booster:
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_packed"] = {}
+        state["_fit_in_progress"] = None  # (a pickle is the model, not the fit)
         return state
 
     def __setstate__(self, state):
+        state.setdefault("_attributes", {})      # (pickled before attributes existed)
+        state.setdefault("_fit_in_progress", None)
         self.__dict__.update(state)
         check_model(self, "unpickled model")  # a pickle is a model file too
 
@@ -270,6 +342,8 @@ class Booster:
             "best_score": self.best_score,
             "trees": [tree.to_dict() for tree in self.trees],
         }
+        if self._attributes:  # (only when set: a model without them keeps its bytes)
+            out["attributes"] = dict(sorted(self._attributes.items()))
         if self.categories:  # format version 2; numeric models stay version 1, unchanged
             out["version"] = CATEGORICAL_FORMAT_VERSION
             out["feature_types"] = self.feature_types
@@ -309,6 +383,26 @@ class Booster:
         """The model in the file at ``path`` (written by ``save_model``, or an xgboost
         JSON model), checked."""
         return cls.from_dict(read_model_json(path), os.fspath(path))
+
+
+# what ``set_param`` may change during a fit, by xgboost's names -> the parameter
+TRAINING_PARAM_CHANGES = {"learning_rate": "learning_rate", "eta": "learning_rate"}
+
+
+def _attribute_text(value):
+    return repr(float(value)) if isinstance(value, float) else str(value)
+
+
+def _attribute_number(key, text, kind, allowed=None):
+    """An attribute's string read as ``kind``; ValueError naming it otherwise."""
+    try:
+        value = kind(text)
+    except ValueError:
+        raise ValueError(f"set_attr({key}={text!r:.80}) must be a {kind.__name__}") from None
+    if kind is float and not np.isfinite(value) or allowed is not None and value not in allowed:
+        raise ValueError(f"set_attr({key}={text!r:.80}) is out of range"
+                         + ("" if allowed is None else f": the model has {len(allowed)} rounds"))
+    return value
 
 
 def _slice_text(index):

@@ -14,7 +14,11 @@ such as Optuna's pruning callback, work as they are):
     once, with the final model; what it returns is the fitted model.
 
 ``epoch`` is the 0-based round number (continued training counts on from the model's
-rounds, as xgboost does); ``model`` is a ``Booster`` of the trees so far; ``evals_log``
+rounds, as xgboost does); ``model`` is a ``Booster`` of the trees so far, the same object
+every round, so what a callback sets on it holds for the rest of the fit: ``set_attr``
+(``best_iteration``/``best_score`` as xgboost's ``EarlyStopping`` records them: the fit's
+best round) and ``set_param("learning_rate", ...)`` (the rounds still to grow: xgboost's
+``LearningRateScheduler``); ``evals_log``
 is ``{eval set: {metric: [one value per round]}}``, the same dict as ``evals_result_``.
 With callbacks, rounds are grown one per call (on a cluster: one client round trip per
 round), so a callback sees every round.

@@ -147,16 +147,21 @@ class PackedBooster:
 
     def __init__(self, cvfolds):
         self.cvfolds = cvfolds
-        self._attributes = {}
 
     def num_boosted_rounds(self):
         return self.cvfolds[0].bst.num_boosted_rounds()
 
     def attr(self, key):
-        return self._attributes.get(key)
+        return self.cvfolds[0].bst.attr(key)
 
     def set_attr(self, **kwargs):
-        self._attributes.update({k: v for k, v in kwargs.items() if v is not None})
+        """``Booster.set_attr`` on every fold's model."""
+        for pack in self.cvfolds:
+            pack.bst.set_attr(**kwargs)
+
+    def set_param(self, params, value=None):
+        """``Booster.set_param`` for every fold (``learning_rate`` from a callback)."""
+        self.cvfolds[0].bst.set_param(params, value)  # (the folds grow in one fit)
 
     @property
     def best_iteration(self):
@@ -353,13 +358,24 @@ def _cross_validate(runtime, params, data, classifier, run):
             objective_params, best, mapper.categories, check=False))
             for f in range(run.nfold)])
 
+    # what callbacks see: one PackedBooster, its folds' trees those so far; what they set
+    # on it (``set_attr``, ``set_param``) holds for the rest of the run
+    view = model()
+    for pack in view.cvfolds:
+        pack.bst._fit_in_progress = fit.change_param
+
+    def model_so_far():
+        for f, pack in enumerate(view.cvfolds):
+            pack.bst.trees, pack.bst._packed = fit.fold_trees(f), {}
+        return view
+
     log = {name: {m.name: [] for m in metrics} for name in DATA_NAMES}
     callbacks = run.callbacks
     if callbacks:
-        callbacks.before_training(model())
+        callbacks.before_training(model_so_far())
 
     def stop_before(round_):
-        return bool(callbacks) and callbacks.before_iteration(model(), round_, log)
+        return bool(callbacks) and callbacks.before_iteration(model_so_far(), round_, log)
 
     best, stopped = (None, None), False
     last = metrics[-1]
@@ -373,7 +389,8 @@ def _cross_validate(runtime, params, data, classifier, run):
                                   for metric, values in log[name].items()))
         if run.period and (round_ % run.period == 0 or round_ == params.n_estimators - 1):
             print(_progress_line(round_, log, run.show_stdv), flush=True)
-        asked_to_stop = bool(callbacks) and callbacks.after_iteration(model(), round_, log)
+        asked_to_stop = bool(callbacks) and callbacks.after_iteration(model_so_far(), round_,
+                                                                       log)
         if run.early_stopping_rounds:
             score = log["test"][last.name][-1][0]
             if best[0] is None or (score > best[1] if last.higher_is_better
@@ -383,6 +400,10 @@ def _cross_validate(runtime, params, data, classifier, run):
                 stopped = True
                 break
         if asked_to_stop:
+            # a callback's early stopping: the results end at its best round, as in
+            # xgboost's ``cv``
+            if view.best_iteration is not None:
+                best, stopped = (view.best_iteration, view.best_score), True
             break
     rounds = best[0] + 1 if stopped else len(log["test"][last.name])
     clock.finished(len(log["test"][last.name]), best if stopped else (None, None))

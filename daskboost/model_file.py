@@ -46,7 +46,9 @@ ESTIMATOR_KEY = "estimator"  # the estimator's section: class, params, classes (
 
 _REQUIRED_KEYS = ("format", "version", "objective", "base_margin", "n_features", "trees")
 _OPTIONAL_KEYS = ("objective_params", "feature_names", "best_iteration", "best_score",
-                  ESTIMATOR_KEY)
+                  "attributes", ESTIMATOR_KEY)
+# xgboost's attributes kept in the model itself, not in ``attributes``
+OWN_ATTRIBUTES = ("best_iteration", "best_score")
 _CATEGORICAL_KEYS = ("feature_types", "categories")  # version 2 only
 _TREE_CATEGORY_KEYS = ("categories_nodes", "categories_segments", "categories_sizes",
                        "categories")
@@ -157,7 +159,24 @@ def parse_model(data, source):
         "best_iteration": _optional_json_integer(data.get("best_iteration"), "best_iteration",
                                                  source),
         "best_score": _optional_json_number(data.get("best_score"), "best_score", source),
+        "attributes": string_attributes(data.get("attributes"), source),
     }
+
+
+def string_attributes(value, source):
+    """A model's ``attributes`` object (xgboost's ``set_attr``): {string: string}, not
+    ``OWN_ATTRIBUTES``; {} for null."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in value.items()):
+        raise ValueError(f"{source}: attributes must map strings to strings; got "
+                         f"{value!r:.80}")
+    own = [k for k in value if k in OWN_ATTRIBUTES]
+    if own:
+        raise ValueError(f"{source}: attributes.{own[0]} is the model's own field, not an "
+                         "attribute")
+    return dict(value)
 
 
 def _parse_categories(value, source):

@@ -192,6 +192,14 @@ def settle_quantized_grad(params, objective, training_rows, weighted, has_catego
     return dataclasses.replace(params, quantized_grad=on)
 
 
+def changed_during_fit(name, value):
+    """``value`` checked for parameter ``name``, changed by a training callback
+    (``Booster.set_param``) for the rounds still to grow: only ``learning_rate``."""
+    if name != "learning_rate":
+        raise ValueError(f"{name} cannot change during a fit")
+    return _real("learning_rate", value, 0.0, strict=True)
+
+
 def check_booster(value):
     """xgboost's ``booster``: None or "gbtree" (trees are what daskboost grows)."""
     if value not in (None, "gbtree"):

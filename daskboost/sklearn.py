@@ -283,6 +283,22 @@ class _DaskBoostModel:
             return (0, self.get_booster().best_iteration + 1)
         return iteration_range
 
+    def get_num_boosting_rounds(self):
+        """The number of rounds a fit grows (xgboost's: ``n_estimators``)."""
+        return self.n_estimators
+
+    def get_xgb_params(self):
+        """The parameters as ``daskboost.train`` takes them (xgboost's: every parameter
+        but the rounds, early stopping and progress, which are ``train``'s arguments).
+        A classifier's objective left to the labels is the fitted model's, else
+        ``binary:logistic`` (as xgboost's classifier says before its fit)."""
+        params = {k: v for k, v in self.get_params().items()
+                  if k not in ("n_estimators", "early_stopping_rounds", "verbose")}
+        if params["objective"] is None and self._estimator_type == "classifier":
+            params["objective"] = (self._booster.objective if self.__sklearn_is_fitted__()
+                                   else "binary:logistic")
+        return params
+
     def get_booster(self):
         """The fitted ``Booster``."""
         self._check_fitted()

@@ -42,7 +42,8 @@ from .metrics import get_metric
 from .model_file import check_model, in_memory_checks_enabled
 from .objectives import (OBJECTIVES, CustomObjective, LabelStats, check_scale_pos_weight,
                          get_objective)
-from .params import MAX_EXACT_VALUES, resolve_constraints, settle_quantized_grad
+from .params import (MAX_EXACT_VALUES, changed_during_fit, resolve_constraints,
+                     settle_quantized_grad)
 from .quantize import check_rows
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, category_table,
@@ -395,13 +396,14 @@ class Checkpoint:
 
 
 def _trained_model(trees, base_margin, objective, data, objective_params, best=(None, None),
-                   categories=None, check=True):
+                   categories=None, check=True, attributes=None):
     """The Booster of the trees grown so far; with ``DASKBOOST_CHECK_MODELS=1`` (the test
     suite) it passes the checks a model file passes, so the kernels' assumptions hold
     for models built in memory too."""
     booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
                       objective_params, best_iteration=best[0], best_score=best[1],
-                      feature_types=data.feature_types, categories=categories)
+                      feature_types=data.feature_types, categories=categories,
+                      attributes=attributes)
     if check and in_memory_checks_enabled():
         check_model(booster, "the trained model")
     return booster
@@ -439,9 +441,15 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
                     n_rows=scanned.n_rows, eval_names=eval_names)
     evals_result = {e.name: {m.name: [] for m in metrics} for e in fit.eval_sets}
 
-    def model_so_far():  # what callbacks see: the trees so far, unchecked (cheap)
-        return _trained_model(fit.trees, base_margin, objective, data, objective_params,
-                              categories=mapper.categories, check=False)
+    # what callbacks see: one Booster, its trees the trees so far (unchecked: cheap);
+    # what they set on it (``set_attr``, ``set_param``) holds for the rest of the fit
+    view = _trained_model(fit.trees, base_margin, objective, data, objective_params,
+                          categories=mapper.categories, check=False)
+    view._fit_in_progress = fit.change_param
+
+    def model_so_far():
+        view.trees, view._packed = list(fit.trees), {}
+        return view
 
     def stop_before(round_):
         return bool(callbacks) and callbacks.before_iteration(model_so_far(), round_,
@@ -477,8 +485,10 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
                 break
         if asked_to_stop:
             break
+    if best[0] is None:  # a callback's early stopping (xgboost's ``EarlyStopping``)
+        best = (view.best_iteration, view.best_score)
     booster = _trained_model(fit.trees, base_margin, objective, data, objective_params, best,
-                             mapper.categories)
+                             mapper.categories, attributes=view._attributes)
     clock.finished(booster.n_rounds - first_round, best)
     if callbacks:
         booster = callbacks.after_training(booster)
@@ -587,6 +597,12 @@ class _Boosting:
 
     def _bin_args(self):
         return (self.mapper, *self.start, self.store)
+
+    def change_param(self, name, value):
+        """A callback's ``set_param``: parameter ``name`` (``Booster.TRAINING_PARAM_
+        CHANGES``) is ``value`` for the rounds still to grow (each round's growers take
+        the parameters when the round starts)."""
+        self.params = replace(self.params, **{name: changed_during_fit(name, value)})
 
     @staticmethod
     def _last_args(data, offsets, extra=()):

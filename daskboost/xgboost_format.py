@@ -37,6 +37,7 @@ import warnings
 import numpy as np
 
 from .binning import MAX_BIN_LIMIT
+from .model_file import OWN_ATTRIBUTES, string_attributes
 from .objectives import LOGISTIC_OBJECTIVES, OBJECTIVES
 from .tree import Tree
 from .verbosity import DaskBoostWarning
@@ -210,7 +211,7 @@ def to_xgboost(booster):
     F = booster.n_features
     types = booster.feature_types or ["q"] * F
     feature_types = ["c" if t == "c" else "float" for t in types]
-    attributes = {}
+    attributes = dict(booster._attributes)
     if booster.best_iteration is not None:
         attributes["best_iteration"] = str(booster.best_iteration)
     if booster.best_score is not None:
@@ -338,8 +339,13 @@ def _from_xgboost(data, source):
             categories[f] = dictionary
         parsed = [tree.recoded(index_maps) for tree in parsed]
     attributes = learner.get("attributes") or {}
+    if not isinstance(attributes, dict):
+        raise ValueError(f"{source}: learner.attributes must be an object; got "
+                         f"{attributes!r:.80}")
     best = attributes.get("best_iteration")
     best_score = attributes.get("best_score")
+    others = string_attributes({k: v for k, v in attributes.items()
+                                if k not in OWN_ATTRIBUTES}, f"{source}: learner")
     return {
         "trees": parsed,
         "base_margin": _margins(objective, params["base_score"], K, source),
@@ -352,6 +358,7 @@ def _from_xgboost(data, source):
         "feature_types": (["c" if t == "c" else "q" for t in feature_types]
                           if categorical else None),
         "categories": categories or None,
+        "attributes": others,
     }
 
 

@@ -164,3 +164,18 @@ def test_bad_indices(xy, index, error, match):
     booster = daskboost.train({"max_depth": 2}, X, y.astype(float), num_boost_round=6)
     with pytest.raises(error, match=match):
         booster[index]
+
+
+def test_an_estimators_xgb_params_train_its_model(xy):
+    X, y = xy
+    estimator = DaskBoostClassifier(n_estimators=4, max_depth=3, learning_rate=0.2,
+                                    early_stopping_rounds=None, verbose=False)
+    assert estimator.get_num_boosting_rounds() == 4
+    params = estimator.get_xgb_params()
+    assert not {"n_estimators", "early_stopping_rounds", "verbose"} & set(params)
+    assert params["objective"] == "binary:logistic"
+    booster = daskboost.train(params, X, y, num_boost_round=estimator.get_num_boosting_rounds())
+    assert booster_json(booster) == booster_json(estimator.fit(X, y).get_booster())
+    three = DaskBoostClassifier(n_estimators=2).fit(X, y + (X[:, 2] > 1))
+    assert three.get_xgb_params()["objective"] == "multi:softprob"
+    assert DaskBoostRegressor().get_xgb_params()["objective"] is None  # reg:squarederror
