@@ -352,7 +352,7 @@ def test_a_worker_killed_mid_training_gives_the_same_model(tmp_path, monkeypatch
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         killer = KillAWorker(client, after_round=3)
-        monkeypatch.setattr("daskboost.sklearn.ProgressReporter", lambda: killer)
+        monkeypatch.setattr("daskboost.sklearn.reporter_for", lambda verbose: killer)
         recovered = fit(make().set_params(verbose=True))
         assert killer.killed is not None
     assert recovered.get_booster().to_dict() == undisturbed.get_booster().to_dict()

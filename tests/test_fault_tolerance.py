@@ -88,7 +88,7 @@ def test_killing_a_worker_mid_training_gives_the_same_model(tmp_path, monkeypatc
             distributed.Client(cluster) as client:
         killer = KillAWorker(client, after_round=3, delay=delay)
         # verbose=True reports progress after every round: kill from there
-        monkeypatch.setattr("daskboost.sklearn.ProgressReporter", lambda: killer)
+        monkeypatch.setattr("daskboost.sklearn.reporter_for", lambda verbose: killer)
         recovered = fit(make().set_params(verbose=True), path, eval_set)
         assert killer.killed is not None
         # the process really died (a broadcast may still reach for it: on_error="return")

@@ -2,6 +2,7 @@
 
 import functools
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -215,14 +216,14 @@ def test_cache_is_removed_when_training_fails(tmp_path):
         raise RuntimeError("stop here")
 
     import daskboost.sklearn
-    original = daskboost.sklearn.ProgressReporter
-    daskboost.sklearn.ProgressReporter = lambda: fail_after_first_round
+    original = daskboost.sklearn.reporter_for
+    daskboost.sklearn.reporter_for = lambda verbose: fail_after_first_round
     try:
         with pytest.raises(RuntimeError, match="stop here"):
             fit(DaskBoostRegressor(n_estimators=3, memory_budget=0, cache_dir=str(tmp_path),
                                    verbose=True))
     finally:
-        daskboost.sklearn.ProgressReporter = original
+        daskboost.sklearn.reporter_for = original
     assert leftovers(tmp_path) == []
 
 
@@ -236,7 +237,7 @@ INTERRUPTED_FIT = textwrap.dedent("""
             print("ready", flush=True)
 
     import daskboost.sklearn
-    daskboost.sklearn.ProgressReporter = lambda: say_ready
+    daskboost.sklearn.reporter_for = lambda verbose: say_ready
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200_000, 8))
     y = X[:, 0] + rng.normal(size=200_000)
@@ -249,6 +250,9 @@ def test_cache_is_removed_on_ctrl_c(tmp_path):
     process = subprocess.Popen([sys.executable, "-c", INTERRUPTED_FIT, str(tmp_path)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        # (bounded: a fit that never reports its first round fails here, not hangs CI)
+        readable, _, _ = select.select([process.stdout], [], [], 180)
+        assert readable, "the fit did not report its first round within 180 s"
         assert process.stdout.readline().strip() == "ready"
         assert leftovers(tmp_path) != []  # blocks are on disk while it trains
         process.send_signal(signal.SIGINT)
