@@ -18,6 +18,7 @@ from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION
                          garbage_collection_paused, parse_model, read_model_json)
 from .data import feature_block
 from .local_threads import local_thread_count
+from .missing_values import with_missing_as_nan
 from .objectives import CustomObjective, get_objective
 from .sparse import DENSE_CELLS, dense_rows, is_sparse
 from .tree import PackedForest, dense_floats
@@ -310,6 +311,30 @@ class Booster:
             return values[:, 0] if self.n_outputs == 1 else values
         return self.output(self.predict_margin(X, iteration_range), output_margin)
 
+    def inplace_predict(self, data, iteration_range=(0, 0), predict_type="value",
+                        missing=np.nan, validate_features=True, base_margin=None,
+                        strict_shape=False):
+        """xgboost's ``inplace_predict``: ``predict`` on in-memory data (numpy, pandas,
+        scipy.sparse) with ``missing`` read as missing; ``predict_type`` ``"value"`` or
+        ``"margin"``; ``iteration_range=(0, 0)``: every round; ``base_margin`` as
+        ``predict_margin``'s (n_rows,) or (n_rows, K).  ``validate_features``: a
+        DataFrame's column names must be the training columns, in order."""
+        if predict_type not in ("value", "margin"):
+            raise ValueError(f"predict_type={predict_type!r} must be 'value' or 'margin'")
+        if strict_shape:
+            raise ValueError("strict_shape=True is not supported: predictions have "
+                             "predict's shapes")
+        if validate_features and isinstance(data, pd.DataFrame) and \
+                self.feature_names is not None and list(data.columns) != self.feature_names:
+            raise ValueError(f"data's columns {list(data.columns)!r:.200} are not the training "
+                             f"columns {self.feature_names!r:.200} (validate_features=False "
+                             "takes them by position)")
+        data = with_missing_as_nan(data, missing)
+        rounds = None if tuple(iteration_range) == (0, 0) else tuple(iteration_range)
+        margin = self.predict_margin(data, rounds, None if base_margin is None else
+                                     _margin_rows(base_margin, self.n_outputs))
+        return self.output(margin, output_margin=predict_type == "margin")
+
     # ---- inspection -----------------------------------------------------------------
     def get_score(self, importance_type="weight"):
         """xgboost's ``Booster.get_score``: {feature name: importance} of used features."""
@@ -403,6 +428,16 @@ def _attribute_number(key, text, kind, allowed=None):
         raise ValueError(f"set_attr({key}={text!r:.80}) is out of range"
                          + ("" if allowed is None else f": the model has {len(allowed)} rounds"))
     return value
+
+
+def _margin_rows(base_margin, n_outputs):
+    """Per-row margins (n_rows,) or (n_rows, K) as ``predict_margin`` takes them: (K, n)."""
+    values = np.asarray(base_margin, dtype=np.float64)
+    values = values.reshape(-1, 1) if values.ndim == 1 else values
+    if values.ndim != 2 or values.shape[1] != n_outputs:
+        raise ValueError(f"base_margin has shape {np.shape(base_margin)}; the model takes "
+                         f"(n_rows,{' ' + str(n_outputs) if n_outputs > 1 else ''}) margins")
+    return np.ascontiguousarray(values.T)
 
 
 def _slice_text(index):

@@ -311,13 +311,17 @@ class _DaskBoostModel:
             raise _not_fitted_error(self)
 
     # ---- prediction ---------------------------------------------------------------------
-    def _check_predict_input(self, X):
-        """X to predict on, checked against the training features (array-likes as numpy)."""
+    def _check_predict_input(self, X, validate_features=True):
+        """X to predict on, checked against the training features (array-likes as numpy);
+        ``validate_features=False`` (xgboost's): columns taken by position, not name."""
         self._check_fitted()
+        if not isinstance(validate_features, (bool, np.bool_)):
+            raise TypeError(f"validate_features={validate_features!r:.80} must be True or False")
         X = with_missing_as_nan(_feature_input(X), self.missing)
         names, n_features = describe_features(X, enable_categorical=True)
         booster = self._booster
-        if names is not None and booster.feature_names is not None and names != booster.feature_names:
+        if validate_features and names is not None and booster.feature_names is not None \
+                and names != booster.feature_names:
             missing = [c for c in booster.feature_names if c not in names]
             extra = [c for c in names if c not in booster.feature_names]
             detail = (f"missing {missing}, unexpected {extra}" if missing or extra
@@ -330,13 +334,14 @@ class _DaskBoostModel:
         _check_predict_types(X, booster)
         return X
 
-    def _predict_values(self, X, finish, width, iteration_range, base_margin=None):
+    def _predict_values(self, X, finish, width, iteration_range, base_margin=None,
+                        validate_features=True):
         """``finish(margins (K, n)) -> (n,) or (n, width)`` on every partition of X.
 
         dask in -> dask out (same partitions; a DataFrame's index kept), else numpy.
         ``base_margin``: per-row starting margins (in memory, with in-memory X).
         """
-        X = self._check_predict_input(X)
+        X = self._check_predict_input(X, validate_features)
         job = _PredictJob(self._booster, finish, self._default_range(iteration_range))
         if base_margin is not None:
             if is_dask_collection(X) or is_dask_collection(base_margin):
@@ -361,10 +366,11 @@ class _DaskBoostModel:
             return X.map_blocks(job, dtype=np.float64, drop_axis=1)
         return X.map_blocks(job, dtype=np.float64, chunks=(X.chunks[0], (len(width),)))
 
-    def _explain(self, X, iteration_range, base_margin, approx, interactions):
+    def _explain(self, X, iteration_range, base_margin, approx, interactions,
+                 validate_features=True):
         """Contributions (``Booster.predict_contributions``) in xgboost's shapes: numpy
         for in-memory X, a lazy dask array for dask X (one task per partition)."""
-        X = self._check_predict_input(X)
+        X = self._check_predict_input(X, validate_features)
         job = _ContributionJob(self._booster, self._default_range(iteration_range), approx,
                                interactions)
         if not is_dask_collection(X):
@@ -377,12 +383,12 @@ class _DaskBoostModel:
                             "dask data the margins' contributions go to the bias column: add them")
         return _lazy_rows(X, job, job.shape_tail(), np.float64)
 
-    def apply(self, X, iteration_range=None):
+    def apply(self, X, iteration_range=None, validate_features=True):
         """The leaf each row reaches in each tree (xgboost's ``apply``): (n_rows, n_trees)
         int32 node ids within the trees (``Booster.predict_leaf``), numpy for in-memory
         X, a lazy dask array for dask X.  ``iteration_range`` as for ``predict`` (the
         best iteration's rounds after early stopping)."""
-        X = self._check_predict_input(X)
+        X = self._check_predict_input(X, validate_features)
         job = _LeafJob(self._booster, self._default_range(iteration_range))
         if not is_dask_collection(X):
             with local_threads(self.n_jobs):
@@ -507,18 +513,21 @@ class DaskBoostRegressor(_DaskBoostModel):
         return self
 
     def predict(self, X, output_margin=False, iteration_range=None, base_margin=None,
-                pred_contribs=False, approx_contribs=False, pred_interactions=False):
+                pred_contribs=False, approx_contribs=False, pred_interactions=False,
+                validate_features=True):
         """Predictions (or raw margins); ``iteration_range=(start, stop)`` selects rounds
         (default: up to the best round when early stopping was used); ``base_margin``
         replaces the model's constant start with per-row margins, as in fit.
         ``pred_contribs`` / ``pred_interactions`` (``approx_contribs``): feature
-        contributions instead, as ``Booster.predict`` (a lazy dask array for dask X)."""
+        contributions instead, as ``Booster.predict`` (a lazy dask array for dask X).
+        ``validate_features=False``: a DataFrame's columns are taken by position, their
+        names not checked against the training columns (xgboost's)."""
         if wants_contributions(output_margin, pred_contribs, approx_contribs,
                                pred_interactions):
             return self._explain(X, iteration_range, base_margin, approx_contribs,
-                                 pred_interactions)
+                                 pred_interactions, validate_features)
         return self._predict_values(X, _Output(output_margin), None, iteration_range,
-                                    base_margin)
+                                    base_margin, validate_features)
 
     def score(self, X, y, sample_weight=None):
         """R^2 of the predictions (in-memory data)."""
@@ -561,26 +570,29 @@ class DaskBoostClassifier(_DaskBoostModel):
         self.classes_ = np.asarray(classes)
         self.n_classes_ = len(self.classes_)
 
-    def predict_proba(self, X, iteration_range=None, base_margin=None):
+    def predict_proba(self, X, iteration_range=None, base_margin=None, validate_features=True):
         """Probabilities of ``classes_``: (n, n_classes); a dask DataFrame for one."""
         self._check_fitted()
         columns = [_column(c) for c in self.classes_]
-        return self._predict_values(X, _Probabilities(), columns, iteration_range, base_margin)
+        return self._predict_values(X, _Probabilities(), columns, iteration_range, base_margin,
+                                    validate_features)
 
     def predict(self, X, output_margin=False, iteration_range=None, base_margin=None,
-                pred_contribs=False, approx_contribs=False, pred_interactions=False):
+                pred_contribs=False, approx_contribs=False, pred_interactions=False,
+                validate_features=True):
         """Class labels (or margins with ``output_margin=True``, or contributions as
-        ``DaskBoostRegressor.predict``)."""
+        ``DaskBoostRegressor.predict``; ``validate_features`` as there)."""
         self._check_fitted()
         if wants_contributions(output_margin, pred_contribs, approx_contribs,
                                pred_interactions):
             return self._explain(X, iteration_range, base_margin, approx_contribs,
-                                 pred_interactions)
+                                 pred_interactions, validate_features)
         if output_margin:
             K = self._booster.n_outputs
             return self._predict_values(X, _Output(True), None if K == 1 else list(range(K)),
-                                        iteration_range, base_margin)
-        index = self._predict_values(X, _ClassIndex(), None, iteration_range, base_margin)
+                                        iteration_range, base_margin, validate_features)
+        index = self._predict_values(X, _ClassIndex(), None, iteration_range, base_margin,
+                                     validate_features)
         classes = self.classes_
         if isinstance(index, np.ndarray):
             return classes[index.astype(np.int64)]

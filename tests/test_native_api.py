@@ -5,6 +5,7 @@ import json
 
 import dask.array as da
 import numpy as np
+import pandas as pd
 import pytest
 
 import daskboost
@@ -179,3 +180,63 @@ def test_an_estimators_xgb_params_train_its_model(xy):
     three = DaskBoostClassifier(n_estimators=2).fit(X, y + (X[:, 2] > 1))
     assert three.get_xgb_params()["objective"] == "multi:softprob"
     assert DaskBoostRegressor().get_xgb_params()["objective"] is None  # reg:squarederror
+
+
+# ---- Booster.inplace_predict (xgboost's) ---------------------------------------------
+
+def test_inplace_predict_is_xgboosts_on_the_exported_model(tmp_path):
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(900, 4)).astype(np.float32)  # (xgboost compares in float32)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    y = (np.nan_to_num(X[:, 0]) > 0).astype(int) + (np.nan_to_num(X[:, 1]) > 1)
+    marked = np.where(np.isnan(X), np.float32(7), X)  # (where no missing row goes)
+    # (a multiclass export moves each class's start into its first tree, so only binary
+    # models keep xgboost's margins for rounds that skip the first, or per-row starts)
+    for objective, labels in (("multi:softprob", y), ("binary:logistic", y > 0)):
+        ours = daskboost.train({"objective": objective}, X, labels, num_boost_round=6)
+        ours.save_model(tmp_path / "x.json", format="xgboost")
+        theirs = xgboost.Booster(model_file=str(tmp_path / "x.json"))
+        cases = [{}, {"missing": 7.0}, {"predict_type": "margin", "iteration_range": (0, 4)}]
+        if objective == "binary:logistic":
+            cases += [{"predict_type": "margin", "iteration_range": (2, 5)},
+                      {"predict_type": "margin", "base_margin": rng.normal(size=900)}]
+        for kwargs in cases:
+            data = marked if "missing" in kwargs else X
+            np.testing.assert_allclose(ours.inplace_predict(data, **kwargs),
+                                       theirs.inplace_predict(data, **kwargs), rtol=1e-5,
+                                       atol=1e-6, err_msg=f"{objective} {kwargs}")
+        assert np.array_equal(ours.inplace_predict(marked, missing=7.0), ours.predict(X))
+
+
+def test_inplace_predict_bad_arguments(xy):
+    X, y = xy
+    booster = daskboost.train({"max_depth": 2}, pd.DataFrame(X, columns=list("abcde")),
+                              y.astype(float), num_boost_round=2)
+    renamed = pd.DataFrame(X, columns=list("vwxyz"))
+    with pytest.raises(ValueError, match="not the training columns"):
+        booster.inplace_predict(renamed)
+    assert np.array_equal(booster.inplace_predict(renamed, validate_features=False),
+                          booster.inplace_predict(pd.DataFrame(X, columns=list("abcde"))))
+    with pytest.raises(ValueError, match="predict_type='leaf'"):
+        booster.inplace_predict(X, predict_type="leaf")
+    with pytest.raises(ValueError, match="strict_shape"):
+        booster.inplace_predict(X, strict_shape=True)
+    with pytest.raises(ValueError, match="base_margin has shape"):
+        booster.inplace_predict(X, base_margin=np.zeros((len(X), 2)))
+
+
+def test_predict_validate_features_false_takes_columns_by_position(xy):
+    X, y = xy
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    model = DaskBoostClassifier(n_estimators=3).fit(frame, y)
+    renamed = frame.set_axis(list("vwxyz"), axis=1)
+    with pytest.raises(ValueError, match="do not match the training columns"):
+        model.predict(renamed)
+    for method in ("predict", "predict_proba", "apply"):
+        assert np.array_equal(getattr(model, method)(renamed, validate_features=False),
+                              getattr(model, method)(frame))
+    assert np.array_equal(model.predict(renamed, pred_contribs=True, validate_features=False),
+                          model.predict(frame, pred_contribs=True))
+    with pytest.raises(TypeError, match="validate_features='no'"):
+        model.predict(frame, validate_features="no")
