@@ -24,7 +24,7 @@ on global row indices, which differ).
 """
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from .local_threads import local_threads
 from .metrics import get_metric
 from .missing_values import with_missing_as_nan
 from .objectives import classifier_objectives, is_classification, regressor_objectives
-from .params import integer_param, resolve_constraints, validate_params
+from .params import check_feature_weights, integer_param, resolve_constraints, validate_params
 from .params_dict import estimator_and_settings, setting
 from .partition import LeafSummaryMerger
 from .runtime import make_runtime
@@ -177,7 +177,7 @@ class PackedBooster:
 def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
        early_stopping_rounds=None, seed=0, stratified=False, shuffle=True, callbacks=None,
        sample_weight=None, as_pandas=True, verbose_eval=None, show_stdv=True, folds=None,
-       return_cvbooster=False):
+       return_cvbooster=False, feature_weights=None):
     """Cross-validation: ``nfold`` models, each trained on all the rows but one fold's
     and evaluated on that fold, grown together in one pass over the data per level.
 
@@ -190,7 +190,7 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
         (``reg:squarederror``), a regression.  ``n_estimators`` and
         ``early_stopping_rounds`` stand for the arguments of the same meaning when
         those are not given; ``memory_budget``/``cache_dir`` apply as in a fit.
-    X, y, sample_weight : as for ``fit`` (dask or in-memory collections).
+    X, y, sample_weight, feature_weights : as for ``fit`` (dask or in-memory collections).
     nfold : number of folds, in [2, number of rows] (default 5, or as many as ``folds``
         gives).
     num_boost_round : rounds per model (default: ``params["n_estimators"]``, else 10).
@@ -248,6 +248,7 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
          "early_stopping_rounds": None,
          "eval_metric": estimator.eval_metric if metrics is None else metrics},
         tuple(dict.fromkeys(regressor_objectives() + classifier_objectives())))
+    train_params = replace(train_params, feature_weights=check_feature_weights(feature_weights))
     classifier = is_classification(train_params.objective)
     _check_supported(train_params, stratified, classifier)
     callbacks = CallbackList(callbacks)
@@ -257,6 +258,7 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
     types = (train_params.enable_categorical, train_params.feature_types)
     data = partition_input(with_missing_as_nan(X, estimator.missing), y, sample_weight, None,
                            *types)
+    check_feature_weights(feature_weights, data.n_features)
     train_params = resolve_constraints(train_params, data.feature_names, data.n_features,
                                        data.feature_types)
     given = None

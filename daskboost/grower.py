@@ -284,7 +284,23 @@ class TreeGrower:
         mask = np.zeros_like(allowed)
         if isinstance(self._rng, (int, list, tuple)):  # a seed: made at the first draw
             self._rng = np.random.default_rng(self._rng)
-        mask[self._rng.choice(candidates, size=keep, replace=False)] = True
+        weights = self.params.feature_weights
+        if weights is None:
+            mask[self._rng.choice(candidates, size=keep, replace=False)] = True
+            return mask
+        # xgboost's feature_weights: drawn in proportion to them, without replacement;
+        # a feature of weight 0 only when every weighted one is taken
+        p = np.asarray(weights)[candidates]
+        weighted = candidates[p > 0]
+        if len(weighted) == 0:
+            mask[self._rng.choice(candidates, size=keep, replace=False)] = True
+            return mask
+        take = min(keep, len(weighted))
+        mask[self._rng.choice(weighted, size=take, replace=False,
+                              p=p[p > 0] / p[p > 0].sum())] = True
+        if take < keep:
+            rest = candidates[p == 0]
+            mask[self._rng.choice(rest, size=keep - take, replace=False)] = True
         return mask
 
     def _feature_masks(self, nodes):

@@ -13,7 +13,7 @@ from .params_dict import estimator_and_settings, setting
 
 def train(params, X, y, num_boost_round=None, evals=None, early_stopping_rounds=None,
           sample_weight=None, base_margin=None, evals_result=None, verbose_eval=None,
-          xgb_model=None, callbacks=None):
+          xgb_model=None, callbacks=None, feature_weights=None):
     """Train a model; returns its ``Booster``.
 
     Parameters
@@ -23,7 +23,7 @@ def train(params, X, y, num_boost_round=None, evals=None, early_stopping_rounds=
         and ``nthread`` also).  A ``binary:``/``multi:`` objective makes y class labels:
         their sorted order gives the class indices the Booster predicts (0 and 1, or
         0 .. K-1, are themselves).
-    X, y, sample_weight, base_margin : as for the estimators' ``fit``.
+    X, y, sample_weight, base_margin, feature_weights : as for the estimators' ``fit``.
     num_boost_round : rounds (default ``params["n_estimators"]``, else 10, xgboost's).
     evals : eval sets scored after every round: ``(X, y)`` pairs (named
         ``validation_<i>``) or ``(X, y, name)`` triples; the last drives early
@@ -50,7 +50,7 @@ def train(params, X, y, num_boost_round=None, evals=None, early_stopping_rounds=
     estimator._fit(X, y, sample_weight, estimator._estimator_type == "classifier", eval_set,
                    None, xgb_model, base_margin=base_margin, callbacks=callbacks,
                    verbose=settings.get("verbose", False) if verbose_eval is None
-                   else verbose_eval, eval_names=names)
+                   else verbose_eval, eval_names=names, feature_weights=feature_weights)
     if evals_result is not None:
         evals_result.clear()
         evals_result.update(estimator.evals_result_)

@@ -13,6 +13,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
+import numpy as np
+
 from .binning import MAX_BIN_LIMIT
 from .objectives import check_scale_pos_weight
 from .quantize import max_rows
@@ -79,6 +81,9 @@ class TrainingParams:
     # decides it for the data, True or False from then on
     quantized_grad: Union[bool, str] = "auto"
     num_grad_quant_bins: int = 4
+    # xgboost's ``fit(feature_weights=...)``: each feature's weight in column sampling
+    # (a tuple of floats >= 0, one per feature), or None: every feature alike
+    feature_weights: Optional[tuple] = None
 
     @property
     def lossguide(self):
@@ -198,6 +203,30 @@ def changed_during_fit(name, value):
     if name != "learning_rate":
         raise ValueError(f"{name} cannot change during a fit")
     return _real("learning_rate", value, 0.0, strict=True)
+
+
+def check_feature_weights(values, n_features=None):
+    """xgboost's ``feature_weights`` as a tuple of finite floats >= 0, not all 0, one per
+    feature (``n_features``: checked when given); None stays None; ValueError/TypeError
+    naming it otherwise."""
+    if values is None:
+        return None
+    try:
+        weights = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"feature_weights={values!r:.80} must be numbers, one per feature"
+                        ) from None
+    if weights.ndim != 1 or (n_features is not None and len(weights) != n_features):
+        raise ValueError(f"feature_weights has shape {weights.shape}; X has "
+                         f"{n_features or 'one weight per'} features (one weight each)")
+    bad = ~np.isfinite(weights) | (weights < 0)
+    if bad.any():
+        f = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"feature_weights[{f}]={float(weights[f])!r} must be a finite "
+                         "number >= 0")
+    if not weights.any():
+        raise ValueError("feature_weights are all 0: no feature could be sampled")
+    return tuple(weights.tolist())
 
 
 def check_booster(value):

@@ -36,7 +36,7 @@ from .objectives import classifier_objectives, is_classification, regressor_obje
 from .local_threads import check_n_jobs, local_threads
 from .missing_values import check_missing, with_missing_as_nan
 from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, check_booster,
-                     check_device, integer_param, validate_params)
+                     check_device, check_feature_weights, integer_param, validate_params)
 from .progress import reporter_for
 from .sparse import is_sparse
 from .verbosity import check_verbosity, speaking
@@ -188,10 +188,11 @@ class _DaskBoostModel:
 
     def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model,
              base_margin=None, base_margin_eval_set=None, resume=False, callbacks=None,
-             verbose=None, eval_names=None):
+             verbose=None, eval_names=None, feature_weights=None):
         self._fit_has_eval_set = bool(eval_set)
         callbacks = CallbackList(callbacks)  # checked before any work
-        params = self._checked_params()
+        params = dataclasses.replace(self._checked_params(),
+                                     feature_weights=check_feature_weights(feature_weights))
         progress = reporter_for(self.verbose if verbose is None else verbose)
         X, y, sample_weight = _fit_input(self, X, y, sample_weight)
         if isinstance(y, str):
@@ -490,7 +491,7 @@ class DaskBoostRegressor(_DaskBoostModel):
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
             xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False,
-            callbacks=None, verbose=None):
+            callbacks=None, verbose=None, feature_weights=None):
         """Fit on X (dask/pandas/numpy) and y aligned with it; returns self.
 
         ``eval_set``: list of (X, y) pairs scored after every round with ``eval_metric``
@@ -507,9 +508,13 @@ class DaskBoostRegressor(_DaskBoostModel):
         ``verbose``: progress for this fit (the eval sets' latest metrics, elapsed time):
         True at most every second, k every k rounds (xgboost's ``fit(verbose=k)``),
         False none; None: the estimator's ``verbose``.
+        ``feature_weights``: one weight >= 0 per feature, each feature's chance in the
+        column sampling (``colsample_by*``) in proportion to it, as xgboost's; without
+        column sampling they change nothing.
         """
         self._fit(X, y, sample_weight, False, eval_set, sample_weight_eval_set, xgb_model,
-                  base_margin, base_margin_eval_set, resume, callbacks, verbose)
+                  base_margin, base_margin_eval_set, resume, callbacks, verbose,
+                  feature_weights=feature_weights)
         return self
 
     def predict(self, X, output_margin=False, iteration_range=None, base_margin=None,
@@ -554,14 +559,15 @@ class DaskBoostClassifier(_DaskBoostModel):
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
             xgb_model=None, base_margin=None, base_margin_eval_set=None, resume=False,
-            callbacks=None, verbose=None):
+            callbacks=None, verbose=None, feature_weights=None):
         """Fit on X (dask/pandas/numpy) and labels y aligned with it; returns self.
 
         ``eval_set``, ``xgb_model``, ``base_margin``, ``resume``, ``callbacks``,
-        ``verbose``: as for ``DaskBoostRegressor.fit``.
+        ``verbose``, ``feature_weights``: as for ``DaskBoostRegressor.fit``.
         """
         info = self._fit(X, y, sample_weight, True, eval_set, sample_weight_eval_set, xgb_model,
-                         base_margin, base_margin_eval_set, resume, callbacks, verbose)
+                         base_margin, base_margin_eval_set, resume, callbacks, verbose,
+                         feature_weights=feature_weights)
         self._set_classes(info.classes)
         return self
 

@@ -42,8 +42,8 @@ from .metrics import get_metric
 from .model_file import check_model, in_memory_checks_enabled
 from .objectives import (OBJECTIVES, CustomObjective, LabelStats, check_scale_pos_weight,
                          get_objective)
-from .params import (MAX_EXACT_VALUES, changed_during_fit, resolve_constraints,
-                     settle_quantized_grad)
+from .params import (MAX_EXACT_VALUES, changed_during_fit, check_feature_weights,
+                     resolve_constraints, settle_quantized_grad)
 from .quantize import check_rows
 from .histogram import add_histograms, add_histograms_into
 from .partition import (LeafSummaryMerger, LevelStep, bin_partition, category_table,
@@ -313,6 +313,7 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     callbacks = CallbackList(callbacks)
     types = (params.enable_categorical, params.feature_types)
     data = partition_input(X, y, sample_weight, base_margin, *types)
+    check_feature_weights(params.feature_weights, data.n_features)
     # split constraints name features: checked on X's features before any pass
     params = resolve_constraints(params, data.feature_names, data.n_features,
                                  data.feature_types)
