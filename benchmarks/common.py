@@ -383,11 +383,16 @@ QUANTIZED = "daskboost-quantized"
 QUANTIZED_PARAMS = {"quantized_grad": True, "num_grad_quant_bins": 4}
 FLOAT = "daskboost-float"
 FLOAT_PARAMS = {"quantized_grad": False}
-DASKBOOST_VARIANTS = {"daskboost": {}, QUANTIZED: QUANTIZED_PARAMS, FLOAT: FLOAT_PARAMS}
+# xgboost's ``missing`` set to a value (the lake holds none of it): what masking the
+# input costs, the lake then read as pandas partitions rather than a column at a time
+MISSING = "daskboost-missing"
+MISSING_PARAMS = {"missing": -999.0}
+DASKBOOST_VARIANTS = {"daskboost": {}, QUANTIZED: QUANTIZED_PARAMS, FLOAT: FLOAT_PARAMS,
+                      MISSING: MISSING_PARAMS}
 # a warm-up fit is small, so the default would take float gradients: warm-ups fit with
 # each kind of gradients, so that no timed fit loads compiled kernels
 WARMUP_GRADIENTS = ({"quantized_grad": True}, {"quantized_grad": False})
-LIBRARIES = ("daskboost", QUANTIZED, FLOAT, "xgboost", "lightgbm", "sklearn")
+LIBRARIES = ("daskboost", QUANTIZED, FLOAT, MISSING, "xgboost", "lightgbm", "sklearn")
 REFERENCE = "xgboost"
 N_ESTIMATORS = 100
 MAX_DEPTH = 6
@@ -782,7 +787,7 @@ def run_benchmark(case, argv=None):
                  f"{N_THREADS} threads each.")
     lines.append("daskboost fit ratio = daskboost fit s / library fit s (< 1: daskboost is "
                  f"faster); {QUANTIZED}: daskboost with {QUANTIZED_PARAMS}; {FLOAT}: with "
-                 f"{FLOAT_PARAMS}. "
+                 f"{FLOAT_PARAMS}; {MISSING}: with {MISSING_PARAMS}. "
                  "daskboost's fit includes reading the parquet lake "
                  f"({args.files} files) with dd.read_parquet; the others fit in-memory numpy.")
     lines.append("daskboost was warmed up (untimed 1,000-row fit) so numba JIT compile time "
