@@ -159,10 +159,9 @@ class Booster:
 
     def copy(self):
         """An independent copy (xgboost's ``Booster.copy``)."""
-        twin = Booster(self.trees, self.base_margin, self.objective, self.n_features,
+        return Booster(self.trees, self.base_margin, self.objective, self.n_features,
                        self.feature_names, self.objective_params, self.best_iteration,
                        self.best_score, self.feature_types, self.categories, self._attributes)
-        return twin
 
     def num_features(self):
         """The number of training features (xgboost's)."""

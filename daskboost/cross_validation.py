@@ -226,10 +226,10 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
     """
     estimator, settings = estimator_and_settings(params, "cv")
     num_boost_round = setting("num_boost_round", num_boost_round, "n_estimators",
-                               settings, 10)
+                              settings, 10)
     num_boost_round = integer_param("num_boost_round", num_boost_round, 1)
     stopping = setting("early_stopping_rounds", early_stopping_rounds,
-                        "early_stopping_rounds", settings, None)
+                       "early_stopping_rounds", settings, None)
     if stopping is not None:
         stopping = integer_param("early_stopping_rounds", stopping, 1)
     seed = integer_param("seed", seed, 0)
