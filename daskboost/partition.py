@@ -57,6 +57,9 @@ class ScanResult:
     # classifiers: {label: rows} of each partition, in partition order (stratified folds)
     partition_class_counts: list = None
     positive_weight: float = 0.0  # weight sum of the rows labelled 1 (numeric labels)
+    # sum of w log1p(y) (numeric labels; -inf/nan where a label is <= -1): the start of
+    # ``reg:squaredlogerror``
+    weighted_log1p_label_sum: float = 0.0
 
 
 def _where(index):
@@ -124,7 +127,7 @@ def scan_labels(labels, weights, index, sketch_size, collect_classes):
     weight_sum = float(n if weights is None else weights.sum())
     class_weights, label_summary, class_counts = None, None, None
     weighted_label_sum, label_min, label_max, all_integer = 0.0, np.inf, -np.inf, True
-    positive_weight = 0.0
+    positive_weight = weighted_log1p_label_sum = 0.0
     if collect_classes:
         uniques, inverse = np.unique(labels, return_inverse=True)
         sums = np.bincount(inverse, weights=weights, minlength=len(uniques))
@@ -141,11 +144,15 @@ def scan_labels(labels, weights, index, sketch_size, collect_classes):
         all_integer = bool(np.all(y64 == np.floor(y64)))
         positive = y64 == 1.0
         positive_weight = float(positive.sum() if weights is None else weights[positive].sum())
+        with np.errstate(divide="ignore", invalid="ignore"):  # (labels <= -1: refused later)
+            logs = np.log1p(y64)
+            weighted_log1p_label_sum = float(logs.sum() if weights is None else logs @ weights)
         if sketch_size is not None:
             label_summary = summarize_column(y64, weights, sketch_size)
     return ScanResult(n, [], weight_sum, weighted_label_sum, label_min, label_max,
                       all_integer, label_summary, class_weights, [n],
-                      partition_class_counts=class_counts, positive_weight=positive_weight)
+                      partition_class_counts=class_counts, positive_weight=positive_weight,
+                      weighted_log1p_label_sum=weighted_log1p_label_sum)
 
 
 def summarize_features(X, weights, size):
@@ -206,6 +213,7 @@ def merge_scans(a, b, sketch_size, categorical=None):
         None if a.partition_class_counts is None
         else a.partition_class_counts + b.partition_class_counts,
         a.positive_weight + b.positive_weight,
+        a.weighted_log1p_label_sum + b.weighted_log1p_label_sum,
     )
 
 

@@ -201,7 +201,8 @@ def label_stats(scanned, labels=None):
     if labels is None:
         return LabelStats(scanned.n_rows, scanned.weight_sum, scanned.weighted_label_sum,
                           scanned.label_min, scanned.label_max, scanned.all_integer,
-                          scanned.label_summary, None, scanned.positive_weight)
+                          scanned.label_summary, None, scanned.positive_weight,
+                          scanned.weighted_log1p_label_sum)
     weights = {i: float(scanned.class_weights.get(label, 0.0)) for i, label in enumerate(labels)}
     return LabelStats(scanned.n_rows, scanned.weight_sum,
                       float(sum(i * w for i, w in weights.items())), 0.0,

@@ -57,8 +57,8 @@ _BASE_SCORE_LINKS = {"binary:logistic": "logit", "reg:logistic": "logit",
 def _objective_section(objective, params):
     """xgboost's ``learner.objective`` object for a daskboost objective."""
     section = {"name": objective}
-    if objective in ("reg:squarederror", "reg:logistic", "binary:logistic",
-                     "binary:logitraw", "reg:gamma"):
+    if objective in ("reg:squarederror", "reg:squaredlogerror", "reg:logistic",
+                     "binary:logistic", "binary:logitraw", "reg:gamma"):
         scale = params.get("scale_pos_weight", 1.0)
         section["reg_loss_param"] = {"scale_pos_weight": "1" if scale == 1.0 else _number(scale)}
     elif objective == "reg:pseudohubererror":

@@ -100,6 +100,7 @@ def class_labels(signal, rng, n_classes):
 # objective, extra parameters, labels, base_score (output space) from daskboost's margin
 REGRESSION_CASES = {
     "squarederror": ("reg:squarederror", {}, squared_labels, lambda m: float(m)),
+    "squaredlogerror": ("reg:squaredlogerror", {}, positive_labels, lambda m: float(m)),
     # daskboost starts pseudo-Huber from the true minimiser, xgboost from one Newton
     # step: hand daskboost's start to xgboost
     "pseudohuber": ("reg:pseudohubererror", {}, squared_labels, lambda m: float(m)),
@@ -469,3 +470,14 @@ def test_continuous_multiclass_mlogloss_matches_xgboost():
     ours_value = multi_logloss(y[test], ours.predict_proba(X[test]))
     theirs_value = multi_logloss(y[test], theirs.predict_proba(X[test]))
     assert abs(ours_value / theirs_value - 1.0) <= 0.01, (ours_value, theirs_value)
+
+
+def test_squared_log_error_starts_where_xgboost_does():
+    X, signal, rng = discrete_data(21)
+    y = positive_labels(signal, rng)
+    weights = rng.uniform(0.5, 2.0, len(y))
+    params = dict(objective="reg:squaredlogerror", n_estimators=2, max_depth=3)
+    ours = DaskBoostRegressor(**params).fit(X, y, sample_weight=weights)
+    theirs = xgb.XGBRegressor(**params, **XGB_COMMON).fit(X, y, sample_weight=weights)
+    np.testing.assert_allclose(ours.get_booster().base_margin, xgb_intercept(theirs),
+                               rtol=1e-6)

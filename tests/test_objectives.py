@@ -19,6 +19,7 @@ from daskboost.objectives import (
 # (test id, objective name, parameters): every objective, some with several settings
 CASES = [
     ("squarederror", "reg:squarederror", {}),
+    ("squaredlogerror", "reg:squaredlogerror", {}),
     ("absoluteerror", "reg:absoluteerror", {}),
     ("pseudohuber", "reg:pseudohubererror", {"huber_slope": 1.5}),
     ("quantile0.3", "reg:quantileerror", {"quantile_alpha": 0.3}),
@@ -53,7 +54,7 @@ def labels_for(name, params, rng, n):
         return rng.integers(0, 2, n).astype(float)
     if name == "count:poisson":
         return rng.poisson(3.0, n).astype(float)
-    if name == "reg:gamma":
+    if name in ("reg:gamma", "reg:squaredlogerror"):
         return rng.gamma(2.0, 1.5, n)
     if name == "reg:tweedie":   # compound Poisson-gamma: many exact zeros
         return np.where(rng.uniform(size=n) < 0.3, 0.0, rng.gamma(2.0, 1.5, n))
@@ -78,7 +79,9 @@ def test_gradients_match_finite_differences(case):
     absolute/quantile error h = w (exact: 0 away from the kink; margins are kept
     >= 0.05 from the labels so the difference quotients are exact); softmax
     h_k = 2 p_k (1 - p_k) w, twice the diagonal second derivative; Poisson with
-    max_delta_step s: h = exp(s) * exp(m) w."""
+    max_delta_step s: h = exp(s) * exp(m) w.  Squared log error: margins within 0.6x-1.6x
+    of the labels, inside its domain (> -1, where xgboost clamps) and where its
+    hessian is the exact one (xgboost floors it at 1e-6 where it would be negative)."""
     _, name, params = case
     obj = get_objective(name, **params)
     rng = np.random.default_rng(0)
@@ -88,6 +91,8 @@ def test_gradients_match_finite_differences(case):
     margin = rng.normal(size=(K, n))
     if name in KINKED:
         margin = y[None, :] + rng.choice([-1, 1], n) * rng.uniform(0.05, 2.0, n)
+    if name == "reg:squaredlogerror":
+        margin = (y * rng.uniform(0.6, 1.6, n))[None, :]
     grad, hess = obj.gradients(margin, y.astype(np.float32), w)
     assert grad.shape == hess.shape == (K, n)
     assert grad.dtype == hess.dtype == np.float64   # weighted: float64, see gradient_dtype
@@ -144,7 +149,11 @@ def test_gradients_accept_float64_labels_weights_and_1d_margins():
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+# (squared log error starts as xgboost does, one Newton step from 0: its own test below)
+MINIMISING = [c for c in CASES if c[1] != "reg:squaredlogerror"]
+
+
+@pytest.mark.parametrize("case", MINIMISING, ids=[c[0] for c in MINIMISING])
 def test_base_margin_minimises_the_weighted_loss(case):
     """F0 = argmin_c sum_i w_i l(y_i, c) with an exact label summary: moving any
     coordinate by +-1e-3 does not decrease the weighted loss (up to 1e-12 relative)."""
@@ -169,6 +178,23 @@ def test_base_margin_minimises_the_weighted_loss(case):
             moved = c.copy()
             moved[k] += delta
             assert total(moved) >= best - 1e-12 * abs(best), (k, delta)
+
+
+def test_squared_log_error_starts_with_xgboosts_newton_step():
+    """F0 = sum w log1p(y) / sum w (1 + log1p(y)): the gradient and hessian sums at 0."""
+    obj = get_objective("reg:squaredlogerror")
+    rng = np.random.default_rng(2)
+    y, w = rng.gamma(2.0, 1.5, 500), rng.uniform(0.1, 3.0, 500)
+    logs = np.log1p(y)
+    expected = (w @ logs) / (w @ (1.0 + logs))
+    assert obj.base_margin(stats_for("reg:squaredlogerror", y, w))[0] == pytest.approx(
+        expected, rel=1e-12)
+    grad, hess = obj.gradients(np.zeros((1, 500)), y, w)
+    assert expected == pytest.approx(-grad.sum() / hess.sum(), rel=1e-6)  # (float32 rounding)
+    with pytest.raises(ValueError, match="needs labels > -1"):
+        obj.check_labels(stats_for("reg:squaredlogerror", np.array([0.5, -1.0]), None))
+    with pytest.raises(ValueError, match="base_score=-1.0 must be > -1"):
+        obj.margin_from_base_score(-1.0)
 
 
 def approximate_stats(y, w, size=33, parts=8):
@@ -414,6 +440,7 @@ METADATA = {
     "count:poisson": (REGRESSION, False),
     "reg:gamma": (REGRESSION, False),
     "reg:tweedie": (REGRESSION, False),
+    "reg:squaredlogerror": (REGRESSION, False),
     "multi:softprob": (MULTICLASS, True),
     "multi:softmax": (MULTICLASS, False),
 }
@@ -433,7 +460,7 @@ def test_every_objective_has_its_kind_and_probability_flag():
 def test_metadata_helpers():
     assert objectives_of_kind(REGRESSION) == (
         "reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror",
-        "reg:logistic", "count:poisson", "reg:gamma", "reg:tweedie")
+        "reg:logistic", "count:poisson", "reg:gamma", "reg:tweedie", "reg:squaredlogerror")
     assert objectives_of_kind(BINARY) == ("binary:logistic", "binary:logitraw")
     assert objectives_of_kind(MULTICLASS) == ("multi:softprob", "multi:softmax")
     assert objectives_of_kind(*KINDS) == tuple(OBJECTIVES)
@@ -443,7 +470,8 @@ def test_metadata_helpers():
     # the lists the estimators accepted before the metadata existed, in the same order
     assert regressor_objectives() == (
         "reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror",
-        "reg:logistic", "binary:logistic", "count:poisson", "reg:gamma", "reg:tweedie")
+        "reg:logistic", "binary:logistic", "count:poisson", "reg:gamma", "reg:tweedie",
+        "reg:squaredlogerror")
     assert classifier_objectives() == (
         "binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax")
     for name in ("custom", "binary:hinge", "multi:nonsense", None, 3, ["reg:logistic"]):

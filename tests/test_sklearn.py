@@ -97,12 +97,13 @@ def test_accepted_objectives_come_from_the_objectives_metadata():
     # the lists each estimator accepted before the metadata, in the same order
     assert DaskBoostRegressor._objectives == (
         "reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror",
-        "reg:logistic", "binary:logistic", "count:poisson", "reg:gamma", "reg:tweedie")
+        "reg:logistic", "binary:logistic", "count:poisson", "reg:gamma", "reg:tweedie",
+        "reg:squaredlogerror")  # (added since, at the end)
     assert DaskBoostClassifier._objectives == (
         "binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax")
     params = DaskBoostRegressor().get_params()
     with pytest.raises(ValueError, match=r"objective='binary:logitraw' is not supported here; "
-                       r"valid objectives: 'reg:squarederror', .*'reg:tweedie'$"):
+                       r"valid objectives: 'reg:squarederror', .*'reg:squaredlogerror'$"):
         validate_params({**params, "objective": "binary:logitraw"}, DaskBoostRegressor._objectives)
     with pytest.raises(ValueError, match="objective='reg:logistic' is not supported"):
         validate_params({**params, "objective": "reg:logistic"}, DaskBoostClassifier._objectives)
