@@ -35,12 +35,6 @@ def check_missing(value):
     return value
 
 
-def is_default(value):
-    """Whether ``missing`` is NaN: nothing to replace."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) \
-        and math.isnan(float(value))
-
-
 def with_missing_as_nan(X, missing):
     """X with every numeric value equal to ``missing`` as NaN (``missing`` checked;
     X as the estimators take it: numpy, scipy.sparse, pandas or dask).  X itself when
