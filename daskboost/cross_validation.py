@@ -44,7 +44,7 @@ from .objectives import classifier_objectives, is_classification, regressor_obje
 from .params import check_feature_weights, integer_param, resolve_constraints, validate_params
 from .params_dict import estimator_and_settings, setting
 from .partition import LeafSummaryMerger
-from .runtime import make_runtime
+from .runtime import leaves_worker_pool, make_runtime
 from .sklearn import _fit_input
 from .training import (RoundClock, _Boosting, _each_round, _log_settled, _metric_names,
                        _PartialsCombiner, _trained_model, check_scanned, label_stats,
@@ -174,6 +174,7 @@ class PackedBooster:
 
 # ---- the entry point ---------------------------------------------------------------------
 
+@leaves_worker_pool
 def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
        early_stopping_rounds=None, seed=0, stratified=False, shuffle=True, callbacks=None,
        sample_weight=None, as_pandas=True, verbose_eval=None, show_stdv=True, folds=None,

@@ -17,6 +17,8 @@ Every reduction follows the one fixed pairwise order of ``reduction`` (pair 0+1,
 partitioning, same model, byte for byte.
 """
 
+import contextlib
+import functools
 import itertools
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +31,7 @@ from dask.base import get_scheduler
 from . import memory, native_threads, raw_cache
 from .local_threads import local_thread_count
 from .blockstore import budget_bytes, close_store, single_block
+from .data import is_dask_collection
 from .graphs import add_tree_reduction, per_partition_graph, raw_inputs
 from .level_loop import drive, run_sync
 from .levels_in_place import InPlaceLevels, grow_in_place
@@ -193,6 +196,46 @@ class Runtime:
         with kernel_threads(self._pool, self._threads, states):
             result = run_sync(drive(loop(), reduce_pass))
         return current[0], result
+
+
+def leaves_worker_pool(fit):
+    """Decorate a fit (``fit(*inputs)``) so that, called from a task on a ``distributed``
+    worker with dask collections among its inputs (an eval set's included), the task's
+    thread leaves the worker's thread pool while the fit runs (``distributed.secede``,
+    then ``rejoin``).  Such a fit runs on the cluster (``make_runtime``): its reading and
+    binning tasks need the workers' threads, this one's included; on a worker of one
+    thread, the task would otherwise wait forever for tasks only it could run.  Anywhere
+    else the fit runs as it is."""
+    @functools.wraps(fit)
+    def wrapper(*args, **kwargs):
+        with _off_worker_pool(args + tuple(kwargs.values())):
+            return fit(*args, **kwargs)
+    return wrapper
+
+
+@contextlib.contextmanager
+def _off_worker_pool(inputs):
+    seceded = (_cluster_collections(inputs) and _distributed_client(_active_scheduler())
+               is not None and _in_worker_task())
+    if seceded:
+        from distributed import secede
+        secede()
+    try:
+        yield
+    finally:
+        if seceded:
+            from distributed import rejoin
+            rejoin()
+
+
+def _cluster_collections(inputs):
+    """Whether ``inputs`` (or the pairs and lists among them: eval sets) hold a dask
+    collection, when distributed is imported (else no worker can be running this)."""
+    if "distributed" not in sys.modules:
+        return False
+    flat = [x for a in inputs for x in (a if isinstance(a, (list, tuple)) else (a,))]
+    flat = [x for a in flat for x in (a if isinstance(a, (list, tuple)) else (a,))]
+    return any(is_dask_collection(x) for x in flat)
 
 
 def _active_scheduler():

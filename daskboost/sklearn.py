@@ -38,6 +38,7 @@ from .missing_values import check_missing, with_missing_as_nan
 from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, check_booster,
                      check_device, check_feature_weights, integer_param, validate_params)
 from .progress import reporter_for
+from .runtime import leaves_worker_pool
 from .sparse import is_sparse
 from .verbosity import check_verbosity, speaking
 
@@ -186,6 +187,7 @@ class _DaskBoostModel:
                              "eval_set in fit()")
         return params
 
+    @leaves_worker_pool
     def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model,
              base_margin=None, base_margin_eval_set=None, resume=False, callbacks=None,
              verbose=None, eval_names=None, feature_weights=None):

@@ -18,7 +18,7 @@ from dask_ml.preprocessing import Categorizer, DummyEncoder
 from sklearn import model_selection
 from sklearn.pipeline import make_pipeline
 
-from daskboost import DaskBoostClassifier, DaskBoostRegressor
+from daskboost import DaskBoostClassifier, DaskBoostRegressor, cv
 
 PARTITIONS = 4
 GRID = {"max_depth": [1, 3], "learning_rate": [0.1, 0.5]}
@@ -168,6 +168,23 @@ def test_fits_in_tasks_on_every_worker_thread(client, data):
     futures = [client.submit(_fit_in_task, X, y, pure=False) for _ in range(4)]
     models = [future.result(timeout=60) for future in futures]
     assert models == [_fit_in_task(X, y)] * 4
+
+
+def _fit_and_cv_in_task(X, y):
+    fitted = DaskBoostClassifier(n_estimators=5).fit(X, y, eval_set=[(X, y)])
+    folds = cv({"objective": "binary:logistic"}, X, y, nfold=2, num_boost_round=3)
+    return model_json(fitted), folds["test-logloss-mean"].tolist()
+
+
+@pytest.mark.parametrize("container", ["dask-array", "dask-dataframe"])
+def test_fit_of_dask_collections_in_a_task_on_one_thread_workers(client, data, container):
+    # a task that fits dask collections: the fit runs on the cluster, whose two workers
+    # have one thread each, this task's included; its thread leaves the worker's pool
+    # while the fit runs (before: the fit's own tasks waited for that thread forever)
+    X, y = as_container(*data, container)
+    futures = [client.submit(_fit_and_cv_in_task, X, y, pure=False) for _ in range(2)]
+    results = [future.result(timeout=120) for future in futures]
+    assert results == [_fit_and_cv_in_task(X, y)] * 2
 
 
 def test_dask_ml_grid_search_on_a_cluster(client, data, scikit_learn_scores):
