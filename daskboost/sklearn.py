@@ -34,6 +34,7 @@ from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_jso
 from .xgboost_format import is_xgboost_model
 from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .local_threads import check_n_jobs, local_threads
+from .metadata_routing import RoutingConsumer
 from .missing_values import check_missing, with_missing_as_nan
 from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, check_booster,
                      check_device, check_feature_weights, integer_param, validate_params)
@@ -57,7 +58,7 @@ WRITTEN_WHEN_CHANGED = {"monotone_constraints": None, "interaction_constraints":
                         **QUANTIZATION_DEFAULTS}
 
 
-class _DaskBoostModel:
+class _DaskBoostModel(RoutingConsumer):
     _estimator_type = None
     _objectives = ()
 
@@ -159,6 +160,19 @@ class _DaskBoostModel:
         tags.input_tags.allow_nan = True   # missing values take the learned default direction
         tags.input_tags.sparse = True      # entries not stored are missing
         return tags
+
+    def _repr_html_(self):
+        """Jupyter's rich display: scikit-learn's estimator diagram, as its own estimators
+        show, where scikit-learn is installed and its ``display`` setting is "diagram";
+        else None (Jupyter then shows the text repr)."""
+        try:
+            import sklearn
+            from sklearn.utils import estimator_html_repr
+        except ImportError:
+            return None
+        if sklearn.get_config().get("display") != "diagram":
+            return None
+        return estimator_html_repr(self)
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "_booster")
@@ -584,6 +598,14 @@ class DaskBoostClassifier(_DaskBoostModel):
         columns = [_column(c) for c in self.classes_]
         return self._predict_values(X, _Probabilities(), columns, iteration_range, base_margin,
                                     validate_features)
+
+    def decision_function(self, X, iteration_range=None, base_margin=None,
+                          validate_features=True):
+        """The margins, scikit-learn's decision function: (n,) for two classes (> 0:
+        ``classes_[1]``), (n, n_classes) for more (the largest: the predicted class); as
+        ``predict(X, output_margin=True)``."""
+        return self.predict(X, output_margin=True, iteration_range=iteration_range,
+                            base_margin=base_margin, validate_features=validate_features)
 
     def predict(self, X, output_margin=False, iteration_range=None, base_margin=None,
                 pred_contribs=False, approx_contribs=False, pred_interactions=False,
