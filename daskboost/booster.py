@@ -16,7 +16,7 @@ import pandas as pd
 from . import contributions, inspection
 from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION, check_model,
                          garbage_collection_paused, parse_model, read_model_json)
-from .data import feature_block
+from .data import feature_block, table_as_frame
 from .local_threads import local_thread_count
 from .missing_values import with_missing_as_nan
 from .objectives import CustomObjective, get_objective
@@ -222,7 +222,9 @@ class Booster:
 
     def _features(self, X):
         """X as the kernels read it: a float (n_rows, n_features) array or a CSR block
-        (entries not stored are missing); a DataFrame's categories encoded here."""
+        (entries not stored are missing); a DataFrame's categories encoded here (an
+        Arrow table, pyarrow's or polars', read as a DataFrame)."""
+        X = table_as_frame(X)
         if isinstance(X, pd.DataFrame):
             X = feature_block(X, self.encoders)
         # a sparse block stays sparse (entries not stored are missing)
@@ -314,15 +316,17 @@ class Booster:
                         missing=np.nan, validate_features=True, base_margin=None,
                         strict_shape=False):
         """xgboost's ``inplace_predict``: ``predict`` on in-memory data (numpy, pandas,
-        scipy.sparse) with ``missing`` read as missing; ``predict_type`` ``"value"`` or
-        ``"margin"``; ``iteration_range=(0, 0)``: every round; ``base_margin`` as
-        ``predict_margin``'s (n_rows,) or (n_rows, K).  ``validate_features``: a
-        DataFrame's column names must be the training columns, in order."""
+        scipy.sparse, Arrow tables) with ``missing`` read as missing; ``predict_type``
+        ``"value"`` or ``"margin"``; ``iteration_range=(0, 0)``: every round;
+        ``base_margin`` as ``predict_margin``'s (n_rows,) or (n_rows, K).
+        ``validate_features``: a DataFrame's column names must be the training columns,
+        in order."""
         if predict_type not in ("value", "margin"):
             raise ValueError(f"predict_type={predict_type!r} must be 'value' or 'margin'")
         if strict_shape:
             raise ValueError("strict_shape=True is not supported: predictions have "
                              "predict's shapes")
+        data = table_as_frame(data)
         if validate_features and isinstance(data, pd.DataFrame) and \
                 self.feature_names is not None and list(data.columns) != self.feature_names:
             raise ValueError(f"data's columns {list(data.columns)!r:.200} are not the training "

@@ -79,6 +79,26 @@ def is_dask_collection(obj):
     return _is_dask_dataframe(obj) or _is_dask_array(obj)
 
 
+def table_as_frame(X):
+    """X as a pandas DataFrame where it is an Arrow table: pyarrow's ``Table`` or
+    ``RecordBatch``, or any table that exports an Arrow stream (``__arrow_c_stream__``:
+    a polars DataFrame, a DuckDB relation, ...), converted by pyarrow (``to_pandas``:
+    dictionary and categorical columns become ``category``, strings stay strings, a
+    missing value in an integer column makes it float with NaN).  Anything else (pandas,
+    numpy, dask, scipy.sparse, a polars Series or other single column) is returned as it
+    is."""
+    if isinstance(X, (pd.DataFrame, pd.Series, np.ndarray)) or is_dask_collection(X) \
+            or sparse.is_sparse(X) or not hasattr(X, "__arrow_c_stream__"):
+        return X
+    import pyarrow as pa
+    if not isinstance(X, (pa.Table, pa.RecordBatch)):
+        try:
+            X = pa.table(X)
+        except (TypeError, ValueError, pa.ArrowException):  # a stream of one column
+            return X
+    return X.to_pandas()
+
+
 def same_input(a, b):
     """Whether ``a`` and ``b`` are the same input data: the same object (both None
     included), or dask collections of the same name (the same graph: the same

@@ -28,7 +28,7 @@ from .callbacks import CallbackList
 from .contributions import wants_contributions
 from .training import Checkpoint, train
 from .data import (describe_features, feature_block, feature_types_of, is_dask_collection,
-                   margin_block)
+                   margin_block, table_as_frame)
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_json
 from .xgboost_format import is_xgboost_model
@@ -818,11 +818,13 @@ def _fit_input(estimator, X, y, sample_weight):
 
 
 def _feature_input(X):
-    """X as the estimators take it: dask collections and pandas objects unchanged,
-    other array-likes (numpy arrays, lists of rows, objects with ``__array__``) as a 2-D
+    """X as the estimators take it: dask collections and pandas objects unchanged, Arrow
+    tables (pyarrow, polars, ...) as pandas DataFrames (``data.table_as_frame``), other
+    array-likes (numpy arrays, lists of rows, objects with ``__array__``) as a 2-D
     numpy array, scipy.sparse matrices checked as such arrays and kept sparse (entries
     not stored are missing: ``sparse.py``); object arrays of numbers become float64.  A
     numeric numpy array or sparse matrix is returned as it is (no copy)."""
+    X = table_as_frame(X)  # (Arrow tables: pyarrow's, polars')
     if isinstance(X, (pd.DataFrame, pd.Series)) or is_dask_collection(X):
         return X
     values = X if is_sparse(X) else np.asarray(X)  # sparse: checked as an array, kept sparse
