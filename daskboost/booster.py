@@ -15,7 +15,8 @@ import pandas as pd
 
 from . import contributions, inspection
 from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION, check_model,
-                         garbage_collection_paused, parse_model, read_model_json)
+                         garbage_collection_paused, model_source, parse_model,
+                         read_model_json)
 from .data import feature_block, table_as_frame
 from .local_threads import local_thread_count
 from .missing_values import with_missing_as_nan
@@ -405,12 +406,22 @@ class Booster:
         check_model(booster, source)
         return booster
 
+    def save_raw(self, raw_format="json", format="daskboost"):
+        """The model file's bytes, as a ``bytearray`` (xgboost's ``save_raw``): what
+        ``save_model(path, format)`` writes, for a database or a message rather than a
+        file; ``Booster.load`` and the estimators' ``load_model`` read them back.
+        ``raw_format``: "json" (daskboost writes no binary format)."""
+        if raw_format != "json":
+            raise ValueError(f"raw_format={raw_format!r:.40}: daskboost writes JSON models "
+                             "only ('json')")
+        return bytearray(json.dumps(self.to_payload(format), **JSON_STYLE).encode("utf-8"))
+
     @classmethod
     @garbage_collection_paused()
-    def load(cls, path):
-        """The model in the file at ``path`` (written by ``save_model``, or an xgboost
-        JSON model), checked."""
-        return cls.from_dict(read_model_json(path), os.fspath(path))
+    def load(cls, model):
+        """The model in the file at path ``model`` (written by ``save_model``, or an
+        xgboost JSON model), or in its bytes (``save_raw``), checked."""
+        return cls.from_dict(read_model_json(model), model_source(model))
 
 
 # what ``set_param`` may change during a fit, by xgboost's names -> the parameter
@@ -458,6 +469,9 @@ def map_row_chunks(func, n_rows, step, axis=0):
         return np.concatenate(list(pool.map(lambda chunk: func(*chunk), chunks)), axis=axis)
 
 
+JSON_STYLE = {"sort_keys": True, "separators": (",", ":")}  # model files' JSON, compact
+
+
 def write_json_atomically(path, payload):
     """Write JSON to ``path`` through a temporary file in the same directory."""
     path = os.fspath(path)
@@ -465,7 +479,7 @@ def write_json_atomically(path, payload):
     fd, tmp = tempfile.mkstemp(prefix=".daskboost-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(payload, f, sort_keys=True, separators=(",", ":"))
+            json.dump(payload, f, **JSON_STYLE)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -78,16 +78,33 @@ def garbage_collection_paused():
             gc.enable()
 
 
+RAW_SOURCE = "the model bytes"  # how messages name a model given as bytes
+
+
+def is_raw_model(model):
+    """Whether ``model`` is a model file's bytes (``Booster.save_raw``), not a path."""
+    return isinstance(model, (bytes, bytearray, memoryview))
+
+
+def model_source(model):
+    """How messages name ``model``, a path or a model file's bytes."""
+    return RAW_SOURCE if is_raw_model(model) else os.fspath(model)
+
+
 @garbage_collection_paused()
-def read_model_json(path):
-    """The JSON object in the model file at ``path``.
+def read_model_json(model):
+    """The JSON object in the model file at path ``model``, or in ``model`` itself given
+    as the file's bytes (``bytes``/``bytearray``: ``Booster.save_raw``'s).
 
     Raises OSError when the file cannot be read, ValueError naming the file when it is
     not one JSON object (truncated, not UTF-8, nested too deeply, a key given twice).
     """
-    source = os.fspath(path)
-    with open(source, "rb") as f:
-        raw = f.read()
+    source = model_source(model)
+    if is_raw_model(model):
+        raw = bytes(model)
+    else:
+        with open(source, "rb") as f:
+            raw = f.read()
     try:
         payload = json.loads(raw.decode("utf-8"), object_pairs_hook=_object_without_duplicates)
     except (ValueError, RecursionError) as err:  # JSONDecodeError and UnicodeDecodeError too

@@ -30,7 +30,7 @@ from .training import Checkpoint, train
 from .data import (describe_features, feature_block, feature_types_of, is_dask_collection,
                    margin_block, table_as_frame)
 from .links import class_index, sigmoid_direct, softmax
-from .model_file import ESTIMATOR_KEY, garbage_collection_paused, read_model_json
+from .model_file import ESTIMATOR_KEY, garbage_collection_paused, model_source, read_model_json
 from .xgboost_format import is_xgboost_model
 from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .local_threads import check_n_jobs, local_threads
@@ -448,13 +448,14 @@ class _DaskBoostModel(RoutingConsumer):
 
     @garbage_collection_paused()
     def load_model(self, path):
-        """Load a model written by ``save_model``; returns self.
+        """Load a model written by ``save_model`` (or its bytes: ``Booster.save_raw``);
+        returns self.
 
         The file is checked completely before anything is used: a damaged or crafted
         file raises ValueError naming the file and the field, and leaves this
         estimator as it was.
         """
-        return self._load_payload(read_model_json(path), os.fspath(path))
+        return self._load_payload(read_model_json(path), model_source(path))
 
     def _load_payload(self, payload, source):
         booster = Booster.from_dict(payload, source)
@@ -757,10 +758,11 @@ def _previous_booster(xgb_model):
 
 @garbage_collection_paused()
 def load_estimator(path):
-    """The estimator saved at ``path``: a ``DaskBoostClassifier`` or ``DaskBoostRegressor``
-    as the file says (checked completely, as ``load_model``)."""
-    source = os.fspath(path)
-    payload = read_model_json(source)
+    """The estimator saved at ``path`` (or in a model file's bytes): a
+    ``DaskBoostClassifier`` or ``DaskBoostRegressor`` as the file says (checked
+    completely, as ``load_model``)."""
+    source = model_source(path)
+    payload = read_model_json(path)
     section = payload.get(ESTIMATOR_KEY, {})
     name = section.get("class", DaskBoostRegressor.__name__) if isinstance(section, dict) else None
     if is_xgboost_model(payload):  # xgboost's classification objectives: the classifier

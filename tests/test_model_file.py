@@ -438,3 +438,20 @@ def test_fuzzed_xgboost_format_files_never_crash_or_hang(models, tmp_path):
     finished = _fuzz(exported, X_path, MUTATIONS_PER_MODEL // 2, 20261123, tmp_path)
     refused = sum(line["outcome"] == "ValueError" for line in finished)
     assert refused > len(finished) // 4  # the checks see the broken ones
+
+
+# ---- a model given as bytes (``Booster.save_raw``) ----------------------------------------
+
+def test_model_bytes_are_checked_as_a_file_is(tmp_path, models):
+    paths, X = models
+    raw = _edited(tmp_path, paths["regression"], _set("left", 1, 0)).read_bytes()
+    for load in (Booster.load, DaskBoostRegressor().load_model, load_estimator):
+        with pytest.raises(ValueError, match=r"^the model bytes: tree 0, left\[1\] = 0 points "
+                                             "back to the root"):
+            load(bytearray(raw))
+    with pytest.raises(ValueError, match=r"^the model bytes: not a valid JSON model file"):
+        Booster.load(raw[:500])
+    # the bytes of a good file load as the file does
+    good = paths["regression"].read_bytes()
+    np.testing.assert_array_equal(load_estimator(good).predict(X),
+                                  load_estimator(paths["regression"]).predict(X))

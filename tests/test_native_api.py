@@ -240,3 +240,24 @@ def test_predict_validate_features_false_takes_columns_by_position(xy):
                           model.predict(frame, pred_contribs=True))
     with pytest.raises(TypeError, match="validate_features='no'"):
         model.predict(frame, validate_features="no")
+
+
+def test_save_raw_is_the_model_files_bytes(xy, tmp_path):
+    X, y = xy
+    estimator = DaskBoostClassifier(n_estimators=4, max_depth=3).fit(X, y)
+    booster = estimator.get_booster()
+    booster.set_attr(note="kept")
+    raw = booster.save_raw()
+    assert isinstance(raw, bytearray)
+    booster.save_model(tmp_path / "model.json")
+    assert bytes(raw) == (tmp_path / "model.json").read_bytes()
+    loaded = Booster.load(raw)
+    assert booster_json(loaded) == booster_json(booster) and loaded.attr("note") == "kept"
+    # an estimator's file read from its bytes (a Booster's bytes hold no classes)
+    estimator.save_model(tmp_path / "estimator.json")
+    from_bytes = DaskBoostClassifier().load_model((tmp_path / "estimator.json").read_bytes())
+    np.testing.assert_array_equal(from_bytes.predict_proba(X), estimator.predict_proba(X))
+    booster.save_model(tmp_path / "xgb.json", format="xgboost")
+    assert bytes(booster.save_raw(format="xgboost")) == (tmp_path / "xgb.json").read_bytes()
+    with pytest.raises(ValueError, match="raw_format='ubj'"):
+        booster.save_raw("ubj")
