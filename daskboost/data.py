@@ -194,8 +194,12 @@ def describe_features(X, enable_categorical=False, feature_types=None):
     if isinstance(X, pd.DataFrame) or _is_dask_dataframe(X):
         if getattr(X, "ndim", 2) != 2:
             raise TypeError("X must be two-dimensional (a DataFrame, not a Series)")
-        feature_types_of(X, enable_categorical, feature_types)
         columns = list(X.columns)
+        repeated = pd.Index(columns)[pd.Index(columns).duplicated()]
+        if len(repeated):
+            raise ValueError(f"X has the column {repeated[0]!r:.80} more than once; feature "
+                             "names must be unique")
+        feature_types_of(X, enable_categorical, feature_types)
         names = [str(c) for c in columns] if all(isinstance(c, str) for c in columns) else None
         return names, len(columns)
     if isinstance(X, np.ndarray) or _is_dask_array(X) or sparse.is_sparse(X):
@@ -766,8 +770,10 @@ def checked_categories(values, name, max_cat):
     for v in values:
         if isinstance(v, bool) or not isinstance(v, (str, int, float)) or (
                 isinstance(v, float) and not math.isfinite(v)):
+            advice = ("; a column of booleans with missing values is a feature once "
+                      "converted: .astype('boolean')" if isinstance(v, bool) else "")
             raise TypeError(f"categorical feature {name} has the category {v!r}; categories "
-                            "must be strings or finite numbers")
+                            f"must be strings or finite numbers{advice}")
     try:
         return sorted(values)
     except TypeError:

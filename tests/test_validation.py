@@ -167,6 +167,28 @@ def test_unsupported_feature_column_is_named(df_y, fast, kind, container):
     assert_fit_fails(DaskBoostRegressor(**params), X, labels, TypeError, r"column 'bad_col'.*dtype")
 
 
+@pytest.mark.parametrize("container", ["pandas", "dask"])
+def test_a_repeated_column_name_is_refused(df_y, fast, container):
+    # (xgboost's rule: a feature is found by its name in prediction, importances, dumps)
+    df, y = df_y
+    df = pd.concat([df, df.iloc[:, [1]]], axis=1)
+    X, labels = (df, y) if container == "pandas" else _dask(df, y)
+    assert_fit_fails(DaskBoostRegressor(**fast), X, labels, ValueError,
+                     rf"X has the column '{df.columns[1]}' more than once; feature names "
+                     "must be unique")
+
+
+def test_booleans_with_missing_values_in_an_object_column(df_y, fast):
+    df, y = df_y
+    df = df.assign(flag=pd.Series([True, False, None] * (len(df) // 3) + [True] * (len(df) % 3),
+                                  dtype=object))
+    assert_fit_fails(DaskBoostRegressor(**fast), df, y, TypeError,
+                     r"categorical feature 'flag' has the category (True|False); .*"
+                     r"\.astype\('boolean'\)")
+    fitted = DaskBoostRegressor(**fast).fit(df.assign(flag=df["flag"].astype("boolean")), y)
+    assert fitted.get_booster().feature_types is None  # numeric: 0, 1 and missing
+
+
 @pytest.mark.parametrize("bad, exc, match", [
     ("x", ValueError, r"X is an object array with a value that is not a number "
                       r"\(could not convert string to float: 'x'\).*pandas DataFrame"),
