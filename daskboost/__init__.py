@@ -18,6 +18,7 @@ from .folds import cv_folds  # noqa: E402
 from .native_train import train  # noqa: E402
 from .plotting import plot_importance, plot_metric, plot_tree  # noqa: E402
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor  # noqa: E402
+from . import dask  # noqa: E402  (xgboost.dask's functions: daskboost.dask.train, ...)
 from .warmup import start as _start_warmup  # noqa: E402
 
 _start_warmup()

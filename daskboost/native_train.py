@@ -38,6 +38,22 @@ def train(params, X, y, num_boost_round=None, evals=None, early_stopping_rounds=
     xgb_model : a Booster, an estimator or a model file to continue from.
     callbacks : ``TrainingCallback``-shaped objects, as for ``fit``.
     """
+    if evals is not None and (not isinstance(evals, (list, tuple)) or not all(
+            isinstance(e, (list, tuple)) and len(e) in (2, 3) for e in evals)):
+        raise TypeError("evals must be a list of (X, y) pairs or (X, y, name) triples")
+    named = [((e[0], e[1], None, None), e[2] if len(e) == 3 else f"validation_{i}")
+             for i, e in enumerate(evals or [])]
+    return train_from_sets(params, (X, y, sample_weight, base_margin), named,
+                           num_boost_round, early_stopping_rounds, evals_result, verbose_eval,
+                           xgb_model, callbacks, feature_weights)
+
+
+def train_from_sets(params, training, evals, num_boost_round=None, early_stopping_rounds=None,
+                    evals_result=None, verbose_eval=None, xgb_model=None, callbacks=None,
+                    feature_weights=None):
+    """``train`` on data sets given as ``(X, y, sample_weight, base_margin)`` tuples:
+    ``training``, and ``evals``, a list of ``(set, name)`` pairs (each eval set with its
+    own weights and base margins, as xgboost's eval DMatrix has them)."""
     estimator, settings = estimator_and_settings(params, "train", checkpoints=True)
     rounds = integer_param("num_boost_round", setting(
         "num_boost_round", num_boost_round, "n_estimators", settings, 10), 1)
@@ -45,30 +61,33 @@ def train(params, X, y, num_boost_round=None, evals=None, early_stopping_rounds=
                        "early_stopping_rounds", settings, None)
     if evals_result is not None and not isinstance(evals_result, dict):
         raise TypeError(f"evals_result must be a dict to fill; got {type(evals_result).__name__}")
-    eval_set, names = _named_evals(evals)
+    names = _checked_names([name for _, name in evals])
+    sets = [data for data, _ in evals]
+    weights = [w for _, _, w, _ in sets]
+    margins = [m for _, _, _, m in sets]
+    X, y, sample_weight, base_margin = training
     estimator.set_params(n_estimators=rounds, early_stopping_rounds=stopping)
-    estimator._fit(X, y, sample_weight, estimator._estimator_type == "classifier", eval_set,
-                   None, xgb_model, base_margin=base_margin, callbacks=callbacks,
+    estimator._fit(X, y, sample_weight, estimator._estimator_type == "classifier",
+                   [(Xe, ye) for Xe, ye, _, _ in sets] or None,
+                   weights if any(w is not None for w in weights) else None, xgb_model,
+                   base_margin=base_margin,
+                   base_margin_eval_set=margins if any(m is not None for m in margins)
+                   else None, callbacks=callbacks,
                    verbose=settings.get("verbose", False) if verbose_eval is None
-                   else verbose_eval, eval_names=names, feature_weights=feature_weights)
+                   else verbose_eval, eval_names=names or None,
+                   feature_weights=feature_weights)
     if evals_result is not None:
         evals_result.clear()
         evals_result.update(estimator.evals_result_)
     return estimator.get_booster()
 
 
-def _named_evals(evals):
-    """``evals`` as (list of (X, y) pairs, their names) or (None, None)."""
-    if evals is None:
-        return None, None
-    if not isinstance(evals, (list, tuple)) or not all(
-            isinstance(e, (list, tuple)) and len(e) in (2, 3) for e in evals):
-        raise TypeError("evals must be a list of (X, y) pairs or (X, y, name) triples")
-    names = [e[2] if len(e) == 3 else f"validation_{i}" for i, e in enumerate(evals)]
+def _checked_names(names):
+    """The eval sets' names: non-empty strings, all different."""
     for name in names:
         if not isinstance(name, str) or not name:
             raise TypeError(f"evals: an eval set's name must be a non-empty string; got "
                             f"{name!r:.80}")
     if len(set(names)) != len(names):
         raise ValueError(f"evals: names must differ; got {names}")
-    return [(e[0], e[1]) for e in evals], names
+    return names

@@ -757,6 +757,34 @@ def _previous_booster(xgb_model):
 
 
 @garbage_collection_paused()
+def booster_predictions(booster, X, kind="value", iteration_range=None,
+                        validate_features=True, base_margin=None, missing=np.nan):
+    """``booster``'s predictions on X of any kind the estimators take, a dask collection's
+    lazily (one task per partition), as the estimators predict: ``kind`` "value" (the
+    objective's output, ``Booster.predict``'s), "margin", "leaf" (``apply``),
+    "contributions" or "interactions" (SHAP; "-approx" appended: Saabas').
+    ``iteration_range``: rounds (default every round, the best iteration aside);
+    ``missing``: a value read as missing in X."""
+    holder = DaskBoostRegressor(missing=missing)  # (prediction reads only the booster)
+    holder._set_fitted(booster)
+    rounds = (0, booster.num_boosted_rounds()) if iteration_range is None else iteration_range
+    if kind == "leaf":
+        return holder.apply(X, rounds, validate_features)
+    explained = kind.split("-")[0]
+    if explained in ("contributions", "interactions") and kind in (
+            explained, explained + "-approx"):
+        return holder._explain(X, rounds, base_margin, kind.endswith("-approx"),
+                               explained == "interactions", validate_features)
+    if kind not in ("value", "margin"):
+        raise ValueError(f"kind={kind!r:.40} must be 'value', 'margin', 'leaf', "
+                         "'contributions' or 'interactions' (+ '-approx')")
+    output_margin = kind == "margin"
+    shape = booster.output(np.zeros((booster.n_outputs, 1)), output_margin).shape
+    return holder._predict_values(X, _Output(output_margin),
+                                  list(range(shape[1])) if len(shape) > 1 else None, rounds,
+                                  base_margin, validate_features)
+
+
 def load_estimator(path):
     """The estimator saved at ``path`` (or in a model file's bytes): a
     ``DaskBoostClassifier`` or ``DaskBoostRegressor`` as the file says (checked

@@ -1,0 +1,211 @@
+"""``xgboost.dask``'s functional API: a script written for it runs with
+``from daskboost import dask as dxgb`` in place of ``from xgboost import dask as dxgb``.
+
+``DaskDMatrix(client, X, y, weight=..., base_margin=..., missing=...)`` holds the dask
+collections (nothing is read until ``train``); ``train(client, params, dtrain,
+num_boost_round, evals=[(dvalid, "valid")], early_stopping_rounds=...)`` returns xgboost's
+``{"booster": Booster, "history": evals_result}``; ``predict`` and ``inplace_predict``
+give lazy dask predictions.  The fit is ``daskboost.train``'s (the estimators' fit): on
+the ``client`` given, or the active scheduler when it is None (unlike xgboost's, the
+threaded scheduler too).  What daskboost does not do is refused by name: ranking
+(``group``/``qid``), survival bounds, a custom ``obj`` or ``custom_metric``.
+"""
+
+import contextlib
+import math
+
+from .booster import Booster
+from .missing_values import with_missing_as_nan
+from .native_train import train_from_sets
+from .sklearn import booster_predictions
+
+__all__ = ["DaskDMatrix", "DaskQuantileDMatrix", "inplace_predict", "predict", "train"]
+
+
+class DaskDMatrix:
+    """xgboost.dask's ``DaskDMatrix``: X (a dask DataFrame or Array; pandas and numpy too)
+    with its label, weights and base margins, aligned with it.
+
+    ``missing``: a value read as missing in X's numeric columns (as xgboost's DMatrix,
+    for this matrix only).  ``feature_names``: X's columns are renamed to them (an array
+    becomes a frame with those columns).  ``feature_types`` and ``enable_categorical``:
+    as the estimators' parameters (``"c"``: categorical), for the fit on this matrix.
+    ``feature_weights``: as ``fit``'s.  ``client`` is not used here: ``train`` takes
+    its own.
+    """
+
+    def __init__(self, client, data, label=None, *, weight=None, base_margin=None,
+                 missing=None, silent=False, feature_names=None, feature_types=None,
+                 group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
+                 feature_weights=None, enable_categorical=False):
+        for name, value in (("group", group), ("qid", qid),
+                            ("label_lower_bound", label_lower_bound),
+                            ("label_upper_bound", label_upper_bound)):
+            if value is not None:
+                raise ValueError(f"{type(self).__name__}: {name} is for ranking or survival "
+                                 "objectives, which daskboost does not train")
+        self.data = _renamed(data, feature_names)
+        if missing is not None and not (isinstance(missing, float) and math.isnan(missing)):
+            self.data = with_missing_as_nan(self.data, missing)
+        self.label, self.weight, self.base_margin = label, weight, base_margin
+        self.feature_types = feature_types
+        self.enable_categorical = bool(enable_categorical)
+        self.feature_weights = feature_weights
+
+    def _data_params(self):
+        """The estimator parameters this matrix sets (its features' types)."""
+        params = {}
+        if self.feature_types is not None:
+            params["feature_types"] = list(self.feature_types)
+        return params
+
+
+class DaskQuantileDMatrix(DaskDMatrix):
+    """xgboost.dask's ``DaskQuantileDMatrix``: the same as ``DaskDMatrix`` here (every fit
+    bins its data with the training data's cuts: ``ref`` is accepted, not needed);
+    ``max_bin`` is the estimators' parameter, for the fit on this matrix."""
+
+    def __init__(self, client, data, label=None, *, max_bin=None, ref=None,
+                 max_quantile_batches=None, **kwargs):
+        super().__init__(client, data, label, **kwargs)
+        self.max_bin = max_bin
+
+    def _data_params(self):
+        params = super()._data_params()
+        if self.max_bin is not None:
+            params["max_bin"] = self.max_bin
+        return params
+
+
+def train(client, params, dtrain, num_boost_round=10, *, evals=None, obj=None,
+          early_stopping_rounds=None, xgb_model=None, verbose_eval=True, callbacks=None,
+          custom_metric=None, coll_cfg=None):
+    """Train on ``dtrain`` (a ``DaskDMatrix``); returns ``{"booster": Booster,
+    "history": {eval name: {metric: [value per round]}}}`` as xgboost.dask's ``train``.
+    ``evals``: ``(DaskDMatrix, name)`` pairs, each with its own weights and base margins;
+    ``params``, ``early_stopping_rounds``, ``xgb_model``, ``verbose_eval`` and
+    ``callbacks`` as ``daskboost.train``'s."""
+    if obj is not None or custom_metric is not None:
+        raise ValueError("obj and custom_metric take xgboost's DMatrix; give the objective "
+                         "and eval_metric by name in params (or a callable objective to "
+                         "the estimators)")
+    if not isinstance(dtrain, DaskDMatrix):
+        raise TypeError(f"dtrain must be a DaskDMatrix; got {type(dtrain).__name__}")
+    named = _checked_evals(evals)
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict of parameters; got {type(params).__name__}")
+    params = {**dtrain._data_params(), **params}
+    if dtrain.enable_categorical:
+        params.setdefault("enable_categorical", True)
+    history = {}
+    with _scheduler_of(client):
+        booster = train_from_sets(
+            params, (dtrain.data, dtrain.label, dtrain.weight, dtrain.base_margin),
+            [((m.data, m.label, m.weight, m.base_margin), name) for m, name in named],
+            num_boost_round=num_boost_round, early_stopping_rounds=early_stopping_rounds,
+            evals_result=history, verbose_eval=verbose_eval, xgb_model=xgb_model,
+            callbacks=callbacks, feature_weights=dtrain.feature_weights)
+    return {"booster": booster, "history": history}
+
+
+def predict(client, model, data, *, output_margin=False, missing=math.nan, pred_leaf=False,
+            pred_contribs=False, approx_contribs=False, pred_interactions=False,
+            validate_features=True, iteration_range=(0, 0), strict_shape=False):
+    """Lazy predictions of ``model`` (``train``'s result, a Booster or a future of one) on
+    ``data`` (a ``DaskDMatrix`` or a dask collection): a dask array, one block per
+    partition (a dask DataFrame's predictions as a dask Series, or a DataFrame of
+    one column per output).  Margins, leaves and contributions as ``Booster.predict``'s;
+    ``iteration_range=(0, 0)``: every round."""
+    if strict_shape:
+        raise ValueError("strict_shape=True is not supported: predictions have "
+                         "Booster.predict's shapes")
+    booster = _booster_of(model)
+    kind = _prediction_kind(output_margin, pred_leaf, pred_contribs, approx_contribs,
+                            pred_interactions)
+    if isinstance(data, DaskDMatrix):  # (its missing value applied already)
+        return booster_predictions(booster, data.data, kind, _rounds(iteration_range),
+                                   validate_features)
+    return booster_predictions(booster, data, kind, _rounds(iteration_range),
+                               validate_features, missing=missing)
+
+
+def inplace_predict(client, model, data, *, iteration_range=(0, 0), predict_type="value",
+                    missing=math.nan, validate_features=True, base_margin=None,
+                    strict_shape=False):
+    """``predict`` with xgboost's ``inplace_predict`` arguments: ``predict_type`` "value"
+    or "margin", ``base_margin`` per row (partitioned like ``data``)."""
+    if predict_type not in ("value", "margin"):
+        raise ValueError(f"predict_type={predict_type!r} must be 'value' or 'margin'")
+    if strict_shape:
+        raise ValueError("strict_shape=True is not supported: predictions have "
+                         "Booster.predict's shapes")
+    return booster_predictions(_booster_of(model), data,
+                               "margin" if predict_type == "margin" else "value",
+                               _rounds(iteration_range), validate_features, base_margin,
+                               missing)
+
+
+# ---- helpers --------------------------------------------------------------------------
+
+def _renamed(data, feature_names):
+    """``data`` with its features named ``feature_names`` (an array as a frame)."""
+    if feature_names is None:
+        return data
+    names = [str(n) for n in feature_names]
+    n_features = data.shape[1]
+    if len(names) != n_features:
+        raise ValueError(f"feature_names has {len(names)} names; the data has {n_features} "
+                         "features")
+    if hasattr(data, "columns"):
+        return data.rename(columns=dict(zip(data.columns, names)))
+    if hasattr(data, "to_dask_dataframe"):  # a dask array
+        return data.to_dask_dataframe(columns=names)
+    import pandas as pd
+    return pd.DataFrame(data, columns=names)
+
+
+def _checked_evals(evals):
+    if evals is None:
+        return []
+    if not isinstance(evals, (list, tuple)) or not all(
+            isinstance(e, (list, tuple)) and len(e) == 2 and isinstance(e[0], DaskDMatrix)
+            for e in evals):
+        raise TypeError("evals must be a list of (DaskDMatrix, name) pairs")
+    return [(m, name) for m, name in evals]
+
+
+@contextlib.contextmanager
+def _scheduler_of(client):
+    """The fit's scheduler: ``client`` (made the current client), or the active one."""
+    if client is None:
+        yield
+        return
+    with client.as_current():
+        yield
+
+
+def _booster_of(model):
+    """The Booster in ``model``: ``train``'s result, a Booster, or a future of either."""
+    if hasattr(model, "result") and callable(model.result):  # a distributed Future
+        model = model.result()
+    if isinstance(model, dict) and "booster" in model:
+        model = model["booster"]
+    if not isinstance(model, Booster):
+        raise TypeError(f"model must be train's result or a daskboost Booster; got "
+                        f"{type(model).__name__}")
+    return model
+
+
+def _rounds(iteration_range):
+    return None if tuple(iteration_range) == (0, 0) else tuple(iteration_range)
+
+
+def _prediction_kind(output_margin, pred_leaf, pred_contribs, approx_contribs,
+                     pred_interactions):
+    kinds = [k for k, on in (("leaf", pred_leaf), ("interactions", pred_interactions),
+                             ("contributions", pred_contribs)) if on]
+    if len(kinds) > 1:
+        raise ValueError("give one of pred_leaf, pred_contribs and pred_interactions")
+    if kinds:
+        return kinds[0] + ("-approx" if approx_contribs and kinds[0] != "leaf" else "")
+    return "margin" if output_margin else "value"

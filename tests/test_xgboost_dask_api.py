@@ -1,0 +1,142 @@
+"""``daskboost.dask``: xgboost.dask's functional API (``DaskDMatrix``, ``train``,
+``predict``, ``inplace_predict``), run as a script written for xgboost.dask runs."""
+
+import json
+
+import dask.array as da
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+
+import daskboost
+from daskboost import DaskBoostClassifier
+from daskboost import dask as dxgb
+
+PARAMS = {"objective": "binary:logistic", "max_depth": 3, "eta": 0.3, "tree_method": "hist"}
+
+
+@pytest.fixture(scope="module")
+def data():
+    """Discrete features (xgboost's cuts and ours agree), weights, a held-out part."""
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 8, size=(2000, 5)).astype(np.float64)
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=len(X)) > 8).astype(np.float64)
+    weight = rng.uniform(0.5, 2.0, size=len(X))
+    return X, y, weight
+
+
+def chunked(*arrays):
+    return [da.from_array(a, chunks=500) for a in arrays]
+
+
+def booster_json(booster):
+    return json.dumps(booster.to_dict(), sort_keys=True)
+
+
+def test_train_is_daskboost_train_with_weighted_eval_sets(data):
+    X, y, weight = data
+    dX, dy, dw = chunked(X, y, weight)
+    dtrain = dxgb.DaskDMatrix(None, dX, dy, weight=dw)
+    dvalid = dxgb.DaskDMatrix(None, dX[:1000], dy[:1000], weight=dw[:1000])
+    result = dxgb.train(None, PARAMS, dtrain, num_boost_round=8,
+                        evals=[(dtrain, "train"), (dvalid, "valid")], verbose_eval=False)
+    assert set(result) == {"booster", "history"}
+    estimator = DaskBoostClassifier(max_depth=3, learning_rate=0.3, n_estimators=8).fit(
+        dX, dy, sample_weight=dw, eval_set=[(dX, dy), (dX[:1000], dy[:1000])],
+        sample_weight_eval_set=[dw, dw[:1000]])
+    assert booster_json(result["booster"]) == booster_json(estimator.get_booster())
+    assert result["history"] == {"train": estimator.evals_result_["validation_0"],
+                                 "valid": estimator.evals_result_["validation_1"]}
+    native = daskboost.train(PARAMS, dX, dy, num_boost_round=8, sample_weight=dw,
+                                 evals=[(dX[:1000], dy[:1000], "valid")])
+    assert booster_json(native) == booster_json(result["booster"])
+
+
+def test_train_and_predict_as_xgboost_dask_on_a_cluster(cluster, data):
+    distributed = pytest.importorskip("distributed")
+    xgb_dask = pytest.importorskip("xgboost.dask")
+    X, y, weight = data
+    dX, dy, dw = chunked(X, y, weight)
+    with distributed.Client(cluster) as client:
+        outputs = {}
+        for module in (xgb_dask, dxgb):
+            dtrain = module.DaskDMatrix(client, dX, dy, weight=dw)
+            dvalid = module.DaskDMatrix(client, dX[:1000], dy[:1000])
+            result = module.train(client, PARAMS, dtrain, num_boost_round=10,
+                                  evals=[(dtrain, "train"), (dvalid, "valid")],
+                                  early_stopping_rounds=3, verbose_eval=False)
+            frame = dd.from_dask_array(dX, columns=[f"f{i}" for i in range(5)])
+            outputs[module] = (
+                result["history"],
+                module.predict(client, result, dX).compute(),
+                module.predict(client, result["booster"], dX, output_margin=True).compute(),
+                module.inplace_predict(client, result, dX, predict_type="margin").compute(),
+                module.predict(client, result, dX, pred_contribs=True).compute(),
+                module.predict(client, result, dX, pred_leaf=True).compute().shape,
+                type(module.predict(client, result, frame)).__name__)
+    ours, theirs = outputs[dxgb], outputs[xgb_dask]
+    assert ours[0].keys() == theirs[0].keys()
+    for name in ours[0]:
+        np.testing.assert_allclose(ours[0][name]["logloss"], theirs[0][name]["logloss"],
+                                   rtol=1e-5)
+    np.testing.assert_allclose(ours[1], theirs[1], atol=1e-6)   # (float32 sums in xgboost)
+    np.testing.assert_allclose(ours[2], theirs[2], atol=1e-5)
+    np.testing.assert_allclose(ours[3], ours[2], rtol=1e-12)
+    np.testing.assert_allclose(ours[4], theirs[4], atol=1e-5)
+    assert ours[5] == theirs[5] and ours[6] == theirs[6] == "Series"
+
+
+def test_a_matrix_missing_value_names_and_types(data):
+    X, y, _ = data
+    masked = np.where(X == 0, -999.0, X)
+    dX, dy, dmasked = chunked(X, y, masked)
+    plain = dxgb.train(None, PARAMS, dxgb.DaskDMatrix(None, np.where(X == 0, np.nan, X), y),
+                       num_boost_round=4, verbose_eval=False)["booster"]
+    given = dxgb.train(None, PARAMS, dxgb.DaskDMatrix(None, dmasked, dy, missing=-999.0),
+                       num_boost_round=4, verbose_eval=False)["booster"]
+    assert booster_json(given) == booster_json(plain)
+    names = ["a", "b", "c", "d", "e"]
+    named = dxgb.train(None, PARAMS, dxgb.DaskQuantileDMatrix(
+        None, dX, dy, feature_names=names, feature_types=["q", "q", "q", "q", "c"],
+        max_bin=16), num_boost_round=2, verbose_eval=False)["booster"]
+    assert named.feature_names == names and named.feature_types == ["q"] * 4 + ["c"]
+    prediction = dxgb.predict(None, named, dxgb.DaskDMatrix(None, dX, feature_names=names))
+    np.testing.assert_allclose(prediction.compute(),
+                               named.predict(pd.DataFrame(X, columns=names)), rtol=1e-12)
+
+
+def test_a_future_of_the_booster_predicts(cluster, data):
+    distributed = pytest.importorskip("distributed")
+    X, y, _ = data
+    booster = daskboost.train(PARAMS, X, y, num_boost_round=3)
+    with distributed.Client(cluster) as client:
+        future = client.scatter(booster)
+        values = dxgb.predict(client, future, da.from_array(X, chunks=500)).compute()
+    np.testing.assert_allclose(values, booster.predict(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda X, y: dxgb.DaskDMatrix(None, X, y, qid=y), ValueError, "qid is for ranking"),
+    (lambda X, y: dxgb.DaskDMatrix(None, X, y, label_lower_bound=y), ValueError,
+     "label_lower_bound is for ranking or survival"),
+    (lambda X, y: dxgb.DaskDMatrix(None, X, y, feature_names=["a"]), ValueError,
+     "feature_names has 1 names; the data has 5 features"),
+    (lambda X, y: dxgb.train(None, PARAMS, (X, y)), TypeError, "dtrain must be a DaskDMatrix"),
+    (lambda X, y: dxgb.train(None, PARAMS, dxgb.DaskDMatrix(None, X, y),
+                             evals=[(X, "valid")]), TypeError, r"\(DaskDMatrix, name\)"),
+    (lambda X, y: dxgb.train(None, PARAMS, dxgb.DaskDMatrix(None, X, y),
+                             obj=lambda p, d: (p, p)), ValueError, "obj and custom_metric"),
+    (lambda X, y: dxgb.train(None, {"max_depth": -1}, dxgb.DaskDMatrix(None, X, y)),
+     ValueError, "max_depth"),
+    (lambda X, y: dxgb.predict(None, "model.json", X), TypeError, "model must be"),
+    (lambda X, y: dxgb.inplace_predict(None, daskboost.train(PARAMS, X, y, 1), X,
+                                       predict_type="leaf"), ValueError, "predict_type"),
+    (lambda X, y: dxgb.predict(None, daskboost.train(PARAMS, X, y, 1), X, pred_leaf=True,
+                               pred_contribs=True), ValueError, "give one of"),
+], ids=["qid", "survival bounds", "feature names", "not a matrix", "evals", "obj",
+        "bad parameter", "not a model", "predict_type", "two kinds"])
+def test_what_is_not_done_is_refused_by_name(data, call, error, match):
+    X, y, _ = data
+    with pytest.raises(error, match=match):
+        call(X, y)
