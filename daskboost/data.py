@@ -195,9 +195,9 @@ def describe_features(X, enable_categorical=False, feature_types=None):
         if getattr(X, "ndim", 2) != 2:
             raise TypeError("X must be two-dimensional (a DataFrame, not a Series)")
         columns = list(X.columns)
-        repeated = pd.Index(columns)[pd.Index(columns).duplicated()]
-        if len(repeated):
-            raise ValueError(f"X has the column {repeated[0]!r:.80} more than once; feature "
+        if len(set(columns)) != len(columns):
+            repeated = next(c for i, c in enumerate(columns) if c in columns[:i])
+            raise ValueError(f"X has the column {repeated!r:.80} more than once; feature "
                              "names must be unique")
         feature_types_of(X, enable_categorical, feature_types)
         names = [str(c) for c in columns] if all(isinstance(c, str) for c in columns) else None
