@@ -49,25 +49,19 @@ def fold_models(X, y, weight):
         for train, _ in FOLDS.split(X)]
 
 
-def test_requested_weights_reach_fit_in_cross_validate(routing, data):
+@pytest.mark.parametrize("fit_request, weighted", [(True, True), (False, False)])
+def test_the_fit_request_decides_whether_the_weights_reach_fit(routing, data, fit_request,
+                                                               weighted):
     X, y, weight = data
+    # (when fit does not take them, the scorer does: weights that nothing requests are
+    # refused by scikit-learn)
     estimator = DaskBoostClassifier(n_estimators=5).set_fit_request(
-        sample_weight=True).set_score_request(sample_weight=False)
+        sample_weight=fit_request).set_score_request(sample_weight=not fit_request)
     result = cross_validate(estimator, X, y, cv=FOLDS, params={"sample_weight": weight},
                             return_estimator=True)
     models = [model_of(e) for e in result["estimator"]]
-    assert models == fold_models(X, y, weight)
-    assert models != fold_models(X, y, None)  # (the weights change the models)
-
-
-def test_weights_not_requested_are_not_passed(routing, data):
-    X, y, weight = data
-    # (the scorer takes them: weights that nothing requests are refused by scikit-learn)
-    estimator = DaskBoostClassifier(n_estimators=5).set_fit_request(
-        sample_weight=False).set_score_request(sample_weight=True)
-    result = cross_validate(estimator, X, y, cv=FOLDS, params={"sample_weight": weight},
-                            return_estimator=True)
-    assert [model_of(e) for e in result["estimator"]] == fold_models(X, y, None)
+    assert models == fold_models(X, y, weight if weighted else None)
+    assert models != fold_models(X, y, None if weighted else weight)  # (they differ)
 
 
 def test_weights_given_without_a_request_are_scikit_learns_error(routing, data):
