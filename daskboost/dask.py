@@ -15,6 +15,7 @@ import contextlib
 import math
 
 from .booster import Booster
+from .data import table_as_frame
 from .missing_values import with_missing_as_nan
 from .native_train import train_from_sets
 from .sklearn import booster_predictions
@@ -44,8 +45,8 @@ class DaskDMatrix:
             if value is not None:
                 raise ValueError(f"{type(self).__name__}: {name} is for ranking or survival "
                                  "objectives, which daskboost does not train")
-        self.data = _renamed(data, feature_names)
-        if missing is not None and not (isinstance(missing, float) and math.isnan(missing)):
+        self.data = _renamed(table_as_frame(data), feature_names)
+        if missing is not None:  # (NaN: the data as it is)
             self.data = with_missing_as_nan(self.data, missing)
         self.label, self.weight, self.base_margin = label, weight, base_margin
         self.feature_types = feature_types
@@ -174,14 +175,9 @@ def _checked_evals(evals):
     return [(m, name) for m, name in evals]
 
 
-@contextlib.contextmanager
 def _scheduler_of(client):
     """The fit's scheduler: ``client`` (made the current client), or the active one."""
-    if client is None:
-        yield
-        return
-    with client.as_current():
-        yield
+    return contextlib.nullcontext() if client is None else client.as_current()
 
 
 def _booster_of(model):
