@@ -231,11 +231,14 @@ def _off_worker_pool(inputs):
 def _cluster_collections(inputs):
     """Whether ``inputs`` (or the pairs and lists among them: eval sets) hold a dask
     collection, when distributed is imported (else no worker can be running this)."""
-    if "distributed" not in sys.modules:
-        return False
-    flat = [x for a in inputs for x in (a if isinstance(a, (list, tuple)) else (a,))]
-    flat = [x for a in flat for x in (a if isinstance(a, (list, tuple)) else (a,))]
-    return any(is_dask_collection(x) for x in flat)
+    return "distributed" in sys.modules and _holds_dask_collection(inputs, depth=3)
+
+
+def _holds_dask_collection(value, depth):
+    """Whether ``value`` is a dask collection, or (``depth`` lists or tuples deep) holds one."""
+    if isinstance(value, (list, tuple)) and depth:
+        return any(_holds_dask_collection(v, depth - 1) for v in value)
+    return is_dask_collection(value)
 
 
 def _active_scheduler():
