@@ -193,7 +193,8 @@ def categorical_features(types):
 
 
 def describe_features(X, enable_categorical=False, feature_types=None):
-    """Return ``(feature_names, n_features)`` of X after checking its type and dtypes."""
+    """Return ``(feature_names, n_features, types)`` of X after checking its type and
+    dtypes (``types``: ``feature_types_of``'s 'q'/'c' per feature)."""
     if isinstance(X, pd.DataFrame) or _is_dask_dataframe(X):
         if getattr(X, "ndim", 2) != 2:
             raise TypeError("X must be two-dimensional (a DataFrame, not a Series)")
@@ -202,14 +203,13 @@ def describe_features(X, enable_categorical=False, feature_types=None):
             repeated = next(c for i, c in enumerate(columns) if c in columns[:i])
             raise ValueError(f"X has the column {repeated!r:.80} more than once; feature "
                              "names must be unique")
-        feature_types_of(X, enable_categorical, feature_types)
+        types = feature_types_of(X, enable_categorical, feature_types)
         names = [str(c) for c in columns] if all(isinstance(c, str) for c in columns) else None
-        return names, len(columns)
+        return names, len(columns), types
     if isinstance(X, np.ndarray) or _is_dask_array(X) or sparse.is_sparse(X):
         if X.ndim != 2:
             raise ValueError(f"X must be a 2-D array; got an array with ndim={X.ndim}")
-        feature_types_of(X, enable_categorical, feature_types)
-        return None, int(X.shape[1])
+        return None, int(X.shape[1]), feature_types_of(X, enable_categorical, feature_types)
     raise TypeError(
         "X must be a dask DataFrame, dask Array, pandas DataFrame, numpy array or "
         f"scipy.sparse matrix; got {type(X).__name__}"
@@ -336,10 +336,9 @@ def partition_input(X, y=None, sample_weight=None, base_margin=None, enable_cate
     ``base_margin`` may have one column per output (multiclass).  Raises
     TypeError/ValueError for input whose problems show in metadata alone.
     """
-    feature_names, n_features = describe_features(X, enable_categorical, feature_types)
+    feature_names, n_features, types = describe_features(X, enable_categorical, feature_types)
     if n_features == 0:
         raise ValueError("X has no feature columns")
-    types = feature_types_of(X, enable_categorical, feature_types)
     data = _partition_input(X, y, sample_weight, base_margin, feature_names, n_features,
                             numeric="c" not in types)
     data.feature_types = types

@@ -27,7 +27,7 @@ from .booster import Booster, map_row_chunks, write_json_atomically
 from .callbacks import CallbackList
 from .contributions import wants_contributions
 from .training import Checkpoint, train
-from .data import (describe_features, feature_block, feature_types_of, is_dask_collection,
+from .data import (describe_features, feature_block, is_dask_collection,
                    margin_block, table_as_frame)
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, model_source, read_model_json
@@ -335,7 +335,7 @@ class _DaskBoostModel(RoutingConsumer):
         if not isinstance(validate_features, (bool, np.bool_)):
             raise TypeError(f"validate_features={validate_features!r:.80} must be True or False")
         X = with_missing_as_nan(_feature_input(X), self.missing)
-        names, n_features = describe_features(X, enable_categorical=True)
+        names, n_features, types = describe_features(X, enable_categorical=True)
         booster = self._booster
         if validate_features and names is not None and booster.feature_names is not None \
                 and names != booster.feature_names:
@@ -348,7 +348,7 @@ class _DaskBoostModel(RoutingConsumer):
         if n_features != booster.n_features:
             raise ValueError(f"X has {n_features} features, but {type(self).__name__} is "
                              f"expecting {booster.n_features} features as input")
-        _check_predict_types(X, booster)
+        _check_predict_types(types, booster)
         return X
 
     def _predict_values(self, X, finish, width, iteration_range, base_margin=None,
@@ -685,10 +685,10 @@ def _saved_class_weight(saved):
     return {label: weight for label, weight in saved}
 
 
-def _check_predict_types(X, booster):
-    """A column categorical in X must be categorical in the model, and a categorical
-    feature with string categories cannot be read from a numeric column (issue 13)."""
-    types = feature_types_of(X, enable_categorical=True)
+def _check_predict_types(types, booster):
+    """A column categorical in X (``types``: X's ``feature_types_of``) must be categorical
+    in the model, and a categorical feature with string categories cannot be read from a
+    numeric column (issue 13)."""
     for f, kind in enumerate(types):
         name = repr(booster.feature_names[f]) if booster.feature_names else str(f)
         dictionary = booster.categories.get(f)
