@@ -474,12 +474,18 @@ JSON_STYLE = {"sort_keys": True, "separators": (",", ":")}  # model files' JSON,
 
 def write_json_atomically(path, payload):
     """Write JSON to ``path`` through a temporary file in the same directory."""
+    write_atomically(path, lambda f: json.dump(payload, f, **JSON_STYLE))
+
+
+def write_atomically(path, write, binary=False):
+    """Call ``write(file)`` on a temporary file in ``path``'s directory, then move it to
+    ``path``: no half-written file is ever at ``path``, and none is left on an error."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".daskboost-", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(payload, f, **JSON_STYLE)
+        with os.fdopen(fd, "wb" if binary else "w") as f:
+            write(f)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

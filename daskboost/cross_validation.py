@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .binning import BinMapper
-from .callbacks import CallbackList
+from .callbacks import CallbackList, Patience
 from .data import partition_input
 from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_partition,
                           fold_leaf_residual_summaries, fold_partials, no_result,
@@ -382,6 +382,9 @@ def _cross_validate(runtime, params, data, classifier, run):
 
     best, stopped = (None, None), False
     last = metrics[-1]
+    # early_stopping_rounds: on the mean test value of the last metric
+    stopping = (Patience(run.early_stopping_rounds, last.higher_is_better)
+                if run.early_stopping_rounds else None)
     for round_, scores in _each_round(fit, 0, params.n_estimators, None, None, stop_before):
         for name in DATA_NAMES:
             for m in metrics:
@@ -394,13 +397,10 @@ def _cross_validate(runtime, params, data, classifier, run):
             print(_progress_line(round_, log, run.show_stdv), flush=True)
         asked_to_stop = bool(callbacks) and callbacks.after_iteration(model_so_far(), round_,
                                                                        log)
-        if run.early_stopping_rounds:
-            score = log["test"][last.name][-1][0]
-            if best[0] is None or (score > best[1] if last.higher_is_better
-                                   else score < best[1]):
-                best = (round_, score)
-            elif round_ - best[0] >= run.early_stopping_rounds:
-                stopped = True
+        if stopping is not None:
+            stopped = stopping.update(round_, log["test"][last.name][-1][0])
+            best = stopping.best
+            if stopped:
                 break
         if asked_to_stop:
             # a callback's early stopping: the results end at its best round, as in

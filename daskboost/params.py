@@ -244,6 +244,39 @@ def check_device(value):
                          "(device='cpu'); scale out with a dask.distributed cluster instead")
 
 
+# xgboost parameters that take one value here: {name: (accepted values, why no other)}
+SINGLE_VALUED = {
+    "sampling_method": ((None, "uniform"), "rows are sampled uniformly (xgboost's "
+                        "'gradient_based' sampling is GPU-only there and not implemented)"),
+    "num_parallel_tree": ((None, 1), "one tree per output and round (boosted random "
+                          "forests are not implemented)"),
+    "multi_strategy": ((None, "one_output_per_tree"), "a multiclass model grows one tree "
+                       "per class (vector-leaf trees are not implemented)"),
+    "validate_parameters": ((None, True, False), "parameters are always validated here"),
+}
+
+
+def check_single_valued(estimator):
+    """xgboost's parameters that take one value here (``SINGLE_VALUED``): ValueError
+    naming the parameter and the value otherwise."""
+    for name, (accepted, why) in SINGLE_VALUED.items():
+        value = getattr(estimator, name)
+        if not any(_is_value(value, a) for a in accepted):
+            raise ValueError(f"{name}={value!r:.80} is not supported: {why}; accepted: "
+                             f"{', '.join(repr(a) for a in accepted)}")
+
+
+def _is_value(value, accepted):
+    """``value`` is ``accepted``: None and booleans as themselves (numpy's bool too), an
+    integer (not a bool) or a string by value."""
+    if accepted is None or isinstance(accepted, bool):
+        return value is accepted or (isinstance(value, np.bool_) and bool(value) is accepted)
+    if isinstance(accepted, int):
+        return (isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+                and value == accepted)
+    return isinstance(value, str) and value == accepted
+
+
 def validate_params(raw, valid_objectives):
     """The ``TrainingParams`` of the raw parameters ``raw`` (a dict of every estimator
     parameter); raises on the first bad one."""

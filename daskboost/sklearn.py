@@ -37,7 +37,8 @@ from .local_threads import check_n_jobs, local_threads
 from .metadata_routing import RoutingConsumer
 from .missing_values import check_missing, with_missing_as_nan
 from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, check_booster,
-                     check_device, check_feature_weights, integer_param, validate_params)
+                     check_device, check_feature_weights, check_single_valued, integer_param,
+                     validate_params)
 from .progress import reporter_for
 from .runtime import leaves_worker_pool
 from .sparse import is_sparse
@@ -46,15 +47,18 @@ from .verbosity import check_verbosity, speaking
 
 # how a fit runs, not what it learns: not saved with the model (a model trained out of
 # core or with progress on is the same model, and a cache path means nothing elsewhere);
-# and xgboost's ``booster``/``device``, which take one value here
+# xgboost's parameters that take one value here (``booster``, ``device``, ...); and the
+# callbacks, code that a model file cannot hold
 RUN_SETTINGS = ("memory_budget", "cache_dir", "cache_compression", "verbose", "n_jobs",
-                "verbosity", "booster", "device")
+                "verbosity", "booster", "device", "sampling_method", "num_parallel_tree",
+                "multi_strategy", "validate_parameters", "callbacks")
 # parameters added after model files existed: written only when they differ from their
 # defaults, so a model that does not use them keeps its bytes; a file without them loads
 # them at their defaults
 WRITTEN_WHEN_CHANGED = {"monotone_constraints": None, "interaction_constraints": None,
                         "scale_pos_weight": 1.0, "importance_type": "gain",
-                        "class_weight": None, "missing": np.nan, **CATEGORICAL_DEFAULTS,
+                        "class_weight": None, "missing": np.nan, "feature_weights": None,
+                        **CATEGORICAL_DEFAULTS,
                         **QUANTIZATION_DEFAULTS}
 
 
@@ -75,7 +79,9 @@ class _DaskBoostModel(RoutingConsumer):
                  max_cat_to_onehot=4, max_cat_threshold=64, max_cat=4096,
                  quantized_grad="auto", num_grad_quant_bins=4, scale_pos_weight=1.0,
                  importance_type="gain", class_weight=None, n_jobs=None, missing=np.nan,
-                 verbosity=None, booster=None, device=None):
+                 verbosity=None, booster=None, device=None, callbacks=None,
+                 feature_weights=None, sampling_method=None, num_parallel_tree=None,
+                 multi_strategy=None, validate_parameters=None):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -125,6 +131,12 @@ class _DaskBoostModel(RoutingConsumer):
         self.verbosity = verbosity
         self.booster = booster
         self.device = device
+        self.callbacks = callbacks
+        self.feature_weights = feature_weights
+        self.sampling_method = sampling_method
+        self.num_parallel_tree = num_parallel_tree
+        self.multi_strategy = multi_strategy
+        self.validate_parameters = validate_parameters
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
@@ -187,6 +199,7 @@ class _DaskBoostModel(RoutingConsumer):
         check_verbosity(self.verbosity)
         check_booster(self.booster)
         check_device(self.device)
+        check_single_valued(self)
         reporter_for(self.verbose)
 
     def _checked_params(self):
@@ -206,9 +219,11 @@ class _DaskBoostModel(RoutingConsumer):
              base_margin=None, base_margin_eval_set=None, resume=False, callbacks=None,
              verbose=None, eval_names=None, feature_weights=None):
         self._fit_has_eval_set = bool(eval_set)
-        callbacks = CallbackList(callbacks)  # checked before any work
-        params = dataclasses.replace(self._checked_params(),
-                                     feature_weights=check_feature_weights(feature_weights))
+        # xgboost 2's constructor arguments, or (as before it) fit's: one or the other
+        callbacks = CallbackList(_one_of(self, "callbacks", callbacks))  # checked first
+        feature_weights = check_feature_weights(_one_of(self, "feature_weights",
+                                                        feature_weights))
+        params = dataclasses.replace(self._checked_params(), feature_weights=feature_weights)
         progress = reporter_for(self.verbose if verbose is None else verbose)
         X, y, sample_weight = _fit_input(self, X, y, sample_weight)
         if isinstance(y, str):
@@ -310,7 +325,8 @@ class _DaskBoostModel(RoutingConsumer):
         A classifier's objective left to the labels is the fitted model's, else
         ``binary:logistic`` (as xgboost's classifier says before its fit)."""
         params = {k: v for k, v in self.get_params().items()
-                  if k not in ("n_estimators", "early_stopping_rounds", "verbose")}
+                  if k not in ("n_estimators", "early_stopping_rounds", "verbose", "callbacks",
+                               "feature_weights")}
         if params["objective"] is None and self._estimator_type == "classifier":
             params["objective"] = (self._booster.objective if self.__sklearn_is_fitted__()
                                    else "binary:logistic")
@@ -489,6 +505,7 @@ class _DaskBoostModel(RoutingConsumer):
             validate_params({**type(self)().get_params(), **params}, self._objectives)
             inspection.check_importance_type(params["importance_type"])
             check_missing(params["missing"])
+            check_feature_weights(params["feature_weights"])
         except (TypeError, ValueError) as err:
             raise ValueError(f"{source}: {ESTIMATOR_KEY}.params: {err}") from None
         return params
@@ -660,6 +677,17 @@ class DaskBoostClassifier(_DaskBoostModel):
     def _imported_extras(self, booster):
         # xgboost's classifiers number the classes 0 .. n - 1
         return {"classes": list(range(2 if booster.n_outputs == 1 else booster.n_outputs))}
+
+
+def _one_of(estimator, name, fit_value):
+    """The estimator's parameter ``name`` or the value given to ``fit`` for it (xgboost
+    2 moved ``callbacks`` and ``feature_weights`` from ``fit`` to the constructor);
+    ValueError when both are given."""
+    own = getattr(estimator, name)
+    if own is not None and fit_value is not None:
+        raise ValueError(f"{name} given both to {type(estimator).__name__}(...) and to fit(); "
+                         "give one")
+    return fit_value if fit_value is not None else own
 
 
 def _jsonable(value):

@@ -32,7 +32,7 @@ import numpy as np
 
 from .binning import BinMapper
 from .blockstore import StoreConfig, StoreRef, block_rows_for, check_cache_dirs
-from .callbacks import CallbackList
+from .callbacks import CallbackList, Patience
 from .booster import Booster, write_json_atomically
 from .data import categorical_features, checked_categories, partition_input, same_input
 from .grower import stack_node_arrays
@@ -453,15 +453,18 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
         view.trees, view._packed = list(fit.trees), {}
         return view
 
-    def stop_before(round_):
-        return bool(callbacks) and callbacks.before_iteration(model_so_far(), round_,
-                                                              evals_result)
+    first_round = 0 if previous is None else previous.n_rounds
+
+    def stop_before(round_):  # (callbacks count the epochs of this call from 0, as xgboost)
+        return bool(callbacks) and callbacks.before_iteration(
+            model_so_far(), round_ - first_round, evals_result)
 
     if callbacks:
         callbacks.before_training(model_so_far())
-    first_round = 0 if previous is None else previous.n_rounds
-    best = (None, None)   # (round, score) for early stopping
-    stopping = params.early_stopping_rounds
+    stopping = None  # early_stopping_rounds: on the last eval set's last metric
+    if fit.eval_sets and params.early_stopping_rounds:
+        watched = fit.eval_sets[-1]
+        stopping = Patience(params.early_stopping_rounds, watched.metrics[-1].higher_is_better)
     end = first_round + params.n_estimators
     clock = RoundClock()
     for round_, scores in _each_round(fit, first_round, end, progress, checkpoint,
@@ -477,16 +480,13 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
             _write_checkpoint(checkpoint.path, fit.trees, base_margin, objective, data,
                               objective_params, mapper.categories)
         asked_to_stop = bool(callbacks) and callbacks.after_iteration(
-            model_so_far(), round_, evals_result)
-        if fit.eval_sets and stopping:
-            metric = fit.eval_sets[-1].metrics[-1]
-            score = evals_result[fit.eval_sets[-1].name][metric.name][-1]
-            if best[0] is None or (score > best[1] if metric.higher_is_better else score < best[1]):
-                best = (round_, score)
-            elif round_ - best[0] >= stopping:
+            model_so_far(), round_ - first_round, evals_result)
+        if stopping is not None:
+            if stopping.update(round_, evals_result[watched.name][watched.metrics[-1].name][-1]):
                 break
         if asked_to_stop:
             break
+    best = stopping.best if stopping is not None else (None, None)
     if best[0] is None:  # a callback's early stopping (xgboost's ``EarlyStopping``)
         best = (view.best_iteration, view.best_score)
     booster = _trained_model(fit.trees, base_margin, objective, data, objective_params, best,

@@ -71,13 +71,16 @@ def test_callbacks_do_not_change_the_model():
     assert called.to_dict() == plain.to_dict()
 
 
-def test_continued_training_counts_epochs_on():
+def test_continued_training_counts_the_calls_epochs_from_zero():
+    # as xgboost's train: epoch 0 is this call's first round; before_training sees the
+    # rounds the model started with (xgboost's EarlyStopping adds them to the epoch)
     X, y = data()
     first, _ = train(params(n_estimators=3), X, y)
     recorder = Recorder()
     train(params(n_estimators=2), X, y, previous=first, callbacks=[recorder])
     assert recorder.calls[0] == ("before_training", 3)
-    assert [c[1] for c in recorder.calls if c[0] == "after_iteration"] == [3, 4]
+    assert [c[1:3] for c in recorder.calls if c[0].endswith("iteration")] == [
+        (0, 3), (0, 4), (1, 4), (1, 5)]
 
 
 def test_after_training_may_replace_the_model_and_must_return_one():

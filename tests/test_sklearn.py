@@ -46,6 +46,9 @@ XGBOOST_DEFAULTS = {
     # xgboost's value read as missing (NaN always is), its log level, and its booster and
     # device (one value each here)
     "missing": np.nan, "verbosity": None, "booster": None, "device": None,
+    # xgboost 2's constructor arguments, and its parameters that take one value here
+    "callbacks": None, "feature_weights": None, "sampling_method": None,
+    "num_parallel_tree": None, "multi_strategy": None, "validate_parameters": None,
 }
 ESTIMATORS = [DaskBoostRegressor, DaskBoostClassifier]
 
