@@ -45,7 +45,7 @@ from .params import check_feature_weights, integer_param, resolve_constraints, v
 from .params_dict import estimator_and_settings, setting
 from .partition import LeafSummaryMerger
 from .runtime import leaves_worker_pool, make_runtime
-from .sklearn import _fit_input
+from .sklearn import _fit_input, estimator_or_call_value
 from .training import (RoundClock, _Boosting, _each_round, _log_settled, _metric_names,
                        _PartialsCombiner, _trained_model, check_scanned, label_stats,
                        refit_from_summaries, resolve_objective, row_offsets, scan,
@@ -249,7 +249,11 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
          "early_stopping_rounds": None,
          "eval_metric": estimator.eval_metric if metrics is None else metrics},
         tuple(dict.fromkeys(regressor_objectives() + classifier_objectives())))
-    train_params = replace(train_params, feature_weights=check_feature_weights(feature_weights))
+    # (a params dict may hold them too: xgboost 2's estimators take them)
+    feature_weights = check_feature_weights(
+        estimator_or_call_value(estimator, "feature_weights", feature_weights, "cv"))
+    callbacks = estimator_or_call_value(estimator, "callbacks", callbacks, "cv")
+    train_params = replace(train_params, feature_weights=feature_weights)
     classifier = is_classification(train_params.objective)
     _check_supported(train_params, stratified, classifier)
     callbacks = CallbackList(callbacks)

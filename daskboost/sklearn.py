@@ -220,8 +220,8 @@ class _DaskBoostModel(RoutingConsumer):
              verbose=None, eval_names=None, feature_weights=None):
         self._fit_has_eval_set = bool(eval_set)
         # xgboost 2's constructor arguments, or (as before it) fit's: one or the other
-        callbacks = CallbackList(_one_of(self, "callbacks", callbacks))  # checked first
-        feature_weights = check_feature_weights(_one_of(self, "feature_weights",
+        callbacks = CallbackList(estimator_or_call_value(self, "callbacks", callbacks))  # checked first
+        feature_weights = check_feature_weights(estimator_or_call_value(self, "feature_weights",
                                                         feature_weights))
         params = dataclasses.replace(self._checked_params(), feature_weights=feature_weights)
         progress = reporter_for(self.verbose if verbose is None else verbose)
@@ -679,15 +679,14 @@ class DaskBoostClassifier(_DaskBoostModel):
         return {"classes": list(range(2 if booster.n_outputs == 1 else booster.n_outputs))}
 
 
-def _one_of(estimator, name, fit_value):
-    """The estimator's parameter ``name`` or the value given to ``fit`` for it (xgboost
-    2 moved ``callbacks`` and ``feature_weights`` from ``fit`` to the constructor);
-    ValueError when both are given."""
+def estimator_or_call_value(estimator, name, value, call="fit()"):
+    """The estimator's parameter ``name`` or ``value``, given to ``call`` for it (xgboost
+    2 moved ``callbacks`` and ``feature_weights`` from ``fit`` to the constructor; the
+    native API's params dict holds the estimator's); ValueError when both are given."""
     own = getattr(estimator, name)
-    if own is not None and fit_value is not None:
-        raise ValueError(f"{name} given both to {type(estimator).__name__}(...) and to fit(); "
-                         "give one")
-    return fit_value if fit_value is not None else own
+    if own is not None and value is not None:
+        raise ValueError(f"{name} given both as a parameter and to {call}; give one")
+    return value if value is not None else own
 
 
 def _jsonable(value):

@@ -165,3 +165,194 @@ def test_the_optuna_pruning_example_prunes_trials(capsys):
     out = capsys.readouterr().out
     finished, pruned = (int(v) for v in re.search(r"(\d+) finished, (\d+) pruned", out).groups())
     assert finished + pruned == 8 and pruned >= 1 and finished >= 3
+
+
+# ---- the ready-made callbacks (daskboost.callbacks, xgboost's names and meanings) -------
+
+from daskboost import DaskBoostClassifier  # noqa: E402
+from daskboost.callbacks import (EarlyStopping, EvaluationMonitor,  # noqa: E402
+                                 LearningRateScheduler, TrainingCheckPoint)
+
+
+@pytest.fixture(scope="module")
+def noisy():
+    """Labels with much noise: at learning rate 1 the held-out loss soon rises."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1500, 5))
+    y = (X[:, 0] + rng.normal(0, 1.5, 1500) > 0).astype(np.int64)
+    return (X[300:], y[300:]), (X[:300], y[:300])
+
+
+def stopped_fit(noisy, callbacks=None, eval_metric=None, **params):
+    (X, y), valid = noisy
+    params = {"n_estimators": 60, "max_depth": 3, "learning_rate": 1.0, **params}
+    return DaskBoostClassifier(eval_metric=eval_metric, callbacks=callbacks, **params).fit(
+        X, y, eval_set=[valid])
+
+
+def test_early_stopping_is_early_stopping_rounds(noisy):
+    built_in = stopped_fit(noisy, early_stopping_rounds=3).get_booster()
+    called = stopped_fit(noisy, [EarlyStopping(rounds=3)]).get_booster()
+    assert 3 < called.n_rounds < 60
+    assert called.to_dict() == built_in.to_dict()  # best round and score included
+
+
+def test_save_best_cuts_the_model_after_its_best_round(noisy):
+    full = stopped_fit(noisy, [EarlyStopping(rounds=3)])
+    best = stopped_fit(noisy, [EarlyStopping(rounds=3, save_best=True)])
+    kept = best.get_booster()
+    assert kept.n_rounds == full.best_iteration + 1 < full.get_booster().n_rounds
+    assert (kept.best_iteration, kept.best_score) == (full.best_iteration, full.best_score)
+    X = noisy[1][0]
+    np.testing.assert_array_equal(best.predict_proba(X), full.predict_proba(X))
+
+
+def test_early_stopping_watches_the_named_metric_in_its_direction(noisy):
+    metrics = ["auc", "logloss"]
+    up = stopped_fit(noisy, [EarlyStopping(rounds=4, metric_name="auc")], metrics)
+    auc = up.evals_result()["validation_0"]["auc"]
+    assert len(auc) == up.best_iteration + 5 and auc[up.best_iteration] == max(auc)
+    down = stopped_fit(noisy, [EarlyStopping(rounds=4, metric_name="auc", maximize=False)],
+                       metrics)
+    auc = down.evals_result()["validation_0"]["auc"]
+    assert auc[down.best_iteration] == min(auc)
+    # an improvement must exceed min_delta: none does, round 0 stays the best
+    still = stopped_fit(noisy, [EarlyStopping(rounds=2, min_delta=1.0)])
+    assert (still.best_iteration, still.get_booster().n_rounds) == (0, 3)
+
+
+def test_early_stopping_in_continued_training_records_the_models_round(noisy):
+    (X, y), valid = noisy
+    first = DaskBoostClassifier(n_estimators=2, max_depth=3, learning_rate=1.0).fit(X, y)
+    more = dict(n_estimators=60, max_depth=3, learning_rate=1.0)
+    called = DaskBoostClassifier(**more, callbacks=[EarlyStopping(rounds=3)]).fit(
+        X, y, eval_set=[valid], xgb_model=first)
+    built_in = DaskBoostClassifier(**more, early_stopping_rounds=3).fit(
+        X, y, eval_set=[valid], xgb_model=first)
+    assert 2 <= called.best_iteration < called.get_booster().n_rounds - 3
+    assert called.get_booster().to_dict() == built_in.get_booster().to_dict()
+
+
+def test_one_early_stopping_object_serves_fit_after_fit(noisy):
+    callback = EarlyStopping(rounds=3)
+    first = stopped_fit(noisy, [callback], "error")  # (error rates: below any log loss)
+    again = stopped_fit(noisy, [callback]).get_booster()
+    fresh = stopped_fit(noisy, [EarlyStopping(rounds=3)]).get_booster()
+    assert first.best_score < fresh.best_score
+    assert again.to_dict() == fresh.to_dict()
+
+
+def test_early_stopping_in_cv_is_early_stopping_rounds(noisy):
+    import daskboost
+    X, y = noisy[0]
+    params = {"objective": "binary:logistic", "eta": 1.0, "max_depth": 3}
+    called = daskboost.cv(params, X, y, nfold=3, num_boost_round=60,
+                          callbacks=[EarlyStopping(rounds=3)])
+    assert len(called) < 60
+    assert called.equals(daskboost.cv(params, X, y, nfold=3, num_boost_round=60,
+                                      early_stopping_rounds=3))
+    with pytest.raises(ValueError, match="cv returns no model"):
+        daskboost.cv(params, X, y, nfold=3, callbacks=[EarlyStopping(rounds=3, save_best=True)])
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: EarlyStopping(rounds=0), ValueError, r"EarlyStopping\(rounds=0\)"),
+    (lambda: EarlyStopping(rounds=2.5), ValueError, "rounds must be an integer"),
+    (lambda: EarlyStopping(rounds=2, min_delta=-1), ValueError, "min_delta=-1"),
+    (lambda: EarlyStopping(rounds=2, data_name=0), TypeError, "data_name=0"),
+    (lambda: EvaluationMonitor(period=0), ValueError, "period=0"),
+    (lambda: EvaluationMonitor(logger="stdout"), TypeError, "logger='stdout'"),
+    (lambda: LearningRateScheduler(0.1), TypeError, "learning_rates=0.1"),
+    (lambda: TrainingCheckPoint("/no/such/dir"), ValueError, "not a directory"),
+    (lambda: TrainingCheckPoint(".", interval=0), ValueError, "interval=0"),
+])
+def test_bad_callback_arguments(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+def test_early_stopping_needs_the_eval_set_and_metric_it_names(noisy):
+    (X, y), valid = noisy
+    for callback, match in ((EarlyStopping(rounds=2), "needs an eval set"),
+                            (EarlyStopping(rounds=2, data_name="test"),
+                             r"data_name='test'\): no such eval set; the eval sets are "
+                             r"\['validation_0'\]"),
+                            (EarlyStopping(rounds=2, metric_name="auc"),
+                             r"metric_name='auc'\): eval set 'validation_0' has no such")):
+        with pytest.raises(ValueError, match=match):
+            DaskBoostClassifier(n_estimators=3, callbacks=[callback]).fit(
+                X, y, eval_set=[valid] if "needs" not in match else None)
+
+
+def test_the_evaluation_monitor_prints_every_period_and_the_last_round(noisy, capsys):
+    (X, y), valid = noisy
+    DaskBoostClassifier(n_estimators=8, callbacks=[EvaluationMonitor(period=3)]).fit(
+        X, y, eval_set=[valid])
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["[0]", "[3]", "[6]", "[7]"]
+    assert all(re_cell(line, "validation_0-logloss") for line in lines)
+    import daskboost
+    seen = []
+    daskboost.cv({"objective": "binary:logistic"}, X, y, nfold=3, num_boost_round=2,
+                 callbacks=[EvaluationMonitor(show_stdv=True, logger=seen.append)])
+    assert len(seen) == 2 and re_cell(seen[1], r"test-logloss", stdv=True)
+
+
+def re_cell(line, name, stdv=False):
+    import re
+    return re.search(rf"\t{name}:\d\.\d{{5}}" + (r"\+\d\.\d{5}" if stdv else ""), line)
+
+
+def test_a_learning_rate_schedule_from_a_function_or_a_sequence(noisy):
+    (X, y), _ = noisy
+    # after round e the rate is learning_rates(e), for the rounds that follow (xgboost's)
+    rates = [0.2, 0.1, 0.05, 0.02]
+    listed = DaskBoostClassifier(n_estimators=4, callbacks=[LearningRateScheduler(rates)]).fit(X, y)
+    called = DaskBoostClassifier(n_estimators=4, callbacks=[
+        LearningRateScheduler(lambda epoch: rates[epoch])]).fit(X, y)
+    assert listed.get_booster().to_dict() == called.get_booster().to_dict()
+    by_hand = DaskBoostClassifier(n_estimators=1).fit(X, y)  # round 0 at 0.3
+    for rate in rates[:3]:
+        by_hand = DaskBoostClassifier(n_estimators=1, learning_rate=rate).fit(
+            X, y, xgb_model=by_hand)
+    np.testing.assert_allclose(listed.predict_proba(X), by_hand.predict_proba(X), atol=1e-12)
+    with pytest.raises(ValueError, match="no rate for epoch 4"):
+        DaskBoostClassifier(n_estimators=6, callbacks=[LearningRateScheduler(rates)]).fit(X, y)
+
+
+@pytest.mark.parametrize("as_pickle", [False, True])
+def test_training_checkpoints_every_interval(noisy, tmp_path, as_pickle):
+    import pickle
+    (X, y), _ = noisy
+    first = DaskBoostClassifier(n_estimators=1).fit(X, y)
+    DaskBoostClassifier(n_estimators=5, callbacks=[
+        TrainingCheckPoint(tmp_path, name="m", as_pickle=as_pickle, interval=2)]).fit(
+        X, y, xgb_model=first)
+    suffix = ".pkl" if as_pickle else ".json"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"m_2{suffix}", f"m_4{suffix}"]
+    for rounds, path in ((3, tmp_path / f"m_2{suffix}"), (5, tmp_path / f"m_4{suffix}")):
+        if as_pickle:
+            with open(path, "rb") as f:
+                model = pickle.load(f)
+        else:
+            model = Booster.load(path)
+        assert model.n_rounds == rounds
+    import daskboost
+    with pytest.raises(ValueError, match="cv has none to save"):
+        daskboost.cv({}, X, y, nfold=3, callbacks=[TrainingCheckPoint(tmp_path)])
+
+
+def test_callbacks_as_a_constructor_argument_as_in_xgboost_2(tmp_path):
+    from sklearn.base import clone
+    X, y = data()
+    recorder = Recorder(stop_after=2)
+    model = DaskBoostRegressor(n_estimators=8, max_depth=3, callbacks=[recorder]).fit(X, y)
+    assert model.get_booster().n_rounds == 3 and recorder.calls[-1] == ("after_training", 3)
+    assert clone(model).fit(X, y).get_booster().n_rounds == 3
+    with pytest.raises(ValueError, match="callbacks given both as a parameter and to fit"):
+        model.fit(X, y, callbacks=[recorder])
+    # a callback is code: not in the model file, which is a plain fit's
+    quiet = DaskBoostRegressor(n_estimators=3, max_depth=3, callbacks=[TrainingCallback()])
+    quiet.fit(X, y).save_model(tmp_path / "called.json")
+    DaskBoostRegressor(n_estimators=3, max_depth=3).fit(X, y).save_model(tmp_path / "plain.json")
+    assert (tmp_path / "called.json").read_bytes() == (tmp_path / "plain.json").read_bytes()

@@ -109,3 +109,24 @@ def test_a_cluster_draws_as_the_threaded_scheduler(xy, cluster):
     with distributed.Client(cluster):
         remote = fit()
     assert model_json(local) == model_json(remote)
+
+
+def test_a_constructor_argument_as_in_xgboost_2_saved_with_the_model(xy, tmp_path):
+    X, y = xy
+    weights = [3, 1, 2, 1, 1, 0.5]
+    params = dict(n_estimators=4, max_depth=3, colsample_bynode=0.5, random_state=4)
+    given = DaskBoostRegressor(**params, feature_weights=weights).fit(X, y)
+    assert model_json(given) == model_json(DaskBoostRegressor(**params).fit(
+        X, y, feature_weights=weights))
+    with pytest.raises(ValueError, match="feature_weights given both as a parameter and to fit"):
+        given.fit(X, y, feature_weights=weights)
+    native = daskboost.train({**{k: v for k, v in params.items() if k != "n_estimators"},
+                              "feature_weights": weights}, X, y, num_boost_round=4)
+    assert json.dumps(native.to_dict(), sort_keys=True) == model_json(given)
+    given.save_model(tmp_path / "m.json")
+    assert DaskBoostRegressor().load_model(tmp_path / "m.json").feature_weights == weights
+    saved = json.loads((tmp_path / "m.json").read_text())
+    saved["estimator"]["params"]["feature_weights"] = [1, -2, 1, 1, 1, 1]
+    (tmp_path / "bad.json").write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match=r"bad.json: estimator.params: feature_weights\[1\]"):
+        DaskBoostRegressor().load_model(tmp_path / "bad.json")

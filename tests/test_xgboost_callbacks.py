@@ -35,6 +35,21 @@ def test_xgboosts_early_stopping_is_the_built_in_one(xy):
     assert np.array_equal(theirs.predict_proba(X), ours.predict_proba(X))  # the best rounds
 
 
+def test_xgboosts_early_stopping_in_continued_training(xy):
+    # its epochs count from 0 in each call (it adds the rounds the model started with),
+    # as xgboost's train passes them; daskboost's once counted on and broke it
+    X, y = xy
+    fit, valid = slice(500, None), slice(0, 500)
+    first = DaskBoostClassifier(n_estimators=3, learning_rate=1.0).fit(X[fit], y[fit])
+    more = dict(n_estimators=200, learning_rate=1.0)
+    theirs = DaskBoostClassifier(**more, callbacks=[xgboost.callback.EarlyStopping(rounds=3)])
+    theirs.fit(X[fit], y[fit], eval_set=[(X[valid], y[valid])], xgb_model=first)
+    ours = DaskBoostClassifier(**more, early_stopping_rounds=3).fit(
+        X[fit], y[fit], eval_set=[(X[valid], y[valid])], xgb_model=first)
+    assert theirs.best_iteration == ours.best_iteration >= 3
+    assert theirs.get_booster().n_rounds == ours.get_booster().n_rounds < 203
+
+
 def test_cv_with_xgboosts_early_stopping_ends_at_its_best_round(xy):
     X, y = xy
     params = {"objective": "binary:logistic", "eta": 1.0}

@@ -82,12 +82,27 @@ def test_settings_do_not_change_the_model(xy):
             model_json(plain), settings
 
 
+ONE_VALUED = {"booster": "gbtree", "device": "cpu", "sampling_method": "uniform",
+              "num_parallel_tree": 1, "multi_strategy": "one_output_per_tree",
+              "validate_parameters": False}
+
+
 def test_settings_are_not_saved(xy, tmp_path):
     X, y = xy
-    model = DaskBoostRegressor(verbosity=0, booster="gbtree", device="cpu", **PARAMS).fit(X, y)
+    model = DaskBoostRegressor(verbosity=0, **ONE_VALUED, **PARAMS).fit(X, y)
     model.save_model(tmp_path / "m.json")
     saved = json.loads((tmp_path / "m.json").read_text())["estimator"]["params"]
-    assert not {"verbosity", "booster", "device"} & set(saved)
+    assert not {"verbosity", *ONE_VALUED} & set(saved)
+
+
+def test_xgboosts_parameters_at_their_one_value_here_change_nothing(xy):
+    X, y = xy
+    plain = DaskBoostRegressor(**PARAMS).fit(X, y)
+    assert model_json(DaskBoostRegressor(**ONE_VALUED, **PARAMS).fit(X, y)) == model_json(plain)
+    native = daskboost.train({**ONE_VALUED, "validate_parameters": True,
+                              "max_depth": PARAMS["max_depth"]}, X, y,
+                             num_boost_round=PARAMS["n_estimators"])
+    assert native.n_rounds == PARAMS["n_estimators"]
 
 
 def test_fit_verbose_every_k_rounds(xy, capsys):
@@ -107,6 +122,14 @@ def test_fit_verbose_every_k_rounds(xy, capsys):
     ({"booster": "dart"}, "booster='dart' is not supported"),
     ({"booster": "gblinear"}, "booster='gblinear'"),
     ({"device": "cuda"}, "device='cuda' is not supported"),
+    ({"sampling_method": "gradient_based"}, "sampling_method='gradient_based' is not "
+     "supported: rows are sampled uniformly"),
+    ({"num_parallel_tree": 4}, "num_parallel_tree=4 is not supported: one tree per output "
+     "and round"),
+    ({"num_parallel_tree": True}, "num_parallel_tree=True is not supported"),
+    ({"multi_strategy": "multi_output_tree"}, "multi_strategy='multi_output_tree' is not "
+     "supported"),
+    ({"validate_parameters": "yes"}, "validate_parameters='yes' is not supported"),
     ({"verbosity": 4}, "verbosity=4 must be"),
     ({"verbosity": "info"}, "verbosity='info'"),
     ({"verbose": -1}, "verbose=-1 must be"),
