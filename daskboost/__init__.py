@@ -14,6 +14,7 @@ from .booster import Booster  # noqa: E402
 from .callbacks import TrainingCallback  # noqa: E402
 from .cross_validation import cv  # noqa: E402
 from .cv_models import CVBooster  # noqa: E402
+from .dmatrix import DMatrix, QuantileDMatrix  # noqa: E402
 from .folds import cv_folds  # noqa: E402
 from .native_train import train  # noqa: E402
 from .plotting import plot_importance, plot_metric, plot_tree  # noqa: E402
@@ -25,6 +26,7 @@ _start_warmup()
 
 __version__ = "0.1.0"
 
-__all__ = ["Booster", "CVBooster", "DaskBoostClassifier", "DaskBoostRegressor",
+__all__ = ["Booster", "CVBooster", "DMatrix", "DaskBoostClassifier", "DaskBoostRegressor",
+           "QuantileDMatrix",
            "TrainingCallback", "cv", "cv_folds", "plot_importance", "plot_metric", "plot_tree",
            "train", "__version__"]

@@ -17,7 +17,8 @@ from . import contributions, inspection
 from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION, check_model,
                          garbage_collection_paused, model_source, parse_model,
                          read_model_json)
-from .data import feature_block, table_as_frame
+from .data import feature_block, is_dask_collection, table_as_frame
+from .dmatrix import DMatrix
 from .local_threads import local_thread_count
 from .missing_values import with_missing_as_nan
 from .objectives import CustomObjective, get_objective
@@ -300,7 +301,9 @@ class Booster:
         """Predictions (``output_margin``: margins); xgboost's ``pred_contribs`` /
         ``pred_interactions`` (``approx_contribs``: Saabas): contributions in xgboost's
         shapes, (n, F + 1) / (n, F + 1, F + 1) with one output, (n, K, ...) with K;
-        ``pred_leaf``: each row's leaf in each tree (``predict_leaf``)."""
+        ``pred_leaf``: each row's leaf in each tree (``predict_leaf``).  X may be a
+        ``DMatrix`` of in-memory data (xgboost's call): its base margins are the start."""
+        X, base_margin = _matrix_rows(X, self.n_outputs)
         if pred_leaf:
             if output_margin or pred_contribs or approx_contribs or pred_interactions:
                 raise ValueError("pred_leaf=True excludes output_margin, pred_contribs, "
@@ -308,10 +311,11 @@ class Booster:
             return self.predict_leaf(X, iteration_range)
         if contributions.wants_contributions(output_margin, pred_contribs, approx_contribs,
                                              pred_interactions):
-            values = self.predict_contributions(X, iteration_range, approx=approx_contribs,
+            values = self.predict_contributions(X, iteration_range, base_margin,
+                                                approx=approx_contribs,
                                                 interactions=pred_interactions)
             return values[:, 0] if self.n_outputs == 1 else values
-        return self.output(self.predict_margin(X, iteration_range), output_margin)
+        return self.output(self.predict_margin(X, iteration_range, base_margin), output_margin)
 
     def inplace_predict(self, data, iteration_range=(0, 0), predict_type="value",
                         missing=np.nan, validate_features=True, base_margin=None,
@@ -470,6 +474,18 @@ def map_row_chunks(func, n_rows, step, axis=0):
 
 
 JSON_STYLE = {"sort_keys": True, "separators": (",", ":")}  # model files' JSON, compact
+
+
+def _matrix_rows(X, n_outputs):
+    """``(X, base_margin)`` for ``predict``: a ``DMatrix``'s data and its base margins as
+    ``predict_margin`` takes them, or ``(X, None)`` for anything else."""
+    if not isinstance(X, DMatrix):
+        return X, None
+    if is_dask_collection(X.data):
+        raise TypeError("Booster.predict predicts in-memory data; a DMatrix of dask "
+                        "collections: daskboost.dask.predict(client, booster, dmatrix)")
+    margin = X.get_base_margin()
+    return X.data, None if margin is None else _margin_rows(margin, n_outputs)
 
 
 def write_json_atomically(path, payload):

@@ -31,6 +31,7 @@ import numpy as np
 from .binning import BinMapper
 from .callbacks import CallbackList, Patience
 from .data import partition_input
+from .dmatrix import DMatrix, matrix_arguments
 from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_partition,
                           fold_leaf_residual_summaries, fold_partials, no_result,
                           rebuild_fold_partition, set_start_margins, take_label_scans)
@@ -175,7 +176,7 @@ class PackedBooster:
 # ---- the entry point ---------------------------------------------------------------------
 
 @leaves_worker_pool
-def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
+def cv(params, X, y=None, nfold=None, num_boost_round=None, metrics=None,
        early_stopping_rounds=None, seed=0, stratified=False, shuffle=True, callbacks=None,
        sample_weight=None, as_pandas=True, verbose_eval=None, show_stdv=True, folds=None,
        return_cvbooster=False, feature_weights=None):
@@ -192,6 +193,8 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
         ``early_stopping_rounds`` stand for the arguments of the same meaning when
         those are not given; ``memory_budget``/``cache_dir`` apply as in a fit.
     X, y, sample_weight, feature_weights : as for ``fit`` (dask or in-memory collections).
+        Or xgboost's call, ``cv(params, dtrain, num_boost_round, nfold)``: X a
+        ``DMatrix`` holding the label and weights, the third argument the rounds.
     nfold : number of folds, in [2, number of rows] (default 5, or as many as ``folds``
         gives).
     num_boost_round : rounds per model (default: ``params["n_estimators"]``, else 10).
@@ -225,6 +228,17 @@ def cv(params, X, y, nfold=None, num_boost_round=None, metrics=None,
     standard deviation (numpy's, ddof=0) over the folds, as xgboost's ``cv``; with
     ``return_cvbooster=True``, ``(that frame, CVBooster)``.
     """
+    if isinstance(X, DMatrix):
+        num_boost_round = matrix_arguments("cv", X, y, num_boost_round,
+                                           sample_weight=sample_weight)
+        if X.base_margin is not None:
+            raise ValueError("cv: the DMatrix has a base_margin; cv starts every fold from "
+                             "the objective's start (base_score)")
+        feature_weights = X.feature_weights_or(feature_weights, "cv")
+        params = X.fit_params(params)
+        X, y, sample_weight = X.data, X.label, X.weight
+    elif y is None:
+        raise TypeError("cv(params, X, y): y is missing (or give a DMatrix as X)")
     estimator, settings = estimator_and_settings(params, "cv")
     num_boost_round = setting("num_boost_round", num_boost_round, "n_estimators",
                               settings, 10)

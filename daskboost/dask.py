@@ -15,67 +15,25 @@ import contextlib
 import math
 
 from .booster import Booster
-from .data import table_as_frame
-from .missing_values import with_missing_as_nan
-from .native_train import train_from_sets
+from .dmatrix import DMatrix, QuantileDMatrix
+from .native_train import train as native_train
 from .sklearn import booster_predictions
 
 __all__ = ["DaskDMatrix", "DaskQuantileDMatrix", "inplace_predict", "predict", "train"]
 
 
-class DaskDMatrix:
-    """xgboost.dask's ``DaskDMatrix``: X (a dask DataFrame or Array; pandas and numpy too)
-    with its label, weights and base margins, aligned with it.
+class DaskDMatrix(DMatrix):
+    """xgboost.dask's ``DaskDMatrix``: a ``DMatrix`` (``daskboost.dmatrix``) of X (a dask
+    DataFrame or Array; pandas and numpy too) with its label, weights and base margins,
+    aligned with it.  ``client`` is not used here: ``train`` takes its own."""
 
-    ``missing``: a value read as missing in X's numeric columns (as xgboost's DMatrix,
-    for this matrix only).  ``feature_names``: X's columns are renamed to them (an array
-    becomes a frame with those columns).  ``feature_types`` and ``enable_categorical``:
-    as the estimators' parameters (``"c"``: categorical), for the fit on this matrix.
-    ``feature_weights``: as ``fit``'s.  ``client`` is not used here: ``train`` takes
-    its own.
-    """
-
-    def __init__(self, client, data, label=None, *, weight=None, base_margin=None,
-                 missing=None, silent=False, feature_names=None, feature_types=None,
-                 group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
-                 feature_weights=None, enable_categorical=False):
-        for name, value in (("group", group), ("qid", qid),
-                            ("label_lower_bound", label_lower_bound),
-                            ("label_upper_bound", label_upper_bound)):
-            if value is not None:
-                raise ValueError(f"{type(self).__name__}: {name} is for ranking or survival "
-                                 "objectives, which daskboost does not train")
-        self.data = _renamed(table_as_frame(data), feature_names)
-        if missing is not None:  # (NaN: the data as it is)
-            self.data = with_missing_as_nan(self.data, missing)
-        self.label, self.weight, self.base_margin = label, weight, base_margin
-        self.feature_types = feature_types
-        self.enable_categorical = bool(enable_categorical)
-        self.feature_weights = feature_weights
-
-    def _data_params(self):
-        """The estimator parameters this matrix sets (its features' types)."""
-        params = {}
-        if self.feature_types is not None:
-            params["feature_types"] = list(self.feature_types)
-        return params
+    def __init__(self, client, data, label=None, **kwargs):
+        super().__init__(data, label, **kwargs)
 
 
-class DaskQuantileDMatrix(DaskDMatrix):
-    """xgboost.dask's ``DaskQuantileDMatrix``: the same as ``DaskDMatrix`` here (every fit
-    bins its data with the training data's cuts: ``ref`` is accepted, not needed);
-    ``max_bin`` is the estimators' parameter, for the fit on this matrix."""
-
-    def __init__(self, client, data, label=None, *, max_bin=None, ref=None,
-                 max_quantile_batches=None, **kwargs):
-        super().__init__(client, data, label, **kwargs)
-        self.max_bin = max_bin
-
-    def _data_params(self):
-        params = super()._data_params()
-        if self.max_bin is not None:
-            params["max_bin"] = self.max_bin
-        return params
+class DaskQuantileDMatrix(DaskDMatrix, QuantileDMatrix):
+    """xgboost.dask's ``DaskQuantileDMatrix``: a ``QuantileDMatrix`` (the same as
+    ``DaskDMatrix`` here, with ``max_bin`` for the fit on it)."""
 
 
 def train(client, params, dtrain, num_boost_round=10, *, evals=None, obj=None,
@@ -90,22 +48,14 @@ def train(client, params, dtrain, num_boost_round=10, *, evals=None, obj=None,
         raise ValueError("obj and custom_metric take xgboost's DMatrix; give the objective "
                          "and eval_metric by name in params (or a callable objective to "
                          "the estimators)")
-    if not isinstance(dtrain, DaskDMatrix):
+    if not isinstance(dtrain, DMatrix):
         raise TypeError(f"dtrain must be a DaskDMatrix; got {type(dtrain).__name__}")
-    named = _checked_evals(evals)
-    if not isinstance(params, dict):
-        raise TypeError(f"params must be a dict of parameters; got {type(params).__name__}")
-    params = {**dtrain._data_params(), **params}
-    if dtrain.enable_categorical:
-        params.setdefault("enable_categorical", True)
     history = {}
     with _scheduler_of(client):
-        booster = train_from_sets(
-            params, (dtrain.data, dtrain.label, dtrain.weight, dtrain.base_margin),
-            [((m.data, m.label, m.weight, m.base_margin), name) for m, name in named],
-            num_boost_round=num_boost_round, early_stopping_rounds=early_stopping_rounds,
-            evals_result=history, verbose_eval=verbose_eval, xgb_model=xgb_model,
-            callbacks=callbacks, feature_weights=dtrain.feature_weights)
+        booster = native_train(params, dtrain, num_boost_round, evals=evals,
+                               early_stopping_rounds=early_stopping_rounds,
+                               evals_result=history, verbose_eval=verbose_eval,
+                               xgb_model=xgb_model, callbacks=callbacks)
     return {"booster": booster, "history": history}
 
 
@@ -123,7 +73,7 @@ def predict(client, model, data, *, output_margin=False, missing=math.nan, pred_
     booster = _booster_of(model)
     kind = _prediction_kind(output_margin, pred_leaf, pred_contribs, approx_contribs,
                             pred_interactions)
-    if isinstance(data, DaskDMatrix):  # (its missing value applied already)
+    if isinstance(data, DMatrix):  # (its missing value applied already)
         return booster_predictions(booster, data.data, kind, _rounds(iteration_range),
                                    validate_features)
     return booster_predictions(booster, data, kind, _rounds(iteration_range),
@@ -147,33 +97,6 @@ def inplace_predict(client, model, data, *, iteration_range=(0, 0), predict_type
 
 
 # ---- helpers --------------------------------------------------------------------------
-
-def _renamed(data, feature_names):
-    """``data`` with its features named ``feature_names`` (an array as a frame)."""
-    if feature_names is None:
-        return data
-    names = [str(n) for n in feature_names]
-    n_features = data.shape[1]
-    if len(names) != n_features:
-        raise ValueError(f"feature_names has {len(names)} names; the data has {n_features} "
-                         "features")
-    if hasattr(data, "columns"):
-        return data.rename(columns=dict(zip(data.columns, names)))
-    if hasattr(data, "to_dask_dataframe"):  # a dask array
-        return data.to_dask_dataframe(columns=names)
-    import pandas as pd
-    return pd.DataFrame(data, columns=names)
-
-
-def _checked_evals(evals):
-    if evals is None:
-        return []
-    if not isinstance(evals, (list, tuple)) or not all(
-            isinstance(e, (list, tuple)) and len(e) == 2 and isinstance(e[0], DaskDMatrix)
-            for e in evals):
-        raise TypeError("evals must be a list of (DaskDMatrix, name) pairs")
-    return [(m, name) for m, name in evals]
-
 
 def _scheduler_of(client):
     """The fit's scheduler: ``client`` (made the current client), or the active one."""

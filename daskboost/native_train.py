@@ -7,11 +7,12 @@ fit is the estimator's: the same model bytes as ``DaskBoostRegressor(**params).f
 (or ``DaskBoostClassifier`` for a ``binary:``/``multi:`` objective).
 """
 
+from .dmatrix import DMatrix, matrix_arguments
 from .params import integer_param
 from .params_dict import estimator_and_settings, setting
 
 
-def train(params, X, y, num_boost_round=None, evals=None, early_stopping_rounds=None,
+def train(params, X, y=None, num_boost_round=None, evals=None, early_stopping_rounds=None,
           sample_weight=None, base_margin=None, evals_result=None, verbose_eval=None,
           xgb_model=None, callbacks=None, feature_weights=None):
     """Train a model; returns its ``Booster``.
@@ -24,6 +25,10 @@ def train(params, X, y, num_boost_round=None, evals=None, early_stopping_rounds=
         their sorted order gives the class indices the Booster predicts (0 and 1, or
         0 .. K-1, are themselves).
     X, y, sample_weight, base_margin, feature_weights : as for the estimators' ``fit``.
+        Or xgboost's call, ``train(params, dtrain, num_boost_round, evals=[(dvalid,
+        "valid")])``: X a ``DMatrix`` (``daskboost.DMatrix``) holding the label, weights
+        and base margins, the third argument the rounds, and eval sets ``(DMatrix,
+        name)`` pairs.
     num_boost_round : rounds (default ``params["n_estimators"]``, else 10, xgboost's).
     evals : eval sets scored after every round: ``(X, y)`` pairs (named
         ``validation_<i>``) or ``(X, y, name)`` triples; the last drives early
@@ -38,6 +43,15 @@ def train(params, X, y, num_boost_round=None, evals=None, early_stopping_rounds=
     xgb_model : a Booster, an estimator or a model file to continue from.
     callbacks : ``TrainingCallback``-shaped objects, as for ``fit``.
     """
+    if isinstance(X, DMatrix):
+        rounds = matrix_arguments("train", X, y, num_boost_round, sample_weight=sample_weight,
+                                  base_margin=base_margin)
+        return train_from_sets(X.fit_params(params), X.data_set(), _matrix_evals(evals),
+                               rounds, early_stopping_rounds, evals_result, verbose_eval,
+                               xgb_model, callbacks,
+                               X.feature_weights_or(feature_weights, "train"))
+    if y is None:
+        raise TypeError("train(params, X, y): y is missing (or give a DMatrix as X)")
     if evals is not None and (not isinstance(evals, (list, tuple)) or not all(
             isinstance(e, (list, tuple)) and len(e) in (2, 3) for e in evals)):
         raise TypeError("evals must be a list of (X, y) pairs or (X, y, name) triples")
@@ -91,3 +105,15 @@ def _checked_names(names):
     if len(set(names)) != len(names):
         raise ValueError(f"evals: names must differ; got {names}")
     return names
+
+
+def _matrix_evals(evals):
+    """xgboost's ``evals``, ``(DMatrix, name)`` pairs, as ``train_from_sets`` takes them."""
+    if evals is None:
+        return []
+    if not isinstance(evals, (list, tuple)) or not all(
+            isinstance(e, (list, tuple)) and len(e) == 2 and isinstance(e[0], DMatrix)
+            and isinstance(e[1], str) for e in evals):
+        raise TypeError("evals must be a list of (DMatrix, name) pairs when dtrain is a "
+                        "DMatrix")
+    return [(matrix.data_set(), name) for matrix, name in evals]

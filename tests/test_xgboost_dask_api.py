@@ -124,7 +124,7 @@ def test_a_future_of_the_booster_predicts(cluster, data):
      "feature_names has 1 names; the data has 5 features"),
     (lambda X, y: dxgb.train(None, PARAMS, (X, y)), TypeError, "dtrain must be a DaskDMatrix"),
     (lambda X, y: dxgb.train(None, PARAMS, dxgb.DaskDMatrix(None, X, y),
-                             evals=[(X, "valid")]), TypeError, r"\(DaskDMatrix, name\)"),
+                             evals=[(X, "valid")]), TypeError, r"\(DMatrix, name\)"),
     (lambda X, y: dxgb.train(None, PARAMS, dxgb.DaskDMatrix(None, X, y),
                              obj=lambda p, d: (p, p)), ValueError, "obj and custom_metric"),
     (lambda X, y: dxgb.train(None, {"max_depth": -1}, dxgb.DaskDMatrix(None, X, y)),

@@ -1,0 +1,172 @@
+"""xgboost's ``DMatrix``: the data of a native-API call, held as it is given.
+
+A script written for ``xgboost.train``/``xgboost.cv`` builds ``DMatrix(X, label=y,
+weight=w, ...)`` and passes it on; ``daskboost.train``, ``daskboost.cv`` and
+``Booster.predict`` take it here, so such a script runs with ``import daskboost as xgb``.
+Nothing is read, binned or copied when a matrix is made: it holds X (numpy, pandas,
+scipy.sparse, an Arrow table, or a dask collection) with its label, weights and base
+margins, and the fit reads them as the estimators' ``fit`` does.  ``missing`` and
+``feature_names`` apply to this matrix's X at once (a lazy mask or rename for dask
+data); ``feature_types``, ``enable_categorical`` and ``max_bin`` are parameters of a fit
+on it.  What daskboost does not train is refused by name: ranking (``group``/``qid``)
+and survival (label bounds).
+"""
+
+import numbers
+
+from .data import table_as_frame
+from .missing_values import with_missing_as_nan
+
+__all__ = ["DMatrix", "QuantileDMatrix", "matrix_arguments"]
+
+
+class DMatrix:
+    """xgboost's ``DMatrix``: ``data`` (in memory or a dask collection) with its
+    ``label``, ``weight`` and ``base_margin``, aligned with it.
+
+    ``missing``: a value read as missing in the numeric columns (NaN always is).
+    ``feature_names``: the columns renamed to them (an array becomes a DataFrame).
+    ``feature_types`` (``"q"``/``"c"`` per feature) and ``enable_categorical``: as the
+    estimators' parameters, for a fit on this matrix; ``feature_weights``: as ``fit``'s.
+    ``nthread`` and ``silent`` are accepted and unused (threads: the fit's ``nthread``).
+    """
+
+    def __init__(self, data, label=None, *, weight=None, base_margin=None, missing=None,
+                 silent=False, feature_names=None, feature_types=None, nthread=None,
+                 group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
+                 feature_weights=None, enable_categorical=False, data_split_mode=None):
+        for name, value in (("group", group), ("qid", qid),
+                            ("label_lower_bound", label_lower_bound),
+                            ("label_upper_bound", label_upper_bound)):
+            if value is not None:
+                raise ValueError(f"{type(self).__name__}: {name} is for ranking or survival "
+                                 "objectives, which daskboost does not train")
+        if data_split_mode not in (None, 0, "row"):
+            raise ValueError(f"{type(self).__name__}: data_split_mode={data_split_mode!r}: "
+                             "data is split by rows (partitions) here")
+        self.data = _renamed(table_as_frame(data), feature_names)
+        if missing is not None:  # (NaN: the data as it is)
+            self.data = with_missing_as_nan(self.data, missing)
+        self.label, self.weight, self.base_margin = label, weight, base_margin
+        self.feature_types = None if feature_types is None else list(feature_types)
+        self.enable_categorical = bool(enable_categorical)
+        self.feature_weights = feature_weights
+
+    # ---- xgboost's accessors -------------------------------------------------------------
+    @property
+    def feature_names(self):
+        """The columns' names (a DataFrame's), else None."""
+        columns = getattr(self.data, "columns", None)
+        return None if columns is None else [str(c) for c in columns]
+
+    def num_row(self):
+        """The number of rows (a dask collection's computed when not known)."""
+        n = self.data.shape[0]
+        if isinstance(n, numbers.Integral):
+            return int(n)
+        if hasattr(self.data, "compute_chunk_sizes"):  # a dask array, chunk sizes unknown
+            return int(self.data.copy().compute_chunk_sizes().shape[0])
+        return int(len(self.data))  # a dask DataFrame
+
+    def num_col(self):
+        return int(self.data.shape[1])
+
+    def get_label(self):
+        return self.label
+
+    def get_weight(self):
+        return self.weight
+
+    def get_base_margin(self):
+        return self.base_margin
+
+    def set_label(self, label):
+        self.label = label
+
+    def set_weight(self, weight):
+        self.weight = weight
+
+    def set_base_margin(self, margin):
+        self.base_margin = margin
+
+    # ---- what a fit takes from it --------------------------------------------------------
+    def data_set(self):
+        """``(X, y, sample_weight, base_margin)``, as a fit takes a data set."""
+        return self.data, self.label, self.weight, self.base_margin
+
+    def fit_params(self, params):
+        """``params`` (a native API's dict) with this matrix's parameters under them: its
+        features' types, ``enable_categorical``, and a ``QuantileDMatrix``'s
+        ``max_bin``; the dict's own values win."""
+        if not isinstance(params, dict):
+            raise TypeError(f"params must be a dict of parameters; got "
+                            f"{type(params).__name__}")
+        own = {}
+        if self.feature_types is not None:
+            own["feature_types"] = list(self.feature_types)
+        if self.enable_categorical:
+            own["enable_categorical"] = True
+        return {**own, **self._more_params(), **params}
+
+    def _more_params(self):
+        return {}
+
+    def feature_weights_or(self, argument, caller):
+        """The ``feature_weights`` given to ``caller`` or this matrix's: one of them."""
+        if argument is not None and self.feature_weights is not None:
+            raise ValueError(f"feature_weights given both to {caller} and to the "
+                             f"{type(self).__name__}; give one")
+        return self.feature_weights if argument is None else argument
+
+
+class QuantileDMatrix(DMatrix):
+    """xgboost's ``QuantileDMatrix``: the same as ``DMatrix`` here (every fit bins its
+    data with the training data's cuts, so ``ref`` is accepted, not needed); ``max_bin``
+    is the estimators' parameter, for a fit on this matrix."""
+
+    def __init__(self, data, label=None, *, max_bin=None, ref=None,
+                 max_quantile_batches=None, **kwargs):
+        super().__init__(data, label, **kwargs)
+        self.max_bin = max_bin
+
+    def _more_params(self):
+        return {} if self.max_bin is None else {"max_bin": self.max_bin}
+
+
+def matrix_arguments(caller, matrix, rounds_given_as_y, num_boost_round, **unused):
+    """``caller`` (``train``/``cv``) called as xgboost's, ``(params, dtrain,
+    num_boost_round)``: the third positional argument, in daskboost's ``y`` place, is
+    the number of rounds.  Returns the rounds; TypeError when it is not a number, or
+    when both it and ``num_boost_round`` are given, or when one of ``unused`` (the data
+    arguments that the matrix holds) is given too."""
+    given = [name for name, value in unused.items() if value is not None]
+    if given:
+        raise TypeError(f"{caller}: {given[0]} is held by the {type(matrix).__name__} "
+                        f"(give it to the matrix)")
+    if rounds_given_as_y is None:
+        return num_boost_round
+    if isinstance(rounds_given_as_y, bool) or not isinstance(rounds_given_as_y,
+                                                             numbers.Integral):
+        raise TypeError(f"{caller}(params, dtrain, ...): with a {type(matrix).__name__} the "
+                        "labels are the matrix's; the third argument is num_boost_round, "
+                        f"got {type(rounds_given_as_y).__name__}")
+    if num_boost_round is not None:
+        raise TypeError(f"{caller}: num_boost_round given twice")
+    return int(rounds_given_as_y)
+
+
+def _renamed(data, feature_names):
+    """``data`` with its features named ``feature_names`` (an array as a frame)."""
+    if feature_names is None:
+        return data
+    names = [str(n) for n in feature_names]
+    n_features = data.shape[1]
+    if len(names) != n_features:
+        raise ValueError(f"feature_names has {len(names)} names; the data has {n_features} "
+                         "features")
+    if hasattr(data, "columns"):
+        return data.rename(columns=dict(zip(data.columns, names)))
+    if hasattr(data, "to_dask_dataframe"):  # a dask array
+        return data.to_dask_dataframe(columns=names)
+    import pandas as pd
+    return pd.DataFrame(data, columns=names)

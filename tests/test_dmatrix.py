@@ -1,0 +1,158 @@
+"""xgboost's ``DMatrix`` (``daskboost.dmatrix``): a native-API script runs as it is, with
+``import daskboost as xgb``: ``train(params, dtrain, rounds, evals=[(dvalid, name)])``,
+``cv(params, dtrain, rounds, nfold)`` and ``Booster.predict(dmatrix)``."""
+
+import json
+
+import dask.array as da
+import numpy as np
+import pandas as pd
+import pytest
+
+import daskboost
+
+PARAMS = {"objective": "binary:logistic", "max_depth": 3, "eta": 0.3, "tree_method": "hist"}
+
+
+@pytest.fixture(scope="module")
+def data():
+    """Discrete features (xgboost's cuts and ours agree), labels, weights."""
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame(rng.integers(0, 8, size=(1500, 5)).astype(np.float64),
+                     columns=list("abcde"))
+    y = (X["a"] + X["b"] + rng.normal(size=len(X)) > 8).astype(np.float64).to_numpy()
+    return X, y, rng.uniform(0.5, 2.0, size=len(X))
+
+
+def booster_json(booster):
+    return json.dumps(booster.to_dict(), sort_keys=True)
+
+
+def test_train_on_matrices_is_train_on_arrays(data):
+    X, y, w = data
+    dtrain = daskboost.DMatrix(X[:1000], label=y[:1000], weight=w[:1000])
+    dvalid = daskboost.DMatrix(X[1000:], label=y[1000:])
+    log = {}
+    booster = daskboost.train(PARAMS, dtrain, 30, evals=[(dtrain, "train"), (dvalid, "valid")],
+                              early_stopping_rounds=3, evals_result=log)
+    arrays_log = {}
+    from_arrays = daskboost.train(PARAMS, X[:1000], y[:1000], num_boost_round=30,
+                                  sample_weight=w[:1000], early_stopping_rounds=3,
+                                  evals=[(X[:1000], y[:1000], "train"),
+                                         (X[1000:], y[1000:], "valid")],
+                                  evals_result=arrays_log)
+    assert booster_json(booster) == booster_json(from_arrays)
+    assert log["valid"] == arrays_log["valid"]
+    # each matrix's own weights weigh its metric (xgboost's eval DMatrix): the training
+    # matrix's, as the estimator's sample_weight_eval_set
+    estimator = daskboost.DaskBoostClassifier(max_depth=3, learning_rate=0.3, n_estimators=30,
+                                              early_stopping_rounds=3).fit(
+        X[:1000], y[:1000], sample_weight=w[:1000],
+        eval_set=[(X[:1000], y[:1000]), (X[1000:], y[1000:])],
+        sample_weight_eval_set=[w[:1000], None])
+    assert log["train"] == estimator.evals_result_["validation_0"] != arrays_log["train"]
+
+
+def test_the_same_script_on_xgboost_gives_the_same_model(data):
+    xgboost = pytest.importorskip("xgboost")
+    X, y, w = data
+    results = {}
+    for module in (xgboost, daskboost):
+        dtrain = module.DMatrix(X[:1000], label=y[:1000], weight=w[:1000])
+        dvalid = module.DMatrix(X[1000:], label=y[1000:], base_margin=np.full(500, 0.25))
+        log = {}
+        booster = module.train(PARAMS, dtrain, 10, evals=[(dvalid, "valid")],
+                               evals_result=log, verbose_eval=False)
+        results[module.__name__] = (log["valid"]["logloss"], booster.predict(dvalid),
+                                    booster.predict(dvalid, output_margin=True))
+    ours, theirs = results["daskboost"], results["xgboost"]
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=0, atol=1e-5)
+    # the matrix's base margins are the start: 0.25 more than without them
+    booster = daskboost.train(PARAMS, daskboost.DMatrix(X, label=y), 3)
+    plain = booster.predict(daskboost.DMatrix(X[:5]), output_margin=True)
+    shifted = booster.predict(daskboost.DMatrix(X[:5], base_margin=np.full(5, 0.25)),
+                              output_margin=True)
+    np.testing.assert_allclose(shifted - plain, 0.25 - booster.base_margin[0], atol=1e-12)
+
+
+def test_cv_on_a_matrix_is_cv_on_arrays(data):
+    X, y, w = data
+    on_matrix = daskboost.cv(PARAMS, daskboost.DMatrix(X, label=y, weight=w), 4, 3)
+    on_arrays = daskboost.cv(PARAMS, X, y, nfold=3, num_boost_round=4, sample_weight=w)
+    assert on_matrix.shape == (4, 4) and on_matrix.equals(on_arrays)
+
+
+def test_a_matrix_applies_missing_names_types_and_max_bin(data):
+    X, y, _ = data
+    marked = X.where(X["c"] != 3, -1.0)
+    with_nan = X.where(X["c"] != 3, np.nan)
+    named = daskboost.DMatrix(marked.to_numpy(), label=y, missing=-1.0,
+                              feature_names=list("vwxyz"))
+    assert named.feature_names == list("vwxyz")
+    assert (named.num_row(), named.num_col()) == (1500, 5)
+    reference = daskboost.train(PARAMS, with_nan.set_axis(list("vwxyz"), axis=1), y,
+                                num_boost_round=3)
+    assert booster_json(daskboost.train(PARAMS, named, 3)) == booster_json(reference)
+    coarse = daskboost.QuantileDMatrix(X, label=y, max_bin=4, feature_types=["c"] + ["q"] * 4)
+    by_params = daskboost.train({**PARAMS, "max_bin": 4, "feature_types": ["c"] + ["q"] * 4},
+                                X, y, num_boost_round=3)
+    assert booster_json(daskboost.train(PARAMS, coarse, 3)) == booster_json(by_params)
+    # the dict's own values win over the matrix's
+    assert booster_json(daskboost.train({**PARAMS, "max_bin": 256, "feature_types": None},
+                                        coarse, 3)) == booster_json(
+        daskboost.train(PARAMS, X, y, num_boost_round=3))
+
+
+def test_a_matrix_of_dask_collections(data):
+    X, y, w = data
+    dX, dy, dw = (da.from_array(np.asarray(a), chunks=500) for a in (X, y, w))
+    matrix = daskboost.DMatrix(dX, label=dy, weight=dw)
+    assert matrix.num_row() == 1500
+    booster = daskboost.train(PARAMS, matrix, 3)
+    assert booster_json(booster) == booster_json(daskboost.train(
+        PARAMS, dX, dy, sample_weight=dw, num_boost_round=3))
+    with pytest.raises(TypeError, match="daskboost.dask.predict"):
+        booster.predict(matrix)
+    unknown = daskboost.DMatrix(dX.to_dask_dataframe().to_dask_array(), label=y)
+    assert unknown.num_row() == 1500  # (chunk sizes unknown: counted)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda m, X, y: daskboost.train(PARAMS, m, "ten"), TypeError,
+     "the third argument is num_boost_round, got str"),
+    (lambda m, X, y: daskboost.train(PARAMS, m, 3, num_boost_round=3), TypeError,
+     "num_boost_round given twice"),
+    (lambda m, X, y: daskboost.train(PARAMS, m, 3, sample_weight=y), TypeError,
+     "sample_weight is held by the DMatrix"),
+    (lambda m, X, y: daskboost.train(PARAMS, m, 3, evals=[(X, y)]), TypeError,
+     r"\(DMatrix, name\) pairs"),
+    (lambda m, X, y: daskboost.train(PARAMS, X), TypeError, "y is missing"),
+    (lambda m, X, y: daskboost.train([("eta", 1)], m, 3), TypeError, "params must be a dict"),
+    (lambda m, X, y: daskboost.cv(PARAMS, daskboost.DMatrix(X, label=y,
+                                                            base_margin=y), 3),
+     ValueError, "cv: the DMatrix has a base_margin"),
+    (lambda m, X, y: daskboost.train(PARAMS, daskboost.DMatrix(X, label=y, feature_weights=[1] * 5),
+                                     3, feature_weights=[1] * 5),
+     ValueError, "feature_weights given both to train and to the DMatrix"),
+    (lambda m, X, y: daskboost.DMatrix(X, label=y, qid=y), ValueError,
+     "DMatrix: qid is for ranking or survival"),
+    (lambda m, X, y: daskboost.DMatrix(X, label=y, feature_names=["a"]), ValueError,
+     "feature_names has 1 names; the data has 5 features"),
+])
+def test_bad_calls_name_what_is_wrong(data, call, error, match):
+    X, y, _ = data
+    with pytest.raises(error, match=match):
+        call(daskboost.DMatrix(X, label=y), X, y)
+
+
+def test_accessors_as_xgboosts(data):
+    X, y, w = data
+    matrix = daskboost.DMatrix(X, label=y)
+    assert matrix.get_label() is y and matrix.get_weight() is None
+    matrix.set_weight(w)
+    matrix.set_base_margin(np.zeros(len(y)))
+    assert matrix.get_weight() is w and matrix.get_base_margin().shape == (1500,)
+    matrix.set_label(1 - y)
+    assert np.array_equal(matrix.get_label(), 1 - y)
