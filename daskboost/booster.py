@@ -20,6 +20,7 @@ from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION
 from .data import feature_block, is_dask_collection, table_as_frame
 from .dmatrix import DMatrix
 from .local_threads import local_thread_count
+from .metrics import evaluate
 from .missing_values import with_missing_as_nan
 from .objectives import CustomObjective, get_objective
 from .sparse import DENSE_CELLS, dense_rows, is_sparse
@@ -45,9 +46,17 @@ class Booster:
         {feature: its sorted category dictionary} of the categorical ones (issue 13).
     """
 
-    def __init__(self, trees, base_margin, objective, n_features, feature_names=None,
-                 objective_params=None, best_iteration=None, best_score=None,
-                 feature_types=None, categories=None, attributes=None):
+    def __init__(self, trees=None, base_margin=None, objective=None, n_features=None,
+                 feature_names=None, objective_params=None, best_iteration=None,
+                 best_score=None, feature_types=None, categories=None, attributes=None, *,
+                 params=None, cache=None, model_file=None):
+        if trees is None or isinstance(trees, dict):  # xgboost's (params, cache, model_file)
+            self._init_as_xgboost(trees if isinstance(trees, dict) else params, cache,
+                                  model_file, base_margin, objective, n_features)
+            return
+        if model_file is not None or params is not None:
+            raise TypeError("Booster(trees, ...) builds a model from its trees; "
+                            "Booster(model_file=path) loads one: give one of them")
         self.trees = list(trees)
         self.base_margin = np.atleast_1d(np.asarray(base_margin, dtype=np.float64))
         self.objective = objective
@@ -64,6 +73,35 @@ class Booster:
         # set while the Booster is a fit's model in its callbacks: ``set_param(k, v)``
         # changes that fit's parameter ``k`` for the rounds still to grow
         self._fit_in_progress = None
+
+    def _init_as_xgboost(self, params, cache, model_file, *model_parts):
+        """xgboost's ``Booster(params, cache, model_file)``: the model in ``model_file``
+        (a path or bytes), or no model until ``load_model``.  ``params`` (a dict) is
+        accepted for the call's shape: a Booster here is a fitted model, trained by
+        ``train`` and predicting with the threads of ``n_jobs``/dask's ``num_workers``;
+        ``cache`` (xgboost's DMatrix cache) likewise."""
+        if any(part is not None for part in model_parts):
+            raise TypeError("Booster(trees, base_margin, objective, n_features, ...): trees "
+                            "is missing")
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"Booster(params=...) takes a dict; got {type(params).__name__}")
+        if cache is not None and not isinstance(cache, (list, tuple)):
+            raise TypeError(f"Booster(cache=...) takes a list; got {type(cache).__name__}")
+        if model_file is None:  # no model: an empty shell for load_model
+            self.__init__([], [0.0], "reg:squarederror", 0)
+        else:
+            self.__dict__.update(Booster.load(model_file).__dict__)
+
+    def load_model(self, fname):
+        """Replace this Booster's model with the one in ``fname`` (a path or the bytes of
+        a model file; daskboost's or xgboost's JSON), checked first: xgboost's
+        ``Booster().load_model(path)``.  On a bad file this Booster is left as it was."""
+        self.__dict__.update(Booster.load(fname).__dict__)
+
+    def _check_has_model(self):
+        if self.n_features == 0:
+            raise ValueError("this Booster holds no model: load one (load_model(path)) or "
+                             "train one (daskboost.train)")
 
     @property
     def encoders(self):
@@ -226,6 +264,7 @@ class Booster:
         """X as the kernels read it: a float (n_rows, n_features) array or a CSR block
         (entries not stored are missing); a DataFrame's categories encoded here (an
         Arrow table, pyarrow's or polars', read as a DataFrame)."""
+        self._check_has_model()
         X = table_as_frame(X)
         if isinstance(X, pd.DataFrame):
             X = feature_block(X, self.encoders)
@@ -356,6 +395,49 @@ class Booster:
         dump = inspection.dump_text if dump_format == "text" else inspection.dump_json
         return dump(self.trees, self.feature_names, with_stats, self.categories)
 
+    def dump_model(self, fout, fmap="", with_stats=False, dump_format="text"):
+        """xgboost's ``dump_model``: ``get_dump`` written to the file ``fout``: each tree
+        after a ``booster[i]:`` line (text), or one JSON list of the trees (json).
+        Written atomically.  ``fmap`` (xgboost's feature map file) is not read: the
+        trees name the model's features."""
+        if fmap:
+            raise ValueError(f"fmap={fmap!r}: feature map files are not read; the dump names "
+                             "the model's features (feature_names)")
+        dump = self.get_dump(with_stats, dump_format)
+        if dump_format == "json":
+            text = "[\n" + ",\n".join(dump) + "\n]\n"
+        else:
+            text = "".join(f"booster[{i}]:\n{tree}" for i, tree in enumerate(dump))
+        write_atomically(fout, lambda f: f.write(text))
+
+    def eval_set(self, evals, iteration=0, feval=None, output_margin=True):
+        """xgboost's ``eval_set``: ``"[iteration]\t<name>-<metric>:<value>..."`` for each
+        ``(DMatrix, name)`` pair of in-memory data (its label, weights and base margins),
+        with every round of the model.  The metric is the objective's default one (a
+        fit's ``eval_metric`` is not part of the model); ``feval`` is not supported."""
+        if feval is not None:
+            raise ValueError("feval is not supported: score predictions with your function, "
+                             "or give the fit an eval_metric callable")
+        objective = self.get_objective()
+        metric = objective.default_metric
+        line = f"[{iteration}]"
+        for matrix, name in evals:
+            if not isinstance(matrix, DMatrix):
+                raise TypeError(f"eval_set takes (DMatrix, name) pairs; got a "
+                                f"{type(matrix).__name__} for {name!r}")
+            X, base_margin = _matrix_rows(matrix, self.n_outputs)
+            if matrix.label is None:
+                raise ValueError(f"eval_set: the DMatrix {name!r} has no label")
+            margin = self.predict_margin(X, None, base_margin)
+            weight = None if matrix.weight is None else np.asarray(matrix.weight, np.float64)
+            value = evaluate(metric, [(np.asarray(matrix.label), margin, weight)], objective)
+            line += f"\t{name}-{metric}:{value:.17f}"
+        return line
+
+    def eval(self, data, name="eval", iteration=0):
+        """xgboost's ``eval``: ``eval_set([(data, name)], iteration)``."""
+        return self.eval_set([(data, name)], iteration)
+
     def trees_to_dataframe(self):
         """One row per node of every tree (pandas DataFrame, xgboost's columns + Class)."""
         return inspection.trees_to_dataframe(self.trees, self.feature_names, self.n_outputs,
@@ -392,6 +474,7 @@ class Booster:
 
     def to_payload(self, format="daskboost"):
         """The model file's JSON object in ``format`` (see ``save_model``)."""
+        self._check_has_model()
         if format == "daskboost":
             return self.to_dict()
         if format == "xgboost":

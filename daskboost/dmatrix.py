@@ -13,6 +13,7 @@ and survival (label bounds).
 """
 
 import numbers
+import os
 
 from .data import table_as_frame
 from .missing_values import with_missing_as_nan
@@ -44,6 +45,10 @@ class DMatrix:
         if data_split_mode not in (None, 0, "row"):
             raise ValueError(f"{type(self).__name__}: data_split_mode={data_split_mode!r}: "
                              "data is split by rows (partitions) here")
+        if isinstance(data, (str, bytes, os.PathLike)):
+            raise ValueError(f"{type(self).__name__}({data!r:.80}): files are not read here "
+                             "(xgboost's text and URI loading); read them with pandas or dask "
+                             "(dd.read_parquet, dd.read_csv) and give the DataFrame")
         self.data = _renamed(table_as_frame(data), feature_names)
         if missing is not None:  # (NaN: the data as it is)
             self.data = with_missing_as_nan(self.data, missing)

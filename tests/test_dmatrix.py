@@ -156,3 +156,56 @@ def test_accessors_as_xgboosts(data):
     assert matrix.get_weight() is w and matrix.get_base_margin().shape == (1500,)
     matrix.set_label(1 - y)
     assert np.array_equal(matrix.get_label(), 1 - y)
+
+
+def test_a_booster_made_from_a_model_file_as_xgboosts(data, tmp_path):
+    X, y, _ = data
+    trained = daskboost.train(PARAMS, daskboost.DMatrix(X, label=y), 4)
+    trained.save_model(tmp_path / "model.json")
+    expected = trained.predict(daskboost.DMatrix(X))
+    from_file = daskboost.Booster(model_file=tmp_path / "model.json")
+    np.testing.assert_array_equal(from_file.predict(daskboost.DMatrix(X)), expected)
+    shell = daskboost.Booster({"nthread": 2})  # xgboost's docs: Booster(params), then load
+    with pytest.raises(ValueError, match="holds no model"):
+        shell.predict(X)
+    (tmp_path / "bad.json").write_text('{"format": "daskboost", "version": 99}')
+    with pytest.raises(ValueError, match="bad.json"):
+        shell.load_model(tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="holds no model"):  # unchanged by the bad file
+        shell.save_model(tmp_path / "empty.json")
+    shell.load_model((tmp_path / "model.json").read_bytes())
+    np.testing.assert_array_equal(shell.predict(X), expected)
+    xgboost = pytest.importorskip("xgboost")
+    theirs = xgboost.train(PARAMS, xgboost.DMatrix(X, label=y), 4)
+    theirs.save_model(tmp_path / "theirs.json")
+    np.testing.assert_allclose(daskboost.Booster(model_file=tmp_path / "theirs.json").predict(X),
+                               theirs.predict(xgboost.DMatrix(X)), atol=1e-6)
+    with pytest.raises(TypeError, match="trees is missing"):
+        daskboost.Booster(None, [0.0], "reg:squarederror", 5)
+
+
+def test_eval_is_the_last_rounds_logged_metric_and_dump_model_writes_the_dump(data, tmp_path):
+    X, y, w = data
+    dtrain = daskboost.DMatrix(X[:1000], label=y[:1000])
+    dvalid = daskboost.DMatrix(X[1000:], label=y[1000:], weight=w[1000:])
+    log = {}
+    booster = daskboost.train(PARAMS, dtrain, 5, evals=[(dvalid, "valid")], evals_result=log)
+    line = booster.eval_set([(dvalid, "valid"), (dtrain, "train")], iteration=4)
+    first, second = line.split("\t")[1:]
+    assert line.startswith("[4]\tvalid-logloss:") and second.startswith("train-logloss:")
+    # (the fit scores margins it adds up in its own order: equal to ~1e-9)
+    assert float(first.split(":")[1]) == pytest.approx(log["valid"]["logloss"][-1], rel=1e-7)
+    assert booster.eval(dvalid).startswith("[0]\teval-logloss:")
+    with pytest.raises(TypeError, match=r"\(DMatrix, name\) pairs"):
+        booster.eval_set([(X, "valid")])
+    booster.dump_model(tmp_path / "dump.txt", with_stats=True)
+    text = (tmp_path / "dump.txt").read_text()
+    assert text == "".join(f"booster[{i}]:\n{tree}"
+                           for i, tree in enumerate(booster.get_dump(with_stats=True)))
+    booster.dump_model(tmp_path / "dump.json", dump_format="json")
+    assert json.loads((tmp_path / "dump.json").read_text()) == [
+        json.loads(tree) for tree in booster.get_dump(dump_format="json")]
+    with pytest.raises(ValueError, match="feature map files are not read"):
+        booster.dump_model(tmp_path / "x.txt", fmap="featmap.txt")
+    with pytest.raises(ValueError, match="files are not read here"):
+        daskboost.DMatrix(str(tmp_path / "train.csv?format=csv"))
