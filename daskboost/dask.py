@@ -7,8 +7,11 @@ num_boost_round, evals=[(dvalid, "valid")], early_stopping_rounds=...)`` returns
 ``{"booster": Booster, "history": evals_result}``; ``predict`` and ``inplace_predict``
 give lazy dask predictions.  The fit is ``daskboost.train``'s (the estimators' fit): on
 the ``client`` given, or the active scheduler when it is None (unlike xgboost's, the
-threaded scheduler too).  What daskboost does not do is refused by name: ranking
-(``group``/``qid``), survival bounds, a custom ``obj`` or ``custom_metric``.
+threaded scheduler too).  ``DaskXGBClassifier`` and ``DaskXGBRegressor`` are the
+estimators (``DaskBoostClassifier``/``DaskBoostRegressor`` under xgboost.dask's names),
+with xgboost.dask's ``client`` attribute: the client a fit runs on.  What daskboost
+does not do is refused by name: ranking (``group``/``qid``), survival bounds, a custom
+``obj`` or ``custom_metric``.
 """
 
 import contextlib
@@ -17,9 +20,16 @@ import math
 from .booster import Booster
 from .dmatrix import DMatrix, QuantileDMatrix
 from .native_train import train as native_train
-from .sklearn import booster_predictions
+from .sklearn import DaskBoostClassifier, DaskBoostRegressor, booster_predictions
 
-__all__ = ["DaskDMatrix", "DaskQuantileDMatrix", "inplace_predict", "predict", "train"]
+__all__ = ["DaskDMatrix", "DaskQuantileDMatrix", "DaskXGBClassifier", "DaskXGBRegressor",
+           "inplace_predict", "predict", "train"]
+
+# xgboost.dask's estimators are daskboost's: the same classes under xgboost.dask's names
+# (their ``client`` attribute included), so a script's ``dxgb.DaskXGBClassifier(...)``
+# fits, predicts lazily, pickles and saves as ``DaskBoostClassifier`` does
+DaskXGBClassifier = DaskBoostClassifier
+DaskXGBRegressor = DaskBoostRegressor
 
 
 class DaskDMatrix(DMatrix):

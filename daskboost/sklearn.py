@@ -11,6 +11,7 @@ scikit-learn is imported only where it is the API: its exception and warning cla
 when one is raised, and its tags when it asks for them.
 """
 
+import contextlib
 import dataclasses
 import inspect
 import math
@@ -189,6 +190,32 @@ class _DaskBoostModel(RoutingConsumer):
     def __sklearn_is_fitted__(self):
         return hasattr(self, "_booster")
 
+    # ---- xgboost.dask's ``client`` ------------------------------------------------------
+    @property
+    def client(self):
+        """The ``distributed.Client`` a fit runs on (xgboost.dask's estimators'
+        attribute); None, the default: the active scheduler (the current client, if
+        any, else dask's local one).  Not a parameter: ``clone``, pickling and model
+        files leave it out."""
+        return self.__dict__.get("_client")
+
+    @client.setter
+    def client(self, client):
+        if client is not None and not callable(getattr(client, "as_current", None)):
+            raise TypeError(f"client must be a distributed.Client or None; got "
+                            f"{type(client).__name__}")
+        self.__dict__["_client"] = client
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_client", None)  # (a connection, not part of the model)
+        return state
+
+    def _on_client(self):
+        """The scope of a fit: on ``client`` when one is set, else the active scheduler."""
+        client = self.client
+        return contextlib.nullcontext() if client is None else client.as_current()
+
     # ---- fitting ------------------------------------------------------------------------
     def _check_settings(self):
         """Check the parameters that are not training parameters (``validate_params``):
@@ -247,7 +274,7 @@ class _DaskBoostModel(RoutingConsumer):
                 self.evals_result_ = {}
                 return _ResumedInfo(previous, X, y, classifier)
         X, eval_set = _with_missing_as_nan(self.missing, X, eval_set)
-        with local_threads(self.n_jobs), speaking(self.verbosity):
+        with self._on_client(), local_threads(self.n_jobs), speaking(self.verbosity):
             booster, info = train(params, X, y, sample_weight, classifier=classifier,
                                   eval_set=eval_set,
                                   sample_weight_eval_set=sample_weight_eval_set,

@@ -87,6 +87,45 @@ def test_train_and_predict_as_xgboost_dask_on_a_cluster(cluster, data):
     assert ours[5] == theirs[5] and ours[6] == theirs[6] == "Series"
 
 
+def test_xgboost_dask_estimators_with_their_client(cluster, data):
+    distributed = pytest.importorskip("distributed")
+    xgb_dask = pytest.importorskip("xgboost.dask")
+    X, y, weight = data
+    dX, dy, dw = chunked(X, y, weight)
+    params = dict(n_estimators=6, max_depth=3, learning_rate=0.3, tree_method="hist")
+    local = dxgb.DaskXGBClassifier(**params).fit(dX, dy, sample_weight=dw)
+    with distributed.Client(cluster) as client:
+        outputs = {}
+        for module in (xgb_dask, dxgb):
+            model = module.DaskXGBClassifier(**params)
+            model.client = client
+            model.fit(dX, dy, sample_weight=dw, eval_set=[(dX, dy)])
+            outputs[module] = (model, model.predict_proba(dX).compute(),
+                               model.evals_result()["validation_0"]["logloss"])
+        ours, theirs = outputs[dxgb], outputs[xgb_dask]
+    # a client that is not the default one (xgboost.dask's estimators need one that
+    # is): the fit runs on it because it is set
+    with distributed.Client(cluster, set_as_default=False) as client:
+        model = dxgb.DaskXGBClassifier(**params)
+        model.client = client
+        with distributed.get_task_stream(client=client) as tasks:
+            model.fit(dX, dy, sample_weight=dw)
+        assert tasks.data  # (its tasks ran on the cluster)
+        assert model.client is client
+    assert isinstance(ours[0], DaskBoostClassifier)
+    assert booster_json(ours[0].get_booster()) == booster_json(local.get_booster()) \
+        == booster_json(model.get_booster())
+    np.testing.assert_allclose(ours[1], theirs[1], atol=1e-6)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-5)
+    import pickle
+
+    from sklearn.base import clone
+    assert pickle.loads(pickle.dumps(ours[0])).client is None
+    assert clone(ours[0]).client is None
+    with pytest.raises(TypeError, match="client must be a distributed.Client or None"):
+        ours[0].client = "tcp://127.0.0.1:8786"
+
+
 def test_a_matrix_missing_value_names_and_types(data):
     X, y, _ = data
     masked = np.where(X == 0, -999.0, X)
