@@ -10,8 +10,8 @@ the ``client`` given, or the active scheduler when it is None (unlike xgboost's,
 threaded scheduler too).  ``DaskXGBClassifier`` and ``DaskXGBRegressor`` are the
 estimators (``DaskBoostClassifier``/``DaskBoostRegressor`` under xgboost.dask's names),
 with xgboost.dask's ``client`` attribute: the client a fit runs on.  What daskboost
-does not do is refused by name: ranking (``group``/``qid``), survival bounds, a custom
-``obj`` or ``custom_metric``.
+does not do is refused by name: ranking (``group``/``qid``), survival bounds, a
+``custom_metric`` (a custom ``obj`` is ``daskboost.train``'s).
 """
 
 import contextlib
@@ -54,10 +54,9 @@ def train(client, params, dtrain, num_boost_round=10, *, evals=None, obj=None,
     ``evals``: ``(DaskDMatrix, name)`` pairs, each with its own weights and base margins;
     ``params``, ``early_stopping_rounds``, ``xgb_model``, ``verbose_eval`` and
     ``callbacks`` as ``daskboost.train``'s."""
-    if obj is not None or custom_metric is not None:
-        raise ValueError("obj and custom_metric take xgboost's DMatrix; give the objective "
-                         "and eval_metric by name in params (or a callable objective to "
-                         "the estimators)")
+    if custom_metric is not None:
+        raise ValueError("custom_metric takes xgboost's DMatrix; give eval_metric by name in "
+                         "params (or a callable eval_metric to the estimators)")
     if not isinstance(dtrain, DMatrix):
         raise TypeError(f"dtrain must be a DaskDMatrix; got {type(dtrain).__name__}")
     history = {}
@@ -65,7 +64,7 @@ def train(client, params, dtrain, num_boost_round=10, *, evals=None, obj=None,
         booster = native_train(params, dtrain, num_boost_round, evals=evals,
                                early_stopping_rounds=early_stopping_rounds,
                                evals_result=history, verbose_eval=verbose_eval,
-                               xgb_model=xgb_model, callbacks=callbacks)
+                               xgb_model=xgb_model, callbacks=callbacks, obj=obj)
     return {"booster": booster, "history": history}
 
 

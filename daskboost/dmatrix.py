@@ -15,10 +15,12 @@ and survival (label bounds).
 import numbers
 import os
 
+import numpy as np
+
 from .data import table_as_frame
 from .missing_values import with_missing_as_nan
 
-__all__ = ["DMatrix", "QuantileDMatrix", "matrix_arguments"]
+__all__ = ["DMatrix", "NativeObjective", "QuantileDMatrix", "matrix_arguments"]
 
 
 class DMatrix:
@@ -136,6 +138,44 @@ class QuantileDMatrix(DMatrix):
 
     def _more_params(self):
         return {} if self.max_bin is None else {"max_bin": self.max_bin}
+
+
+class NativeObjective:
+    """xgboost's native custom objective, ``obj(predt, dtrain) -> (grad, hess)``, as the
+    estimators' callable objective ``f(y_true, y_pred)``: called partition by partition,
+    ``dtrain`` a ``PartitionRows`` of the partition's labels.  The estimators multiply
+    the gradients and hessians by the sample weights themselves, so ``get_weight()``
+    gives an empty array, as xgboost's does for unweighted data (an ``obj`` that weighs
+    its rows only when there are weights gives the weighted gradients once)."""
+
+    def __init__(self, obj):
+        if not callable(obj):
+            raise TypeError(f"obj must be a function obj(predt, dtrain) -> (grad, hess); got "
+                            f"{type(obj).__name__}")
+        self.obj = obj
+        self.__name__ = getattr(obj, "__name__", type(obj).__name__)
+
+    def __call__(self, y_true, y_pred):
+        return self.obj(y_pred, PartitionRows(y_true))
+
+
+class PartitionRows:
+    """What a native custom objective reads of its ``dtrain``: one partition's labels."""
+
+    def __init__(self, label):
+        self._label = np.asarray(label, dtype=np.float32)
+
+    def get_label(self):
+        return self._label
+
+    def get_weight(self):
+        return np.empty(0, dtype=np.float32)
+
+    def get_base_margin(self):
+        return np.empty(0, dtype=np.float32)
+
+    def num_row(self):
+        return int(self._label.shape[0])
 
 
 def matrix_arguments(caller, matrix, rounds_given_as_y, num_boost_round, **unused):

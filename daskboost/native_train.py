@@ -7,14 +7,14 @@ fit is the estimator's: the same model bytes as ``DaskBoostRegressor(**params).f
 (or ``DaskBoostClassifier`` for a ``binary:``/``multi:`` objective).
 """
 
-from .dmatrix import DMatrix, matrix_arguments
+from .dmatrix import DMatrix, NativeObjective, matrix_arguments
 from .params import integer_param
 from .params_dict import estimator_and_settings, setting
 
 
 def train(params, X, y=None, num_boost_round=None, evals=None, early_stopping_rounds=None,
           sample_weight=None, base_margin=None, evals_result=None, verbose_eval=None,
-          xgb_model=None, callbacks=None, feature_weights=None):
+          xgb_model=None, callbacks=None, feature_weights=None, obj=None):
     """Train a model; returns its ``Booster``.
 
     Parameters
@@ -42,7 +42,12 @@ def train(params, X, y=None, num_boost_round=None, evals=None, early_stopping_ro
         False (none; default ``params["verbose"]``, else False).
     xgb_model : a Booster, an estimator or a model file to continue from.
     callbacks : ``TrainingCallback``-shaped objects, as for ``fit``.
+    obj : xgboost's native custom objective, ``obj(predt, dtrain) -> (grad, hess)``
+        (``predt`` the raw margins; ``dtrain.get_label()`` the labels), in place of
+        ``params["objective"]``; see ``dmatrix.NativeObjective``.  The Booster then
+        predicts raw margins, as xgboost's.
     """
+    params = _with_native_objective(params, obj)
     if isinstance(X, DMatrix):
         rounds = matrix_arguments("train", X, y, num_boost_round, sample_weight=sample_weight,
                                   base_margin=base_margin)
@@ -117,3 +122,13 @@ def _matrix_evals(evals):
         raise TypeError("evals must be a list of (DMatrix, name) pairs when dtrain is a "
                         "DMatrix")
     return [(matrix.data_set(), name) for matrix, name in evals]
+
+
+def _with_native_objective(params, obj):
+    """``params`` with xgboost's native custom objective ``obj`` as the objective."""
+    if obj is None or not isinstance(params, dict):
+        return params
+    if params.get("objective") is not None:
+        raise ValueError(f"obj and params['objective']={params['objective']!r}: give one "
+                         "objective")
+    return {**params, "objective": NativeObjective(obj)}

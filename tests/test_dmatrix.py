@@ -209,3 +209,37 @@ def test_eval_is_the_last_rounds_logged_metric_and_dump_model_writes_the_dump(da
         booster.dump_model(tmp_path / "x.txt", fmap="featmap.txt")
     with pytest.raises(ValueError, match="files are not read here"):
         daskboost.DMatrix(str(tmp_path / "train.csv?format=csv"))
+
+
+def squared_log(predt, dtrain):
+    """xgboost's tutorial objective, as written there (it clips ``predt`` in place)."""
+    y = dtrain.get_label()
+    predt[predt < -1] = -1 + 1e-6
+    grad = (np.log1p(predt) - np.log1p(y)) / (predt + 1)
+    hess = (-np.log1p(predt) + np.log1p(y) + 1) / np.power(predt + 1, 2)
+    return grad, hess
+
+
+def test_a_native_custom_objective_as_xgboosts(data):
+    xgboost = pytest.importorskip("xgboost")
+    X, _, w = data
+    y = (X["a"] + X["b"]).to_numpy() / 4.0
+    params = {"max_depth": 3, "eta": 0.3, "tree_method": "hist", "base_score": 0.5}
+    outputs = {}
+    for module in (xgboost, daskboost):
+        dtrain = module.DMatrix(X, label=y)
+        booster = module.train(params, dtrain, 8, obj=squared_log)
+        outputs[module.__name__] = booster.predict(module.DMatrix(X))
+    np.testing.assert_allclose(outputs["daskboost"], outputs["xgboost"], atol=1e-5)
+    # the estimators weigh the rows: an obj that ignores weights trains weighted
+    weighted = daskboost.train(params, daskboost.DMatrix(X, label=y, weight=w), 3,
+                               obj=squared_log)
+    by_estimator = daskboost.DaskBoostRegressor(
+        n_estimators=3, max_depth=3, learning_rate=0.3, base_score=0.5,
+        objective=lambda y_true, y_pred: squared_log(y_pred.copy(), daskboost.DMatrix(
+            np.zeros((len(y_true), 1)), label=np.float32(y_true)))).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(weighted.predict(X), by_estimator.predict(X))
+    with pytest.raises(ValueError, match="give one objective"):
+        daskboost.train({"objective": "reg:squarederror"}, X, y, obj=squared_log)
+    with pytest.raises(TypeError, match="obj must be a function"):
+        daskboost.train(params, X, y, obj="squared_log")

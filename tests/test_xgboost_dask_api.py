@@ -165,7 +165,10 @@ def test_a_future_of_the_booster_predicts(cluster, data):
     (lambda X, y: dxgb.train(None, PARAMS, dxgb.DaskDMatrix(None, X, y),
                              evals=[(X, "valid")]), TypeError, r"\(DMatrix, name\)"),
     (lambda X, y: dxgb.train(None, PARAMS, dxgb.DaskDMatrix(None, X, y),
-                             obj=lambda p, d: (p, p)), ValueError, "obj and custom_metric"),
+                             obj=lambda p, d: (p, p)), ValueError, "give one objective"),
+    (lambda X, y: dxgb.train(None, PARAMS, dxgb.DaskDMatrix(None, X, y),
+                             custom_metric=lambda p, d: ("m", 0.0)), ValueError,
+     "custom_metric takes xgboost's DMatrix"),
     (lambda X, y: dxgb.train(None, {"max_depth": -1}, dxgb.DaskDMatrix(None, X, y)),
      ValueError, "max_depth"),
     (lambda X, y: dxgb.predict(None, "model.json", X), TypeError, "model must be"),
@@ -174,6 +177,7 @@ def test_a_future_of_the_booster_predicts(cluster, data):
     (lambda X, y: dxgb.predict(None, daskboost.train(PARAMS, X, y, 1), X, pred_leaf=True,
                                pred_contribs=True), ValueError, "give one of"),
 ], ids=["qid", "survival bounds", "feature names", "not a matrix", "evals", "obj",
+        "custom_metric",
         "bad parameter", "not a model", "predict_type", "two kinds"])
 def test_what_is_not_done_is_refused_by_name(data, call, error, match):
     X, y, _ = data
