@@ -19,6 +19,7 @@ from .folds import cv_folds  # noqa: E402
 from .native_train import train  # noqa: E402
 from .plotting import plot_importance, plot_metric, plot_tree  # noqa: E402
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor  # noqa: E402
+from .verbosity import config_context, get_config, set_config  # noqa: E402
 from . import dask  # noqa: E402  (xgboost.dask's functions: daskboost.dask.train, ...)
 from .warmup import start as _start_warmup  # noqa: E402
 
@@ -28,5 +29,5 @@ __version__ = "0.1.0"
 
 __all__ = ["Booster", "CVBooster", "DMatrix", "DaskBoostClassifier", "DaskBoostRegressor",
            "QuantileDMatrix",
-           "TrainingCallback", "cv", "cv_folds", "plot_importance", "plot_metric", "plot_tree",
-           "train", "__version__"]
+           "TrainingCallback", "config_context", "cv", "cv_folds", "get_config",
+           "plot_importance", "plot_metric", "plot_tree", "set_config", "train", "__version__"]

@@ -65,6 +65,39 @@ def test_verbosity_2_and_3_say_what_the_fit_settled_and_its_rounds(xy, capsys, m
     assert not logger.handlers and logger.level == logging.NOTSET
 
 
+def test_the_global_verbosity_as_xgboosts_set_config(xy):
+    import threading
+    X, y = xy
+    assert daskboost.get_config() == {"verbosity": 1}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with daskboost.config_context(verbosity=0):
+            assert daskboost.get_config() == {"verbosity": 0}
+            DaskBoostClassifier(eval_metric="auc", **PARAMS).fit(X, y, eval_set=one_class_eval(X))
+            assert caught == []
+            # a call's own verbosity wins; another thread has its own configuration
+            DaskBoostClassifier(eval_metric="auc", verbosity=1, **PARAMS).fit(
+                X, y, eval_set=one_class_eval(X))
+            assert caught
+            seen = []
+            thread = threading.Thread(target=lambda: seen.append(daskboost.get_config()))
+            thread.start()
+            thread.join()
+            assert seen == [{"verbosity": 1}]
+    assert daskboost.get_config() == {"verbosity": 1}
+    daskboost.set_config(verbosity=2)
+    try:
+        assert daskboost.get_config()["verbosity"] == 2
+    finally:
+        daskboost.set_config(verbosity=1)
+    with pytest.raises(ValueError, match=r"set_config\(use_rmm=...\): not a setting"):
+        daskboost.set_config(use_rmm=True)
+    with pytest.raises(ValueError, match="verbosity=5 must be"):
+        with daskboost.config_context(verbosity=5):
+            pass
+    assert daskboost.get_config() == {"verbosity": 1}
+
+
 def test_verbosity_2_goes_to_the_users_logging_when_set_up(xy, caplog):
     X, y = xy
     with caplog.at_level(logging.INFO, logger="daskboost"):
