@@ -75,6 +75,8 @@ _MEAN_FLOOR = 1e-6
 # (xgboost's kRtEps and its floor)
 _SLE_FLOOR = -1.0 + 1e-6
 _SLE_MIN_HESS = 1e-6
+# binary:hinge's hessian outside the margin: float32's smallest normal number (xgboost's)
+_FLT_MIN = float(np.finfo(np.float32).tiny)
 
 
 # ---------------------------------------------------------------------------
@@ -291,6 +293,21 @@ def _logistic_kernel(margin, y, weight, grad, hess):
 
 
 @numba.njit(nogil=True, cache=True)
+def _hinge_kernel(margin, y, weight, grad, hess):
+    # l = max(0, 1 - t m), t = 2y - 1 -> where t m < 1: g = -t, h = 1; elsewhere g = 0 and
+    # h = FLT_MIN, unweighted (xgboost's: a leaf of such rows alone stays defined)
+    for i in range(y.shape[0]):
+        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
+        t = 2.0 * y[i] - 1.0
+        if margin[0, i] * t < 1.0:
+            grad[0, i] = _weighted(-t, w)
+            hess[0, i] = _weighted(1.0, w)
+        else:
+            grad[0, i] = 0.0
+            hess[0, i] = _FLT_MIN
+
+
+@numba.njit(nogil=True, cache=True)
 def _poisson_kernel(margin, y, weight, grad, hess, max_delta_step):
     # l = exp(m) - y m (negative log-likelihood up to log y!) -> g = exp(m) - y,
     # h = exp(m) * exp(max_delta_step): xgboost inflates the hessian by exp(max_delta_step)
@@ -472,6 +489,9 @@ class Objective:
         :meth:`base_margin` reads ``stats.label_summary``.
     needs_class_weights : bool
         :meth:`base_margin` reads ``stats.class_weights``.
+    outputs_classes : bool
+        :meth:`transform` gives the class itself, 0 or 1 (``binary:hinge``): a
+        classifier's ``predict_proba`` is then 0 or 1 too, as xgboost's.
     bounded_hessian : bool
         The hessian is bounded by a constant, whatever the labels and margins, so that
         ``quantized_grad="auto"`` may round the gradients to a few steps of the round's
@@ -491,6 +511,7 @@ class Objective:
     needs_label_summary = False
     needs_class_weights = False
     bounded_hessian = False
+    outputs_classes = False
 
     def __init__(self, num_class=None, huber_slope=1.0, quantile_alpha=0.5,
                  tweedie_variance_power=1.5, max_delta_step=0.0, scale_pos_weight=1.0,
@@ -997,6 +1018,41 @@ class BinaryLogitRaw(_LogisticBase):
         return m.copy()
 
 
+class BinaryHinge(Objective):
+    """``binary:hinge``: the SVM's hinge loss ``l = max(0, 1 - t m)``, ``t = 2y - 1``:
+    ``g = -t``, ``h = 1`` for rows inside the margin (``t m < 1``), ``g = 0`` and the
+    hessian float32's smallest normal number elsewhere (xgboost's).  Labels 0 and 1.
+
+    The output is the class itself: 1 where ``m > 0``, else 0 (``predict_proba`` is 0 or
+    1, as xgboost's).  The start is xgboost's: one Newton step from 0, ``sum w t /
+    sum w``, put through that output, so 1 when the weighted labels lean to 1 and 0
+    otherwise; ``base_score`` is the margin itself.
+    """
+
+    name = "binary:hinge"
+    kind = BINARY
+    default_metric = "error"
+    bounded_hessian = True  # at most the row's weight
+    outputs_classes = True
+    _kernel = staticmethod(_hinge_kernel)
+
+    def _check_domain(self, stats):
+        if stats.label_min < 0.0 or stats.label_max > 1.0 or not stats.all_integer:
+            raise ValueError(f"objective='{self.name}' needs labels 0 and 1; got labels in "
+                             f"[{stats.label_min}, {stats.label_max}]"
+                             + ("" if stats.all_integer else " that are not all integers"))
+
+    def _base_margin(self, stats):
+        lean = 2.0 * stats.weighted_label_sum - stats.weight_sum  # sum w t
+        return 1.0 if lean > 0.0 else 0.0
+
+    def _inverse_link(self, m):
+        return (m > 0.0).astype(np.float64)
+
+    def _loss(self, y, m):
+        return np.maximum(0.0, 1.0 - (2.0 * y - 1.0) * m)
+
+
 # -- log link ---------------------------------------------------------------------------
 
 
@@ -1224,7 +1280,7 @@ def _check_real(value, name):
 
 OBJECTIVES = {cls.name: cls for cls in (
     SquaredError, AbsoluteError, PseudoHuberError, QuantileError,
-    RegLogistic, BinaryLogistic, BinaryLogitRaw,
+    RegLogistic, BinaryLogistic, BinaryLogitRaw, BinaryHinge,
     Poisson, Gamma, Tweedie, SquaredLogError,
     SoftProb, SoftMax,
 )}

@@ -33,7 +33,8 @@ from .data import (describe_features, feature_block, is_dask_collection,
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, model_source, read_model_json
 from .xgboost_format import is_xgboost_model
-from .objectives import classifier_objectives, is_classification, regressor_objectives
+from .objectives import (OBJECTIVES, classifier_objectives, is_classification,
+                         regressor_objectives)
 from .local_threads import check_n_jobs, local_threads
 from .metadata_routing import RoutingConsumer
 from .missing_values import check_missing, with_missing_as_nan
@@ -1016,7 +1017,11 @@ class _Probabilities:
 
     def __call__(self, booster, margin):
         if booster.n_outputs == 1:
-            p = sigmoid_direct(margin[0])
+            objective = OBJECTIVES.get(booster.objective)
+            if objective is not None and objective.outputs_classes:  # 0 or 1 (hinge)
+                p = booster.output(margin, False)
+            else:
+                p = sigmoid_direct(margin[0])
             return np.column_stack([1.0 - p, p])
         return softmax(margin)
 

@@ -180,6 +180,27 @@ def test_binary_logitraw_matches_xgboost(max_depth, reg_lambda, base_score):
     np.testing.assert_array_equal(ours.predict(X_test), (margin_ours > 0).astype(np.int64))
 
 
+@pytest.mark.parametrize("max_depth,reg_lambda", DEPTH_LAMBDA)
+@pytest.mark.parametrize("lean, weighted", [(0.0, False), (1.5, True), (-1.5, False)])
+def test_binary_hinge_matches_xgboost(max_depth, reg_lambda, lean, weighted):
+    # both start from xgboost's Newton step put through the hinge's output (1 or 0, as
+    # the labels lean), with no base_score handed over; 0/1 outputs and probabilities
+    X, signal, rng = discrete_data(40 + max_depth)
+    y = (signal + lean + rng.logistic(0, 0.5, len(signal)) > 0).astype(np.int64)
+    w = rng.uniform(0.5, 2.0, len(y)) if weighted else None
+    params = dict(objective="binary:hinge", n_estimators=12, max_depth=max_depth,
+                  reg_lambda=reg_lambda)
+    ours = DaskBoostClassifier(**params).fit(X, y, sample_weight=w)
+    theirs = xgb.XGBClassifier(**params, **XGB_COMMON).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(ours.get_booster().base_margin, xgb_intercept(theirs))
+    X_test = held_out_rows(140 + max_depth)
+    margin_ours = ours.predict(X_test, output_margin=True)
+    assert agreement(margin_ours, theirs.predict(X_test, output_margin=True)) >= 0.99
+    assert np.mean(ours.predict(X_test) == theirs.predict(X_test)) >= 0.99
+    np.testing.assert_array_equal(ours.predict_proba(X_test)[:, 1], ours.predict(X_test))
+    assert agreement(ours.predict_proba(X_test), theirs.predict_proba(X_test)) >= 0.99
+
+
 @pytest.mark.parametrize("n_classes", [3, 5])
 @pytest.mark.parametrize("max_depth,reg_lambda", DEPTH_LAMBDA)
 @pytest.mark.parametrize("base_score", [None, 0.5])

@@ -27,6 +27,7 @@ CASES = [
     ("reglogistic", "reg:logistic", {}),
     ("binarylogistic", "binary:logistic", {}),
     ("logitraw", "binary:logitraw", {}),
+    ("hinge", "binary:hinge", {}),
     ("poisson", "count:poisson", {}),
     ("poisson-mds0.7", "count:poisson", {"max_delta_step": 0.7}),
     ("gamma", "reg:gamma", {}),
@@ -37,7 +38,8 @@ CASES = [
     ("softmax", "multi:softmax", {"num_class": 4}),
 ]
 IDS = [c[0] for c in CASES]
-KINKED = {"reg:absoluteerror", "reg:quantileerror"}   # loss not twice differentiable
+KINKED = {"reg:absoluteerror", "reg:quantileerror",   # loss not twice differentiable
+          "binary:hinge"}
 
 
 def test_every_objective_is_covered():
@@ -89,8 +91,9 @@ def test_gradients_match_finite_differences(case):
     y = labels_for(name, params, rng, n)
     w = rng.uniform(0.5, 2.0, n).astype(np.float32)
     margin = rng.normal(size=(K, n))
-    if name in KINKED:
-        margin = y[None, :] + rng.choice([-1, 1], n) * rng.uniform(0.05, 2.0, n)
+    if name in KINKED:  # (kept >= 0.05 from the kink: the label, or for hinge t = 2y - 1)
+        kink = 2.0 * y - 1.0 if name == "binary:hinge" else y
+        margin = kink[None, :] + rng.choice([-1, 1], n) * rng.uniform(0.05, 2.0, n)
     if name == "reg:squaredlogerror":
         margin = (y * rng.uniform(0.6, 1.6, n))[None, :]
     grad, hess = obj.gradients(margin, y.astype(np.float32), w)
@@ -110,7 +113,13 @@ def test_gradients_match_finite_differences(case):
         np.testing.assert_allclose(grad[k], fd_grad, rtol=1e-4, atol=1e-5)
         if name in KINKED:
             np.testing.assert_allclose(fd_hess, 0.0, atol=1e-4)
-            np.testing.assert_array_equal(hess[k], w)
+            if name == "binary:hinge":  # xgboost's: 1 inside the margin, FLT_MIN outside
+                inside = margin[k] * (2.0 * y32 - 1.0) < 1.0
+                np.testing.assert_array_equal(hess[k], np.where(
+                    inside, w, np.finfo(np.float32).tiny))
+                assert 0 < inside.sum() < n
+            else:
+                np.testing.assert_array_equal(hess[k], w)
             continue
         if name.startswith("multi:"):
             fd_hess = 2.0 * fd_hess
@@ -437,6 +446,7 @@ METADATA = {
     "reg:logistic": (REGRESSION, True),
     "binary:logistic": (BINARY, True),
     "binary:logitraw": (BINARY, False),
+    "binary:hinge": (BINARY, False),
     "count:poisson": (REGRESSION, False),
     "reg:gamma": (REGRESSION, False),
     "reg:tweedie": (REGRESSION, False),
@@ -461,7 +471,7 @@ def test_metadata_helpers():
     assert objectives_of_kind(REGRESSION) == (
         "reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror",
         "reg:logistic", "count:poisson", "reg:gamma", "reg:tweedie", "reg:squaredlogerror")
-    assert objectives_of_kind(BINARY) == ("binary:logistic", "binary:logitraw")
+    assert objectives_of_kind(BINARY) == ("binary:logistic", "binary:logitraw", "binary:hinge")
     assert objectives_of_kind(MULTICLASS) == ("multi:softprob", "multi:softmax")
     assert objectives_of_kind(*KINDS) == tuple(OBJECTIVES)
     assert objectives_of_kind(REGRESSION, BINARY, probability_output=True) == (
@@ -473,8 +483,8 @@ def test_metadata_helpers():
         "reg:logistic", "binary:logistic", "count:poisson", "reg:gamma", "reg:tweedie",
         "reg:squaredlogerror")
     assert classifier_objectives() == (
-        "binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax")
-    for name in ("custom", "binary:hinge", "multi:nonsense", None, 3, ["reg:logistic"]):
+        "binary:logistic", "binary:logitraw", "binary:hinge", "multi:softprob", "multi:softmax")
+    for name in ("custom", "binary:svm", "multi:nonsense", None, 3, ["reg:logistic"]):
         assert objective_kind(name) is None
         assert not is_classification(name)
     with pytest.raises(ValueError, match="kind='classification' is not one of"):
@@ -496,6 +506,8 @@ def test_metadata_matches_what_the_objective_does(case):
         expected = links.sigmoid(margin[0]) if K == 1 else links.softmax(margin)
         assert_same_bits(out, expected)
         assert out.min() >= 0.0 and out.max() <= 1.0
+    elif obj.outputs_classes:  # the class itself (binary:hinge)
+        np.testing.assert_array_equal(out, (margin[0] > 0).astype(np.float64))
     else:     # a margin, a mean on the log scale or a class index: not confined to [0, 1]
         assert out.min() < 0.0 or out.max() > 1.0
     if obj.kind == REGRESSION:

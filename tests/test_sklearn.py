@@ -103,7 +103,8 @@ def test_accepted_objectives_come_from_the_objectives_metadata():
         "reg:logistic", "binary:logistic", "count:poisson", "reg:gamma", "reg:tweedie",
         "reg:squaredlogerror")  # (added since, at the end)
     assert DaskBoostClassifier._objectives == (
-        "binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax")
+        "binary:logistic", "binary:logitraw", "binary:hinge", "multi:softprob",
+        "multi:softmax")
     params = DaskBoostRegressor().get_params()
     with pytest.raises(ValueError, match=r"objective='binary:logitraw' is not supported here; "
                        r"valid objectives: 'reg:squarederror', .*'reg:squaredlogerror'$"):

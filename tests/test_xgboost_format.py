@@ -44,7 +44,8 @@ def xgboost_margins(path, X, **dmatrix):
 REGRESSION = ["reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror",
               "reg:quantileerror", "count:poisson", "reg:gamma", "reg:tweedie",
               "reg:logistic", "binary:logistic"]
-CLASSIFICATION = ["binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax"]
+CLASSIFICATION = ["binary:logistic", "binary:logitraw", "binary:hinge", "multi:softprob",
+                  "multi:softmax"]
 
 
 @pytest.mark.parametrize("kind,objective", [("regressor", o) for o in REGRESSION]
