@@ -52,11 +52,8 @@ def train(client, params, dtrain, num_boost_round=10, *, evals=None, obj=None,
     """Train on ``dtrain`` (a ``DaskDMatrix``); returns ``{"booster": Booster,
     "history": {eval name: {metric: [value per round]}}}`` as xgboost.dask's ``train``.
     ``evals``: ``(DaskDMatrix, name)`` pairs, each with its own weights and base margins;
-    ``params``, ``early_stopping_rounds``, ``xgb_model``, ``verbose_eval`` and
-    ``callbacks`` as ``daskboost.train``'s."""
-    if custom_metric is not None:
-        raise ValueError("custom_metric takes xgboost's DMatrix; give eval_metric by name in "
-                         "params (or a callable eval_metric to the estimators)")
+    ``params``, ``early_stopping_rounds``, ``xgb_model``, ``verbose_eval``,
+    ``callbacks``, ``obj`` and ``custom_metric`` as ``daskboost.train``'s."""
     if not isinstance(dtrain, DMatrix):
         raise TypeError(f"dtrain must be a DaskDMatrix; got {type(dtrain).__name__}")
     history = {}
@@ -64,7 +61,8 @@ def train(client, params, dtrain, num_boost_round=10, *, evals=None, obj=None,
         booster = native_train(params, dtrain, num_boost_round, evals=evals,
                                early_stopping_rounds=early_stopping_rounds,
                                evals_result=history, verbose_eval=verbose_eval,
-                               xgb_model=xgb_model, callbacks=callbacks, obj=obj)
+                               xgb_model=xgb_model, callbacks=callbacks, obj=obj,
+                               custom_metric=custom_metric)
     return {"booster": booster, "history": history}
 
 

@@ -14,7 +14,7 @@ from .params_dict import estimator_and_settings, setting
 
 def train(params, X, y=None, num_boost_round=None, evals=None, early_stopping_rounds=None,
           sample_weight=None, base_margin=None, evals_result=None, verbose_eval=None,
-          xgb_model=None, callbacks=None, feature_weights=None, obj=None):
+          xgb_model=None, callbacks=None, feature_weights=None, obj=None, custom_metric=None):
     """Train a model; returns its ``Booster``.
 
     Parameters
@@ -47,6 +47,10 @@ def train(params, X, y=None, num_boost_round=None, evals=None, early_stopping_ro
         ``params["objective"]``; see ``dmatrix.NativeObjective``.  The Booster then
         predicts raw margins, as xgboost's.
     """
+    if custom_metric is not None:
+        raise ValueError("custom_metric (xgboost's f(predt, dtrain) -> (name, value)) is not "
+                         "supported: give params['eval_metric'] a metric name, or a "
+                         "callable f(y_true, y_pred) as the estimators take")
     params = _with_native_objective(params, obj)
     if isinstance(X, DMatrix):
         rounds = matrix_arguments("train", X, y, num_boost_round, sample_weight=sample_weight,

@@ -243,3 +243,10 @@ def test_a_native_custom_objective_as_xgboosts(data):
         daskboost.train({"objective": "reg:squarederror"}, X, y, obj=squared_log)
     with pytest.raises(TypeError, match="obj must be a function"):
         daskboost.train(params, X, y, obj="squared_log")
+
+
+def test_a_native_custom_metric_is_refused_by_name(data):
+    X, y, _ = data
+    with pytest.raises(ValueError, match="custom_metric .* is not supported"):
+        daskboost.train(PARAMS, daskboost.DMatrix(X, label=y), 2,
+                        custom_metric=lambda predt, dtrain: ("m", 0.0))
