@@ -70,8 +70,8 @@ def test_regression_with_params_and_quiet(lake, capsys):
      r"learning_rate=-1"),
     (["train", "{tmp}/lake", "--label", "y", "--param", "nonsense=3"], "unknown --param"),
     (["train", "{tmp}/lake", "--label", "y", "--param", "novalue"], "must look like key=value"),
-    (["train", "{tmp}/lake", "--label", "y", "--objective", "binary:hinge"],
-     r"objective='binary:hinge' is not supported; valid objectives: 'reg:squarederror', .*"
+    (["train", "{tmp}/lake", "--label", "y", "--objective", "binary:svm"],
+     r"objective='binary:svm' is not supported; valid objectives: 'reg:squarederror', .*"
      r"'multi:softmax'$"),
     (["train", "{tmp}/lake", "--label", "y", "--param", "objective=5"],
      "objective=5 is not supported"),
