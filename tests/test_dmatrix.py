@@ -250,3 +250,22 @@ def test_a_native_custom_metric_is_refused_by_name(data):
     with pytest.raises(ValueError, match="custom_metric .* is not supported"):
         daskboost.train(PARAMS, daskboost.DMatrix(X, label=y), 2,
                         custom_metric=lambda predt, dtrain: ("m", 0.0))
+
+
+def test_the_xgboost_script_example_runs(capsys):
+    import importlib.util
+    import pathlib
+    import re
+    path = pathlib.Path(__file__).parent.parent / "examples" / "xgboost_script.py"
+    spec = importlib.util.spec_from_file_location("xgboost_script", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    booster, model = example.main(["--rows", "4000"])
+    out = capsys.readouterr().out
+    rounds, best = (int(v) for v in re.search(r"stopped after (\d+) rounds; best round (\d+)",
+                                              out).groups())
+    assert (rounds, best) == (booster.num_boosted_rounds(), booster.best_iteration)
+    assert rounds == best + 11 < 200  # EarlyStopping(rounds=10) stopped it
+    assert re.search(r"reloaded, every round: \[\d+\]\tvalid-logloss:0\.\d+", out)
+    assert float(re.search(r"cv, 3 folds, 30 rounds: test auc (0\.\d+)", out).group(1)) > 0.6
+    assert isinstance(model, daskboost.DaskBoostClassifier) and model.client is not None
