@@ -13,6 +13,7 @@ when one is raised, and its tags when it asks for them.
 
 import contextlib
 import dataclasses
+import functools
 import inspect
 import math
 import os
@@ -62,6 +63,16 @@ WRITTEN_WHEN_CHANGED = {"monotone_constraints": None, "interaction_constraints":
                         "class_weight": None, "missing": np.nan, "feature_weights": None,
                         **CATEGORICAL_DEFAULTS,
                         **QUANTIZATION_DEFAULTS}
+
+
+def _on_own_client(method):
+    """An estimator's ``method`` run on the estimator's ``client`` when one is set
+    (``_DaskBoostModel._on_client``), every computation of its inputs included."""
+    @functools.wraps(method)
+    def on_client(self, *args, **kwargs):
+        with self._on_client():
+            return method(self, *args, **kwargs)
+    return on_client
 
 
 class _DaskBoostModel(RoutingConsumer):
@@ -243,14 +254,16 @@ class _DaskBoostModel(RoutingConsumer):
         return params
 
     @leaves_worker_pool
+    @_on_own_client
     def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model,
              base_margin=None, base_margin_eval_set=None, resume=False, callbacks=None,
              verbose=None, eval_names=None, feature_weights=None):
         self._fit_has_eval_set = bool(eval_set)
         # xgboost 2's constructor arguments, or (as before it) fit's: one or the other
-        callbacks = CallbackList(estimator_or_call_value(self, "callbacks", callbacks))  # checked first
-        feature_weights = check_feature_weights(estimator_or_call_value(self, "feature_weights",
-                                                        feature_weights))
+        callbacks = CallbackList(  # (checked before any work)
+            estimator_or_call_value(self, "callbacks", callbacks))
+        feature_weights = check_feature_weights(
+            estimator_or_call_value(self, "feature_weights", feature_weights))
         params = dataclasses.replace(self._checked_params(), feature_weights=feature_weights)
         progress = reporter_for(self.verbose if verbose is None else verbose)
         X, y, sample_weight = _fit_input(self, X, y, sample_weight)
@@ -275,7 +288,7 @@ class _DaskBoostModel(RoutingConsumer):
                 self.evals_result_ = {}
                 return _ResumedInfo(previous, X, y, classifier)
         X, eval_set = _with_missing_as_nan(self.missing, X, eval_set)
-        with self._on_client(), local_threads(self.n_jobs), speaking(self.verbosity):
+        with local_threads(self.n_jobs), speaking(self.verbosity):
             booster, info = train(params, X, y, sample_weight, classifier=classifier,
                                   eval_set=eval_set,
                                   sample_weight_eval_set=sample_weight_eval_set,

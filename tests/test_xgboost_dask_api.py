@@ -104,12 +104,12 @@ def test_xgboost_dask_estimators_with_their_client(cluster, data):
                                model.evals_result()["validation_0"]["logloss"])
         ours, theirs = outputs[dxgb], outputs[xgb_dask]
     # a client that is not the default one (xgboost.dask's estimators need one that
-    # is): the fit runs on it because it is set
+    # is): the fit runs on it because it is set, even on collections persisted there
     with distributed.Client(cluster, set_as_default=False) as client:
         model = dxgb.DaskXGBClassifier(**params)
         model.client = client
         with distributed.get_task_stream(client=client) as tasks:
-            model.fit(dX, dy, sample_weight=dw)
+            model.fit(*client.persist([dX, dy]), sample_weight=client.persist(dw))
         assert tasks.data  # (its tasks ran on the cluster)
         assert model.client is client
     assert isinstance(ours[0], DaskBoostClassifier)
