@@ -19,6 +19,7 @@ import numpy as np
 
 from .data import table_as_frame
 from .missing_values import with_missing_as_nan
+from .params import one_given
 
 __all__ = ["DMatrix", "NativeObjective", "QuantileDMatrix", "matrix_arguments"]
 
@@ -120,10 +121,8 @@ class DMatrix:
 
     def feature_weights_or(self, argument, caller):
         """The ``feature_weights`` given to ``caller`` or this matrix's: one of them."""
-        if argument is not None and self.feature_weights is not None:
-            raise ValueError(f"feature_weights given both to {caller} and to the "
-                             f"{type(self).__name__}; give one")
-        return self.feature_weights if argument is None else argument
+        return one_given("feature_weights", argument, f"to {caller}", self.feature_weights,
+                         f"to the {type(self).__name__}")
 
 
 class QuantileDMatrix(DMatrix):

@@ -244,6 +244,14 @@ def check_device(value):
                          "(device='cpu'); scale out with a dask.distributed cluster instead")
 
 
+def one_given(name, first, first_place, second, second_place):
+    """``first`` or ``second``, the two places ``name`` may come from (None: not given
+    there); ValueError naming both places when both are given."""
+    if first is not None and second is not None:
+        raise ValueError(f"{name} given both {first_place} and {second_place}; give one")
+    return second if first is None else first
+
+
 # xgboost parameters that take one value here: {name: (accepted values, why no other)}
 SINGLE_VALUED = {
     "sampling_method": ((None, "uniform"), "rows are sampled uniformly (xgboost's "

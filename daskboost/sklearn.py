@@ -41,7 +41,7 @@ from .metadata_routing import RoutingConsumer
 from .missing_values import check_missing, with_missing_as_nan
 from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, check_booster,
                      check_device, check_feature_weights, check_single_valued, integer_param,
-                     validate_params)
+                     one_given, validate_params)
 from .progress import reporter_for
 from .runtime import leaves_worker_pool
 from .sparse import is_sparse
@@ -724,10 +724,7 @@ def estimator_or_call_value(estimator, name, value, call="fit()"):
     """The estimator's parameter ``name`` or ``value``, given to ``call`` for it (xgboost
     2 moved ``callbacks`` and ``feature_weights`` from ``fit`` to the constructor; the
     native API's params dict holds the estimator's); ValueError when both are given."""
-    own = getattr(estimator, name)
-    if own is not None and value is not None:
-        raise ValueError(f"{name} given both as a parameter and to {call}; give one")
-    return value if value is not None else own
+    return one_given(name, getattr(estimator, name), "as a parameter", value, f"to {call}")
 
 
 def _jsonable(value):
