@@ -31,7 +31,7 @@ import numpy as np
 from .binning import BinMapper
 from .callbacks import CallbackList, Patience
 from .data import partition_input
-from .dmatrix import DMatrix, matrix_arguments
+from .dmatrix import DMatrix, matrix_arguments, with_native_metric
 from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_partition,
                           fold_leaf_residual_summaries, fold_partials, no_result,
                           rebuild_fold_partition, set_start_margins, take_label_scans)
@@ -118,7 +118,8 @@ class _FoldBoosting(_Boosting):
                             self.model_objective, self.layout.nfold)
         self.states, totals = self.runtime.map_reduce(
             fold_partials, self.states, step, _PartialsCombiner(metrics * 2 * step.nfold))
-        values = iter(float(m.finalize(t)) for m, t in zip(metrics * 2 * step.nfold, totals))
+        values = iter([float(m.finalize(t)) for m, t in zip(metrics * 2 * step.nfold, totals)])
+        # (the names after ``finalize``: a native custom metric's is known only then)
         scores = {name: {m.name: [] for m in metrics} for name in DATA_NAMES}
         for _ in range(step.nfold):
             for name in DATA_NAMES:
@@ -179,7 +180,7 @@ class PackedBooster:
 def cv(params, X, y=None, nfold=None, num_boost_round=None, metrics=None,
        early_stopping_rounds=None, seed=0, stratified=False, shuffle=True, callbacks=None,
        sample_weight=None, as_pandas=True, verbose_eval=None, show_stdv=True, folds=None,
-       return_cvbooster=False, feature_weights=None):
+       return_cvbooster=False, feature_weights=None, custom_metric=None, maximize=None):
     """Cross-validation: ``nfold`` models, each trained on all the rows but one fold's
     and evaluated on that fold, grown together in one pass over the data per level.
 
@@ -199,6 +200,9 @@ def cv(params, X, y=None, nfold=None, num_boost_round=None, metrics=None,
         gives).
     num_boost_round : rounds per model (default: ``params["n_estimators"]``, else 10).
     metrics : metric name(s); default ``params["eval_metric"]``, else the objective's.
+    custom_metric, maximize : xgboost's native custom metric ``f(predt, dmatrix) ->
+        (name, value)`` after the other metrics, and its direction, as ``train``'s; it is
+        called once per fold, round and train/test side with that side's rows.
     early_stopping_rounds : stop when the mean test value of the last metric has not
         improved for this many rounds; the result then ends at the best round.
     seed, shuffle : the folds (``folds.cv_folds`` gives them for in-memory data);
@@ -261,7 +265,8 @@ def cv(params, X, y=None, nfold=None, num_boost_round=None, metrics=None,
     train_params = validate_params(
         {**estimator.get_params(), "n_estimators": num_boost_round,
          "early_stopping_rounds": None,
-         "eval_metric": estimator.eval_metric if metrics is None else metrics},
+         "eval_metric": with_native_metric(estimator.eval_metric if metrics is None
+                                           else metrics, custom_metric, maximize)},
         tuple(dict.fromkeys(regressor_objectives() + classifier_objectives())))
     # (a params dict may hold them too: xgboost 2's estimators take them)
     feature_weights = check_feature_weights(
@@ -390,7 +395,7 @@ def _cross_validate(runtime, params, data, classifier, run):
             pack.bst.trees, pack.bst._packed = fit.fold_trees(f), {}
         return view
 
-    log = {name: {m.name: [] for m in metrics} for name in DATA_NAMES}
+    log = {name: {} for name in DATA_NAMES}  # (a metric's entry made with its first value)
     callbacks = run.callbacks
     if callbacks:
         callbacks.before_training(model_so_far())
@@ -407,7 +412,8 @@ def _cross_validate(runtime, params, data, classifier, run):
         for name in DATA_NAMES:
             for m in metrics:
                 values = np.array(scores[name][m.name])
-                log[name][m.name].append((float(np.mean(values)), float(np.std(values))))
+                log[name].setdefault(m.name, []).append((float(np.mean(values)),
+                                                         float(np.std(values))))
         clock.round_done(round_, ((f"{name}-{metric}-mean", values[-1][0])
                                   for name in DATA_NAMES
                                   for metric, values in log[name].items()))
@@ -426,8 +432,9 @@ def _cross_validate(runtime, params, data, classifier, run):
             if view.best_iteration is not None:
                 best, stopped = (view.best_iteration, view.best_score), True
             break
-    rounds = best[0] + 1 if stopped else len(log["test"][last.name])
-    clock.finished(len(log["test"][last.name]), best if stopped else (None, None))
+    grown = len(log["test"].get(last.name, ()))
+    rounds = best[0] + 1 if stopped else grown
+    clock.finished(grown, best if stopped else (None, None))
     if callbacks:
         callbacks.after_training(model(best))
     fold_models = None

@@ -10,8 +10,7 @@ the ``client`` given, or the active scheduler when it is None (unlike xgboost's,
 threaded scheduler too).  ``DaskXGBClassifier`` and ``DaskXGBRegressor`` are the
 estimators (``DaskBoostClassifier``/``DaskBoostRegressor`` under xgboost.dask's names),
 with xgboost.dask's ``client`` attribute: the client a fit runs on.  What daskboost
-does not do is refused by name: ranking (``group``/``qid``), survival bounds, a
-``custom_metric`` (a custom ``obj`` is ``daskboost.train``'s).
+does not do is refused by name: ranking (``group``/``qid``) and survival bounds.
 """
 
 import contextlib
@@ -48,12 +47,12 @@ class DaskQuantileDMatrix(DaskDMatrix, QuantileDMatrix):
 
 def train(client, params, dtrain, num_boost_round=10, *, evals=None, obj=None,
           early_stopping_rounds=None, xgb_model=None, verbose_eval=True, callbacks=None,
-          custom_metric=None, coll_cfg=None):
+          custom_metric=None, maximize=None, coll_cfg=None):
     """Train on ``dtrain`` (a ``DaskDMatrix``); returns ``{"booster": Booster,
     "history": {eval name: {metric: [value per round]}}}`` as xgboost.dask's ``train``.
     ``evals``: ``(DaskDMatrix, name)`` pairs, each with its own weights and base margins;
     ``params``, ``early_stopping_rounds``, ``xgb_model``, ``verbose_eval``,
-    ``callbacks``, ``obj`` and ``custom_metric`` as ``daskboost.train``'s."""
+    ``callbacks``, ``obj``, ``custom_metric`` and ``maximize`` as ``daskboost.train``'s."""
     if not isinstance(dtrain, DMatrix):
         raise TypeError(f"dtrain must be a DaskDMatrix; got {type(dtrain).__name__}")
     history = {}
@@ -62,7 +61,7 @@ def train(client, params, dtrain, num_boost_round=10, *, evals=None, obj=None,
                                early_stopping_rounds=early_stopping_rounds,
                                evals_result=history, verbose_eval=verbose_eval,
                                xgb_model=xgb_model, callbacks=callbacks, obj=obj,
-                               custom_metric=custom_metric)
+                               custom_metric=custom_metric, maximize=maximize)
     return {"booster": booster, "history": history}
 
 

@@ -18,6 +18,7 @@ import os
 import numpy as np
 
 from .data import table_as_frame
+from .metrics import WholeRowsMetric
 from .missing_values import with_missing_as_nan
 from .params import one_given
 
@@ -158,23 +159,81 @@ class NativeObjective:
         return self.obj(y_pred, PartitionRows(y_true))
 
 
-class PartitionRows:
-    """What a native custom objective reads of its ``dtrain``: one partition's labels."""
+class NativeMetric(WholeRowsMetric):
+    """xgboost's native custom metric, ``custom_metric(predt, dmatrix) -> (name, value)``,
+    called once per eval set and round on all its rows (``metrics.WholeRowsMetric``).
 
-    def __init__(self, label):
+    ``predt`` is what ``Booster.predict`` gives: probabilities for ``binary:logistic``,
+    ``(n, K)`` for ``multi:softprob``, and the raw margins for a custom objective (as
+    xgboost's ``output_margin=callable(obj)``); ``dmatrix`` a ``PartitionRows`` of the
+    eval set's labels and weights.  The metric's name is the
+    one the function returns, known from its first call on; it must not change.  It
+    is evaluated after the eval set's built-in metrics (``beside_default``: the
+    objective's default metric stays when ``eval_metric`` is not given), so early
+    stopping watches it; ``maximize`` says which way is better.
+    """
+
+    beside_default = True
+
+    def __init__(self, func, maximize=False):
+        if not callable(func):
+            raise TypeError(f"custom_metric must be a function f(predt, dmatrix) -> (name, "
+                            f"value); got {type(func).__name__}")
+        self.func = func
+        self.name = getattr(func, "__name__", type(func).__name__)  # until its first call
+        self._named = False
+        self.higher_is_better = bool(maximize)
+
+    def value(self, y, pred, weight):
+        result = self.func(pred, PartitionRows(y, weight))
+        if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], str)
+                and result[0]):
+            raise TypeError(f"custom_metric {self.name!r} must return one (name, value) pair, "
+                            f"the name a non-empty string; got {result!r:.120}")
+        name, value = result
+        if self._named and name != self.name:
+            raise ValueError(f"custom_metric returned the name {name!r} after {self.name!r}: a "
+                             "metric's name must not change between calls")
+        self.name, self._named = name, True
+        return value
+
+
+class PartitionRows:
+    """What a native custom objective or metric reads of its ``dtrain``/``dmatrix``: the
+    labels (float32, as xgboost's) and the weights (empty when there are none) of the
+    rows it is given."""
+
+    def __init__(self, label, weight=None):
         self._label = np.asarray(label, dtype=np.float32)
+        self._weight = (np.empty(0, dtype=np.float32) if weight is None
+                        else np.asarray(weight, dtype=np.float32))
 
     def get_label(self):
         return self._label
 
     def get_weight(self):
-        return np.empty(0, dtype=np.float32)
+        return self._weight
 
     def get_base_margin(self):
         return np.empty(0, dtype=np.float32)
 
     def num_row(self):
         return int(self._label.shape[0])
+
+
+def with_native_metric(eval_metric, custom_metric, maximize):
+    """``eval_metric`` (a name, a callable, a list of them, or None) with xgboost's native
+    ``custom_metric`` after it (``NativeMetric``), or as it is when there is none."""
+    if custom_metric is None:
+        if maximize is not None:
+            raise ValueError(f"maximize={maximize!r} is custom_metric's direction; there is no "
+                             "custom_metric (a built-in metric has its own direction)")
+        return eval_metric
+    if maximize is not None and not isinstance(maximize, (bool, np.bool_)):
+        raise TypeError(f"maximize={maximize!r} must be True, False or None")
+    given = ([] if eval_metric is None else list(eval_metric)
+             if isinstance(eval_metric, (list, tuple)) else [eval_metric])
+    return given + [NativeMetric(custom_metric, bool(maximize))]
 
 
 def matrix_arguments(caller, matrix, rounds_given_as_y, num_boost_round, **unused):

@@ -1,6 +1,7 @@
 """Evaluation metrics, computed the Dask way: partial results per partition, tree-reduced.
 
-Every metric is split into three steps so that rows never leave their partition:
+Every metric is split into three steps so that rows never leave their partition (but
+for a user's function: ``WholeRowsMetric``):
 
 ``partial(y, margin, weight, objective)``
     runs on one partition and returns a small numpy array whose shape does not depend
@@ -194,7 +195,7 @@ def _single_output(metric_name, m, objective):
     return np.asarray(objective.transform(m), dtype=np.float64).reshape(-1)
 
 
-def _output_space(m, objective):
+def output_space(m, objective):
     """Predictions as xgboost's sklearn API passes them: ``(n,)`` or ``(n, K)``."""
     k, n = m.shape
     out = m if objective is None else np.asarray(objective.transform(m), dtype=np.float64)
@@ -605,26 +606,70 @@ class BinaryAUCPR(_BinaryCurve):
 # ---------------------------------------------------------------------------------------
 # user-defined metrics
 # ---------------------------------------------------------------------------------------
-class CustomMetric(Metric):
-    """A user function ``f(y_true, y_pred) -> float`` (xgboost's scikit-learn signature).
+class WholeRowsMetric(Metric):
+    """A metric computed once over all the eval set's rows, for a user function that
+    cannot be split into per-partition sums (an AUC, an F1, a maximum...).
+
+    The partial result is a list holding the partition's ``(y, predictions, weight)``
+    (empty for an empty partition); ``combine`` joins two lists, so the reduction's
+    fixed pairwise order (``tree_reduce``) puts the rows in partition order, whatever
+    the scheduler; ``finalize`` joins the rows and calls ``value`` on them.  The value
+    therefore does not depend on the partitioning.  This is the one exception to "rows
+    never leave their partition": every round, the eval set's labels, predictions and
+    weights (24 bytes a row for a single output) reach the process that reduces them.
+    """
+
+    def partial(self, y, margin, weight, objective):
+        y, m, weight = _inputs(y, margin, weight)
+        if y.shape[0] == 0:
+            return []
+        return [(y, self._predictions(m, objective), weight)]
+
+    def combine(self, a, b):
+        return a + b
+
+    def _predictions(self, m, objective):
+        """What the user function receives as predictions, from the ``(K, n)`` margins."""
+        return output_space(m, objective)
+
+    def finalize(self, total):
+        if not total:
+            return math.nan
+        y = np.concatenate([part[0] for part in total])
+        pred = np.concatenate([part[1] for part in total])
+        weight = (None if total[0][2] is None
+                  else np.concatenate([part[2] for part in total]))
+        return self._checked(self.value(y, pred, weight), y.shape[0])
+
+    def value(self, y, pred, weight):
+        """The metric over all the rows: ``y`` (n,), ``pred`` (n,) or (n, K), ``weight``
+        (n,) or None."""
+        raise NotImplementedError
+
+    def _checked(self, value, n_rows):
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"custom eval_metric {self.name!r} must return a number; "
+                             f"got {value!r:.80}") from None
+        if not math.isfinite(value):
+            raise ValueError(f"custom eval_metric {self.name!r} returned {value} on {n_rows} "
+                             "rows; it must return a finite number")
+        return value
+
+
+class CustomMetric(WholeRowsMetric):
+    """A user function ``f(y_true, y_pred) -> float`` (xgboost's scikit-learn signature),
+    called once per eval set and round on all its rows (``WholeRowsMetric``), as
+    xgboost and LightGBM call it on one machine: exact for any metric (AUC, F1, RMSE...),
+    and the same value for any partitioning.
 
     ``y_pred`` is in output space, as xgboost passes it: ``(n,)`` for single-output
     models, ``(n, K)`` (``objective.transform``: probabilities for ``multi:softprob``)
     for multiclass.  When the data has sample weights ``f`` is called as
-    ``f(y_true, y_pred, sample_weight=w)``, as xgboost does.
-
-    **Not exact in general.**  An arbitrary ``f`` cannot be split into per-partition
-    sums, so daskboost evaluates ``f`` on each partition and reports the mean of the
-    per-partition values weighted by the partitions' row counts (by their sample weight
-    sums when there are sample weights).  That is exact for metrics that are (weighted)
-    means over rows, like MAE or accuracy, and only an approximation for others (RMSE,
-    AUC, F1, ...): it then depends on the partitioning.  For the exact value of such a
-    metric, predict and evaluate the predictions yourself.
-
-    Partial result: ``[f(y, pred) * size, size]`` with ``size`` the partition's row
-    count (weight sum); empty partitions contribute ``[0, 0]`` and ``f`` is not called
-    for them.  A value that is not finite raises ``ValueError``.  Over no rows the value
-    is ``nan``.
+    ``f(y_true, y_pred, sample_weight=w)``, as xgboost does.  A value that is not a
+    finite number raises ``ValueError``.  Over no rows the value is ``nan`` (``f`` is
+    not called).
     """
 
     def __init__(self, func, name=None, higher_is_better=False):
@@ -634,28 +679,10 @@ class CustomMetric(Metric):
         self.name = name or getattr(func, "__name__", None) or type(func).__name__
         self.higher_is_better = bool(higher_is_better)
 
-    def partial(self, y, margin, weight, objective):
-        y, m, weight = _inputs(y, margin, weight)
-        if y.shape[0] == 0:
-            return np.zeros(2)
-        pred = _output_space(m, objective)
+    def value(self, y, pred, weight):
         if weight is None:
-            value, size = self.func(y, pred), float(y.shape[0])
-        else:
-            value, size = self.func(y, pred, sample_weight=weight), float(weight.sum())
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"custom eval_metric {self.name!r} must return a number; "
-                             f"got {value!r}") from None
-        if not math.isfinite(value):
-            raise ValueError(f"custom eval_metric {self.name!r} returned {value} on a partition "
-                             f"of {y.shape[0]} rows; it must return a finite number")
-        return np.array([value * size, size])
-
-    def finalize(self, total):
-        value_sum, size = float(total[0]), float(total[1])
-        return value_sum / size if size != 0 else math.nan
+            return self.func(y, pred)
+        return self.func(y, pred, sample_weight=weight)
 
 
 # ---------------------------------------------------------------------------------------
@@ -776,5 +803,5 @@ def get_metric(name, objective=None, quantile_alpha=0.5, huber_slope=1.0):
     return _SIMPLE[base](name)
 
 
-__all__ = ["AUC_BINS", "METRIC_NAMES", "CustomMetric", "Metric", "evaluate", "get_metric",
-           "tree_reduce"]
+__all__ = ["AUC_BINS", "METRIC_NAMES", "CustomMetric", "Metric", "WholeRowsMetric",
+           "evaluate", "get_metric", "tree_reduce"]

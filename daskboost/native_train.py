@@ -7,14 +7,15 @@ fit is the estimator's: the same model bytes as ``DaskBoostRegressor(**params).f
 (or ``DaskBoostClassifier`` for a ``binary:``/``multi:`` objective).
 """
 
-from .dmatrix import DMatrix, NativeObjective, matrix_arguments
+from .dmatrix import DMatrix, NativeObjective, matrix_arguments, with_native_metric
 from .params import integer_param
 from .params_dict import estimator_and_settings, setting
 
 
 def train(params, X, y=None, num_boost_round=None, evals=None, early_stopping_rounds=None,
           sample_weight=None, base_margin=None, evals_result=None, verbose_eval=None,
-          xgb_model=None, callbacks=None, feature_weights=None, obj=None, custom_metric=None):
+          xgb_model=None, callbacks=None, feature_weights=None, obj=None, custom_metric=None,
+          maximize=None):
     """Train a model; returns its ``Booster``.
 
     Parameters
@@ -46,12 +47,21 @@ def train(params, X, y=None, num_boost_round=None, evals=None, early_stopping_ro
         (``predt`` the raw margins; ``dtrain.get_label()`` the labels), in place of
         ``params["objective"]``; see ``dmatrix.NativeObjective``.  The Booster then
         predicts raw margins, as xgboost's.
+    custom_metric : xgboost's native custom metric, ``custom_metric(predt, dmatrix) ->
+        (name, value)``, evaluated on each eval set after its other metrics (the
+        objective's default one when ``eval_metric`` is not given), so early stopping
+        watches it.  ``predt`` holds the eval set's predictions as ``Booster.predict``
+        gives them (raw margins with a custom ``obj``); ``dmatrix.get_label()`` and
+        ``get_weight()`` its labels and weights.  It is called once per eval set and
+        round with all its rows (``dmatrix.NativeMetric``).
+    maximize : whether a higher ``custom_metric`` is better (default False).
     """
-    if custom_metric is not None:
-        raise ValueError("custom_metric (xgboost's f(predt, dtrain) -> (name, value)) is not "
-                         "supported: give params['eval_metric'] a metric name, or a "
-                         "callable f(y_true, y_pred) as the estimators take")
     params = _with_native_objective(params, obj)
+    if custom_metric is not None or maximize is not None:
+        if not isinstance(params, dict):
+            raise TypeError(f"params must be a dict; got {type(params).__name__}")
+        params = {**params, "eval_metric": with_native_metric(params.get("eval_metric"),
+                                                              custom_metric, maximize)}
     if isinstance(X, DMatrix):
         rounds = matrix_arguments("train", X, y, num_boost_round, sample_weight=sample_weight,
                                   base_margin=base_margin)

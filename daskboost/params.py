@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from .binning import MAX_BIN_LIMIT
+from .metrics import Metric
 from .objectives import check_scale_pos_weight
 from .quantize import max_rows
 
@@ -298,7 +299,7 @@ def validate_params(raw, valid_objectives):
     metric = raw["eval_metric"]
     metrics = metric if isinstance(metric, (list, tuple)) else [metric]
     for m in metrics:
-        if m is not None and not (isinstance(m, str) or callable(m)):
+        if m is not None and not (isinstance(m, (str, Metric)) or callable(m)):
             raise TypeError(f"eval_metric={metric!r} must be a metric name, a callable or a "
                             "list of them")
     optional_int = {}

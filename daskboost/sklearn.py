@@ -33,6 +33,7 @@ from .data import (describe_features, feature_block, is_dask_collection,
                    margin_block, table_as_frame)
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, model_source, read_model_json
+from .metrics import Metric
 from .xgboost_format import is_xgboost_model
 from .objectives import (OBJECTIVES, classifier_objectives, is_classification,
                          regressor_objectives)
@@ -732,7 +733,7 @@ def _jsonable(value):
     metrics cannot be stored in a model file) as None, i.e. the default."""
     if isinstance(value, np.generic):
         return value.item()
-    if callable(value):
+    if callable(value) or isinstance(value, Metric):
         return None
     if isinstance(value, (list, tuple, set, frozenset, np.ndarray)):
         return [_jsonable(v) for v in value]

@@ -289,10 +289,15 @@ class _PartialsCombiner:
 
 
 def _metric_names(params, objective):
+    """The metrics to evaluate: ``eval_metric``'s, else the objective's default; a metric
+    that comes ``beside_default`` (xgboost's native ``custom_metric``) after the default
+    when it is all ``eval_metric`` holds."""
     names = params.eval_metric
-    if names is None:
-        return [objective.default_metric]
-    return list(names) if isinstance(names, (list, tuple)) else [names]
+    names = [] if names is None else list(names) if isinstance(names, (list, tuple)) \
+        else [names]
+    if all(getattr(name, "beside_default", False) for name in names):
+        return [objective.default_metric] + names
+    return names
 
 
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
@@ -441,7 +446,9 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     fit = _Boosting(runtime, params, data, evals, objective, mapper, metrics,
                     (base_margin, classes, previous), offsets, every_round=bool(callbacks),
                     n_rows=scanned.n_rows, eval_names=eval_names)
-    evals_result = {e.name: {m.name: [] for m in metrics} for e in fit.eval_sets}
+    # {eval set: {metric: values}}, a metric's entry made with its first value (a native
+    # custom metric's name is known only then: ``dmatrix.NativeMetric``)
+    evals_result = {e.name: {} for e in fit.eval_sets}
 
     # what callbacks see: one Booster, its trees the trees so far (unchecked: cheap);
     # what they set on it (``set_attr``, ``set_param``) holds for the rest of the fit
@@ -473,7 +480,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
                                   for metric, value in values.items()))
         for name, values in scores.items():
             for metric_name, value in values.items():
-                evals_result[name][metric_name].append(value)
+                evals_result[name].setdefault(metric_name, []).append(value)
         if progress is not None:
             progress(round_ - first_round + 1, params.n_estimators, evals_result)
         if checkpoint is not None and (round_ + 1) % checkpoint.every == 0:
@@ -728,8 +735,8 @@ class _Boosting:
                     EvalStep(binned, self.mapper.missing_code, e.metrics, self.objective,
                              round_, table),
                     _PartialsCombiner(e.metrics))
-            scores[e.name] = {m.name: float(m.finalize(total))
-                              for m, total in zip(e.metrics, partials)}
+            values = [float(m.finalize(total)) for m, total in zip(e.metrics, partials)]
+            scores[e.name] = {m.name: value for m, value in zip(e.metrics, values)}
         return scores
 
 

@@ -245,11 +245,97 @@ def test_a_native_custom_objective_as_xgboosts(data):
         daskboost.train(params, X, y, obj="squared_log")
 
 
-def test_a_native_custom_metric_is_refused_by_name(data):
+def _weighted_auc(predt, dmatrix):
+    from sklearn.metrics import roc_auc_score
+    weight = dmatrix.get_weight()
+    return "wauc", roc_auc_score(dmatrix.get_label(), predt,
+                                 sample_weight=weight if weight.size else None)
+
+
+def test_a_native_custom_metric_as_xgboosts(data):
+    # xgboost's custom_metric(predt, dmatrix): once per eval set and round on all its
+    # rows (its predictions as predict gives them, its labels and weights), after the
+    # default metric, watched by early stopping in the direction `maximize` gives.  On
+    # discrete data the models agree, so the logs and the stopping round agree too.
+    xgboost = pytest.importorskip("xgboost")
+    X, y, w = data
+    logs, best, seen = {}, {}, {}
+    for module in (xgboost, daskboost):
+        def metric(predt, dmatrix, module=module):
+            seen.setdefault(module.__name__, []).append(
+                (predt.min(), predt.max(), dmatrix.get_label().shape[0]))
+            return _weighted_auc(predt, dmatrix)
+        dtrain = module.DMatrix(X[:1000], label=y[:1000], weight=w[:1000])
+        dvalid = module.DMatrix(X[1000:], label=y[1000:], weight=w[1000:])
+        logs[module.__name__] = {}
+        booster = module.train(PARAMS, dtrain, 40, evals=[(dtrain, "train"), (dvalid, "valid")],
+                               custom_metric=metric, maximize=True, early_stopping_rounds=4,
+                               evals_result=logs[module.__name__], verbose_eval=False)
+        best[module.__name__] = booster.best_iteration
+    ours, theirs = logs["daskboost"], logs["xgboost"]
+    assert list(ours["valid"]) == list(theirs["valid"]) == ["logloss", "wauc"]
+    assert best["daskboost"] == best["xgboost"] < 39          # stopped early, at one round
+    for name in ("train", "valid"):
+        np.testing.assert_allclose(ours[name]["wauc"], theirs[name]["wauc"], atol=1e-6)
+    # probabilities of all the eval set's rows, one call per set and round
+    assert all(0.0 < lo and hi < 1.0 for lo, hi, _ in seen["daskboost"])
+    assert [n for _, _, n in seen["daskboost"]] == [1000, 500] * len(ours["valid"]["wauc"])
+    # a custom objective's metric sees raw margins, as xgboost's (output_margin=True)
+    squared = lambda predt, dtrain: (predt - dtrain.get_label(), np.ones_like(predt))  # noqa: E731
+    margins = []
+    daskboost.train({"max_depth": 2, "base_score": 0.0}, daskboost.DMatrix(X, label=y - 5), 3,
+                    evals=[(daskboost.DMatrix(X, label=y - 5), "all")], obj=squared,
+                    custom_metric=lambda p, d: margins.append(p.min()) or ("m", 0.0))
+    assert min(margins) < -1.0
+
+
+def test_a_native_custom_metric_in_cv_is_per_fold_and_side(data):
+    # a weighted mean absolute error written as a custom metric gives the built-in
+    # "mae" of every fold's train and test rows, with their weights: the right rows
+    X, y, w = data
+    dtrain = daskboost.DMatrix(X, label=y, weight=w)
+
+    def mae(predt, dmatrix):
+        return "mae2", np.average(np.abs(predt - dmatrix.get_label()),
+                                  weights=dmatrix.get_weight())
+    result = daskboost.cv({**PARAMS, "eval_metric": "mae"}, dtrain, 8, nfold=3,
+                          custom_metric=mae)
+    for side in ("train", "test"):
+        for stat in ("mean", "std"):
+            np.testing.assert_allclose(result[f"{side}-mae2-{stat}"], result[f"{side}-mae-{stat}"],
+                                       rtol=1e-6, atol=1e-9)
+    # early stopping on it, in the direction maximize gives: a higher MAE "better" stops
+    # at once, as the error falls
+    stopped = daskboost.cv(PARAMS, dtrain, 30, nfold=3, custom_metric=mae, maximize=True,
+                           early_stopping_rounds=2)
+    assert len(stopped) == 1 and list(stopped.columns[-2:]) == ["test-mae2-mean",
+                                                                  "test-mae2-std"]
+
+
+@pytest.mark.parametrize("metric, maximize, error, match", [
+    (lambda p, d: [("a", 1.0), ("b", 2.0)], None, TypeError, "one \\(name, value\\) pair"),
+    (lambda p, d: (3, 1.0), None, TypeError, "the name a non-empty string"),
+    (lambda p, d: ("m", float("nan")), None, ValueError, "'m' returned nan on 1000 rows"),
+    (lambda p, d: ("m", "high"), None, ValueError, "must return a number"),
+    ("auc", None, TypeError, "custom_metric must be a function"),
+    (None, True, ValueError, "maximize=True is custom_metric's direction"),
+    (lambda p, d: ("m", 1.0), "yes", TypeError, "maximize='yes' must be True, False or None"),
+], ids=["list", "name", "nan", "text", "not callable", "maximize alone", "maximize type"])
+def test_a_bad_native_custom_metric_is_named(data, metric, maximize, error, match):
     X, y, _ = data
-    with pytest.raises(ValueError, match="custom_metric .* is not supported"):
-        daskboost.train(PARAMS, daskboost.DMatrix(X, label=y), 2,
-                        custom_metric=lambda predt, dtrain: ("m", 0.0))
+    dtrain = daskboost.DMatrix(X[:1000], label=y[:1000])
+    with pytest.raises(error, match=match):
+        daskboost.train(PARAMS, dtrain, 2, evals=[(dtrain, "train")], custom_metric=metric,
+                        maximize=maximize)
+
+
+def test_a_native_custom_metric_whose_name_changes_is_refused(data):
+    X, y, _ = data
+    dtrain = daskboost.DMatrix(X[:1000], label=y[:1000])
+    names = iter(["first", "second"])
+    with pytest.raises(ValueError, match="name 'second' after 'first'"):
+        daskboost.train(PARAMS, dtrain, 3, evals=[(dtrain, "train")],
+                        custom_metric=lambda p, d: (next(names), 0.5))
 
 
 def test_the_xgboost_script_example_runs(capsys):

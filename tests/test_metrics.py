@@ -610,27 +610,29 @@ def test_get_metric_passes_metrics_through_and_wraps_callables():
 # ---------------------------------------------------------------------------------------
 # custom metrics
 # ---------------------------------------------------------------------------------------
-def test_custom_metric_is_the_row_weighted_mean_of_partition_values():
+def test_custom_metric_is_called_once_on_all_the_rows_in_partition_order():
     rng = np.random.default_rng(31)
     y, m = _data("regression", rng, n=900)
     blocks = _blocks(y, m, None, 8, rng)
-
-    # a mean over rows: exact, whatever the partitioning
-    mae = CustomMetric(lambda yt, yp: float(np.mean(np.abs(yt - yp))), name="cmae")
-    assert _rel(evaluate(mae, blocks, IDENTITY), evaluate("mae", blocks, IDENTITY)) <= 1e-12
-
-    # not a mean over rows: the row-weighted mean of the per-partition values
+    assert any(len(b[0]) == 0 for b in blocks)          # an empty partition among them
     calls = []
 
     def worst(yt, yp):
-        calls.append(len(yt))
+        calls.append((yt.copy(), yp.copy()))
         return float(np.max(np.abs(yt - yp)))
     got = evaluate(CustomMetric(worst), blocks, IDENTITY)
-    sizes = [len(b[0]) for b in blocks if len(b[0])]
-    values = [np.max(np.abs(b[0] - b[1][0])) for b in blocks if len(b[0])]
-    assert got == pytest.approx(np.dot(values, sizes) / sum(sizes), rel=1e-12)
-    assert sorted(calls) == sorted(sizes)                 # never called on the empty block
-    assert got < np.max(np.abs(y - m[0]))                 # != the global maximum
+    # the global maximum, not a mean of the partitions' maxima (what it was before)
+    assert got == np.max(np.abs(y - m[0]))
+    assert len(calls) == 1
+    np.testing.assert_array_equal(calls[0][0], y)        # the rows in partition order
+    np.testing.assert_array_equal(calls[0][1], m[0])
+    # whatever the partitioning: an AUC as scikit-learn computes it on all the rows
+    yb, mb = _data("binary", rng, n=900)
+    auc = CustomMetric(skm.roc_auc_score)
+    exact = skm.roc_auc_score(yb, _sigmoid(mb[0]))
+    for parts in (1, 3, 8):
+        assert evaluate(auc, _blocks(yb, mb, None, parts, rng), SIGMOID) == \
+            pytest.approx(exact, rel=1e-12)
 
 
 def test_custom_metric_with_sample_weights_and_probabilities():
@@ -652,11 +654,11 @@ def test_custom_metric_rejects_non_finite_values():
     with pytest.raises(ValueError, match="'broken_metric' returned nan"):
         evaluate(bad, [(np.ones(3), np.ones((1, 3)), None)], IDENTITY)
     inf = CustomMetric(lambda yt, yp: np.inf, name="inf_metric")
-    with pytest.raises(ValueError, match="'inf_metric' returned inf"):
-        inf.partial(np.ones(3), np.ones((1, 3)), None, IDENTITY)
+    with pytest.raises(ValueError, match="'inf_metric' returned inf on 3 rows"):
+        evaluate(inf, [(np.ones(3), np.ones((1, 3)), None)], IDENTITY)
     with pytest.raises(ValueError, match="must return a number"):
-        CustomMetric(lambda yt, yp: "high", name="text").partial(
-            np.ones(3), np.ones((1, 3)), None, IDENTITY)
+        evaluate(CustomMetric(lambda yt, yp: "high", name="text"),
+                 [(np.ones(3), np.ones((1, 3)), None)], IDENTITY)
     with pytest.raises(TypeError, match="callable"):
         CustomMetric(3)
     with warnings.catch_warnings():
