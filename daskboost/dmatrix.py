@@ -12,6 +12,7 @@ on it.  What daskboost does not train is refused by name: ranking (``group``/``q
 and survival (label bounds).
 """
 
+import copy
 import numbers
 import os
 
@@ -21,6 +22,7 @@ from .data import table_as_frame
 from .metrics import WholeRowsMetric
 from .missing_values import with_missing_as_nan
 from .params import one_given
+from .sparse import is_sparse
 
 __all__ = ["DMatrix", "NativeObjective", "QuantileDMatrix", "matrix_arguments"]
 
@@ -40,12 +42,9 @@ class DMatrix:
                  silent=False, feature_names=None, feature_types=None, nthread=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, data_split_mode=None):
-        for name, value in (("group", group), ("qid", qid),
-                            ("label_lower_bound", label_lower_bound),
-                            ("label_upper_bound", label_upper_bound)):
-            if value is not None:
-                raise ValueError(f"{type(self).__name__}: {name} is for ranking or survival "
-                                 "objectives, which daskboost does not train")
+        _refuse_ranking_fields(type(self).__name__, {
+            "group": group, "qid": qid, "label_lower_bound": label_lower_bound,
+            "label_upper_bound": label_upper_bound})
         if data_split_mode not in (None, 0, "row"):
             raise ValueError(f"{type(self).__name__}: data_split_mode={data_split_mode!r}: "
                              "data is split by rows (partitions) here")
@@ -98,6 +97,69 @@ class DMatrix:
     def set_base_margin(self, margin):
         self.base_margin = margin
 
+    def get_float_info(self, field):
+        """xgboost's ``get_float_info``: ``"label"``, ``"weight"`` or ``"base_margin"`` as
+        a float32 numpy array (empty when not set; a dask collection is computed)."""
+        value = getattr(self, _float_field(field, "get_float_info"))
+        if value is None:
+            return np.empty(0, dtype=np.float32)
+        if hasattr(value, "compute"):
+            value = value.compute()
+        return np.asarray(value, dtype=np.float32).reshape(-1)
+
+    def set_float_info(self, field, data):
+        """xgboost's ``set_float_info``: set ``"label"``, ``"weight"`` or ``"base_margin"``."""
+        setattr(self, _float_field(field, "set_float_info"), data)
+
+    def set_info(self, *, label=None, weight=None, base_margin=None, feature_types=None,
+                 feature_weights=None, **others):
+        """xgboost's ``set_info``: the fields given are set, the others kept.  Ranking
+        and survival fields (``group``, ``qid``, label bounds) are refused, as in the
+        constructor."""
+        _refuse_ranking_fields(type(self).__name__, others)
+        if others:
+            raise TypeError(f"set_info: {sorted(others)[0]!r} is not a field of a "
+                            f"{type(self).__name__} here")
+        for name, value in (("label", label), ("weight", weight), ("base_margin", base_margin),
+                            ("feature_weights", feature_weights)):
+            if value is not None:
+                setattr(self, name, value)
+        if feature_types is not None:
+            self.feature_types = list(feature_types)
+
+    def num_nonmissing(self):
+        """The number of values that are not missing: NaN (and ``missing``) are; in a
+        scipy.sparse matrix, so is every entry not stored.  A dask collection's is
+        computed."""
+        data = self.data
+        if is_sparse(data):
+            count = np.count_nonzero(~np.isnan(data.tocsr().data))
+        elif hasattr(data, "notna"):  # a pandas or dask DataFrame
+            count = data.notna().sum().sum()
+        else:  # a numpy or dask array
+            count = (~np.isnan(data)).sum()
+        return int(count.compute() if hasattr(count, "compute") else count)
+
+    def slice(self, rindex, allow_groups=False):
+        """xgboost's ``slice``: a matrix of the rows at positions ``rindex`` (integers, in
+        the order given), with their labels, weights and base margins and this matrix's
+        parameters.  In-memory data, or a dask array with known chunk sizes; a dask
+        DataFrame has no positions (select its rows with its index instead)."""
+        rows = np.asarray(rindex)
+        if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+            raise TypeError(f"slice(rindex): rindex must be a 1-D array of row positions; got "
+                            f"{rows.dtype} of shape {rows.shape}")
+        n = self.num_row()
+        if rows.size and (rows.min() < -n or rows.max() >= n):
+            raise IndexError(f"slice(rindex): a row position is outside [-{n}, {n}): "
+                             f"[{rows.min()}, {rows.max()}]")
+        sliced = copy.copy(self)
+        sliced.data = _rows_at(self.data, rows, "the data")
+        for name in ("label", "weight", "base_margin"):
+            value = getattr(self, name)
+            setattr(sliced, name, None if value is None else _rows_at(value, rows, name))
+        return sliced
+
     # ---- what a fit takes from it --------------------------------------------------------
     def data_set(self):
         """``(X, y, sample_weight, base_margin)``, as a fit takes a data set."""
@@ -124,6 +186,44 @@ class DMatrix:
         """The ``feature_weights`` given to ``caller`` or this matrix's: one of them."""
         return one_given("feature_weights", argument, f"to {caller}", self.feature_weights,
                          f"to the {type(self).__name__}")
+
+
+_RANKING_FIELDS = ("group", "qid", "label_lower_bound", "label_upper_bound")
+_FLOAT_FIELDS = ("label", "weight", "base_margin")
+
+
+def _refuse_ranking_fields(matrix, fields):
+    """ValueError naming the first ranking or survival field given in ``fields``."""
+    for name in _RANKING_FIELDS:
+        if fields.get(name) is not None:
+            raise ValueError(f"{matrix}: {name} is for ranking or survival objectives, which "
+                             "daskboost does not train")
+
+
+def _float_field(field, caller):
+    if field in _RANKING_FIELDS:
+        raise ValueError(f"{caller}({field!r}): {field} is for ranking or survival objectives, "
+                         "which daskboost does not train")
+    if field not in _FLOAT_FIELDS:
+        raise ValueError(f"{caller}({field!r}): the fields are {', '.join(_FLOAT_FIELDS)}")
+    return field
+
+
+def _rows_at(values, rows, what):
+    """``values``' rows at positions ``rows`` (``DMatrix.slice``)."""
+    if hasattr(values, "iloc") and not hasattr(values, "compute"):
+        return values.iloc[rows]
+    if is_sparse(values):
+        return values.tocsr()[rows]
+    if hasattr(values, "compute"):
+        if not hasattr(values, "chunks"):
+            raise TypeError(f"slice: {what} is a dask DataFrame or Series, which has no row "
+                            "positions; select its rows by its index (or give a dask array)")
+        if any(np.isnan(c) for c in values.chunks[0]):
+            raise ValueError(f"slice: {what} is a dask array of unknown chunk sizes; call "
+                             "compute_chunk_sizes() first")
+        return values[rows]
+    return np.asarray(values)[rows]
 
 
 class QuantileDMatrix(DMatrix):

@@ -5,6 +5,7 @@
 import json
 
 import dask.array as da
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
@@ -156,6 +157,59 @@ def test_accessors_as_xgboosts(data):
     assert matrix.get_weight() is w and matrix.get_base_margin().shape == (1500,)
     matrix.set_label(1 - y)
     assert np.array_equal(matrix.get_label(), 1 - y)
+
+
+def test_slice_info_and_counts_as_xgboosts(data):
+    # a script's hand-made folds (dtrain.slice(rows)), get/set_float_info, set_info and
+    # num_nonmissing give what xgboost's give; a model trained on a slice is xgboost's
+    xgboost = pytest.importorskip("xgboost")
+    X, y, w = data
+    X = X.mask(X == 0)                                  # some missing values
+    rows = np.array([9, 3, 700, 5, 1400, 3])            # any order, repeats allowed
+    got = {}
+    for module in (xgboost, daskboost):
+        matrix = module.DMatrix(X, label=y, weight=w, base_margin=np.full(len(y), 0.25))
+        part = matrix.slice(rows)
+        info = [part.num_row(), matrix.num_nonmissing()] + [
+            part.get_float_info(f).tolist() for f in ("label", "weight", "base_margin")]
+        matrix.set_float_info("label", 1 - y)
+        matrix.set_info(weight=np.ones(len(y)))
+        info += [matrix.get_float_info("label")[:4].tolist(),
+                 matrix.get_float_info("weight")[:2].tolist(),
+                 module.DMatrix(X).get_float_info("weight").shape]
+        booster = module.train(PARAMS, matrix.slice(np.arange(0, 1500, 2)), 5)
+        got[module.__name__] = info, booster.predict(module.DMatrix(X[:50]))
+    assert got["daskboost"][0] == got["xgboost"][0]
+    np.testing.assert_allclose(got["daskboost"][1], got["xgboost"][1], atol=1e-6)
+    # a dask array slices by position, lazily
+    dmatrix = daskboost.DMatrix(da.from_array(X.to_numpy(), chunks=400), label=da.from_array(y))
+    part = dmatrix.slice(rows)
+    assert part.num_row() == 6 and np.array_equal(part.get_float_info("label"), y[rows])
+    assert dmatrix.num_nonmissing() == int(X.notna().to_numpy().sum())
+    # a sparse matrix: its stored entries; its rows as a sparse matrix
+    import scipy.sparse
+    sparse = daskboost.DMatrix(scipy.sparse.csc_matrix(X.fillna(0).to_numpy()), label=y)
+    assert sparse.num_nonmissing() == int(X.notna().to_numpy().sum())
+    assert scipy.sparse.issparse(sparse.slice(rows).data)
+    np.testing.assert_array_equal(sparse.slice(rows).data.toarray(),
+                                  X.fillna(0).to_numpy()[rows])
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda m: m.slice([0.5, 2]), TypeError, "rindex must be a 1-D array of row positions"),
+    (lambda m: m.slice([0, 1500]), IndexError, r"outside \[-1500, 1500\)"),
+    (lambda m: m.get_float_info("label_lower_bound"), ValueError, "for ranking or survival"),
+    (lambda m: m.get_float_info("weights"), ValueError, "the fields are label, weight"),
+    (lambda m: m.set_info(qid=np.zeros(1500)), ValueError, "qid is for ranking"),
+    (lambda m: m.set_info(nthreads=2), TypeError, "'nthreads' is not a field"),
+    (lambda m: daskboost.DMatrix(dd.from_pandas(m.data, npartitions=2)).slice([0]),
+     TypeError, "a dask DataFrame or Series, which has no row positions"),
+], ids=["float rows", "out of range", "bounds", "unknown field", "qid", "unknown info",
+        "dask frame"])
+def test_bad_slices_and_fields_are_named(data, call, error, match):
+    X, y, _ = data
+    with pytest.raises(error, match=match):
+        call(daskboost.DMatrix(X, label=y))
 
 
 def test_a_booster_made_from_a_model_file_as_xgboosts(data, tmp_path):
