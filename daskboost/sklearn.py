@@ -258,7 +258,7 @@ class _DaskBoostModel(RoutingConsumer):
     @_on_own_client
     def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model,
              base_margin=None, base_margin_eval_set=None, resume=False, callbacks=None,
-             verbose=None, eval_names=None, feature_weights=None):
+             verbose=None, eval_names=None, feature_weights=None, known_classes=None):
         self._fit_has_eval_set = bool(eval_set)
         # xgboost 2's constructor arguments, or (as before it) fit's: one or the other
         callbacks = CallbackList(  # (checked before any work)
@@ -296,10 +296,22 @@ class _DaskBoostModel(RoutingConsumer):
                                   previous=previous, base_margin=base_margin,
                                   base_margin_eval_set=base_margin_eval_set, progress=progress,
                                   checkpoint=checkpoint, store_config=store_config,
-                                  callbacks=callbacks.callbacks, eval_names=eval_names)
+                                  callbacks=callbacks.callbacks, eval_names=eval_names,
+                                  known_classes=known_classes)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
         return info
+
+    def _partial_fit(self, X, y, sample_weight, base_margin, known_classes=None):
+        """One step of incremental training (scikit-learn's ``partial_fit``): grow
+        ``n_estimators`` more rounds on this X and y, starting from the model so far (a
+        fit with ``xgb_model`` the estimator itself), or a first model."""
+        fitted = self.__sklearn_is_fitted__()
+        if fitted:  # (scikit-learn's message for another number of features)
+            self._check_predict_input(X)
+        return self._fit(X, y, sample_weight, self._estimator_type == "classifier", None, None,
+                         self._booster if fitted else None, base_margin=base_margin,
+                         known_classes=known_classes)
 
     def _store_config(self):
         """Where binned blocks beyond ``memory_budget`` go; checked before any work."""
@@ -593,6 +605,14 @@ class DaskBoostRegressor(_DaskBoostModel):
                   feature_weights=feature_weights)
         return self
 
+    def partial_fit(self, X, y, sample_weight=None, base_margin=None):
+        """Incremental training, as scikit-learn's ``partial_fit`` (what dask-ml's
+        ``Incremental`` calls, block by block): each call grows
+        ``n_estimators`` more rounds on this X and y, from the model so far.  Returns
+        self."""
+        self._partial_fit(X, y, sample_weight, base_margin)
+        return self
+
     def predict(self, X, output_margin=False, iteration_range=None, base_margin=None,
                 pred_contribs=False, approx_contribs=False, pred_interactions=False,
                 validate_features=True):
@@ -644,6 +664,22 @@ class DaskBoostClassifier(_DaskBoostModel):
         info = self._fit(X, y, sample_weight, True, eval_set, sample_weight_eval_set, xgb_model,
                          base_margin, base_margin_eval_set, resume, callbacks, verbose,
                          feature_weights=feature_weights)
+        self._set_classes(info.classes)
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None, base_margin=None):
+        """Incremental training, as scikit-learn's ``partial_fit`` (what dask-ml's
+        ``Incremental`` calls, block by block): each call grows ``n_estimators`` more rounds on this X and y, from the
+        model so far.  ``classes``: every label the model will see, needed on the first
+        call when this y does not hold them all; later calls keep the first call's
+        ``classes_`` (their y's labels must be among them).  Returns self."""
+        known = None if classes is None else _partial_fit_classes(classes)
+        if self.__sklearn_is_fitted__():
+            if known is not None and not _same_labels(known, self.classes_):
+                raise ValueError(f"classes={known.tolist()!r:.200} differs from the classes of "
+                                 f"the first partial_fit call, {self.classes_.tolist()!r:.200}")
+            known = self.classes_
+        info = self._partial_fit(X, y, sample_weight, base_margin, known)
         self._set_classes(info.classes)
         return self
 
@@ -740,6 +776,24 @@ def _jsonable(value):
     if isinstance(value, dict):  # e.g. monotone_constraints={column name: direction}
         return {str(k): _jsonable(v) for k, v in value.items()}
     return value
+
+
+def _partial_fit_classes(classes):
+    """``partial_fit``'s ``classes``: its labels, sorted and unique, at least two."""
+    if is_dask_collection(classes):
+        classes = classes.compute()
+    labels = np.asarray(classes)
+    if labels.ndim != 1 or len(labels) == 0:
+        raise ValueError(f"classes={classes!r:.120} must be a 1-D list of labels")
+    labels = np.unique(labels)
+    if len(labels) < 2:
+        raise ValueError(f"classes={labels.tolist()!r} has one label; a classifier needs at "
+                         "least 2")
+    return labels
+
+
+def _same_labels(a, b):
+    return len(a) == len(b) and all(x == y for x, y in zip(a.tolist(), b.tolist()))
 
 
 def _saved_class_weight(saved):

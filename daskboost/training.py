@@ -121,8 +121,10 @@ def _categorical_spec(data, params):
     return features, names, params.max_cat
 
 
-def resolve_objective(params, scanned, classifier):
-    """The objective, the sorted classes (classifiers) and the label statistics."""
+def resolve_objective(params, scanned, classifier, known_classes=None):
+    """The objective, the sorted classes (classifiers) and the label statistics.
+    ``known_classes``: a classifier's classes when y need not hold them all (sorted and
+    unique: ``partial_fit``'s); y's labels must be among them."""
     objective_params = {k: getattr(params, k) for k in OBJECTIVE_PARAMS
                         if getattr(params, k) is not None}
     objective_params.update({k: getattr(params, k) for k, default
@@ -134,6 +136,8 @@ def resolve_objective(params, scanned, classifier):
     classes = None
     if classifier:
         labels = sorted(scanned.class_weights)
+        if known_classes is not None:
+            labels = _within_known_classes(labels, known_classes)
         continuous = [v for v in labels if isinstance(v, float) and not v.is_integer()]
         if continuous:  # scikit-learn's words (type_of_target), for a regression target
             raise ValueError(f"Unknown label type: continuous (y has non-integer labels such as "
@@ -174,6 +178,26 @@ def resolve_objective(params, scanned, classifier):
         objective = get_objective(name, **objective_params)
     objective.check_labels(stats)
     return objective, objective_params, classes, stats
+
+
+def _a_known_class_is_absent(stats, known_classes):
+    """Whether one of ``partial_fit``'s ``classes`` has no weight in y (``stats``)."""
+    return known_classes is not None and stats.class_weights is not None and any(
+        not weight > 0 for weight in stats.class_weights.values())
+
+
+def _within_known_classes(labels, known_classes):
+    """``known_classes`` as the classifier's labels, once y's ``labels`` are among them."""
+    known = np.asarray(known_classes)
+    found = np.asarray(labels)
+    if known.dtype.kind in "OUS" or found.dtype.kind in "OUS":
+        outside = [label for label in labels if label not in set(known.tolist())]
+    else:
+        outside = found[~np.isin(found, known)].tolist()
+    if outside:
+        raise ValueError(f"y has the label {outside[0]!r}, which is not one of classes="
+                         f"{known.tolist()!r:.200}")
+    return known.tolist()
 
 
 def class_factors(class_weight, labels, scanned):
@@ -303,7 +327,7 @@ def _metric_names(params, objective):
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
           sample_weight_eval_set=None, previous=None, base_margin=None,
           base_margin_eval_set=None, progress=None, checkpoint=None, store_config=None,
-          callbacks=None, eval_names=None):
+          callbacks=None, eval_names=None, known_classes=None):
     """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
 
     ``store_config``: a ``blockstore.StoreConfig`` (memory budget, cache dirs) for the
@@ -313,8 +337,9 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     starting margins).  ``checkpoint``: a ``Checkpoint`` (the model written every
     ``every`` rounds).  ``callbacks``: objects with xgboost's ``TrainingCallback``
     methods (see ``callbacks``).  ``eval_names``: the eval sets' names in
-    ``evals_result`` (default ``validation_<i>``).  Returns ``(booster, info)``: info has
-    ``classes`` and ``evals_result``.
+    ``evals_result`` (default ``validation_<i>``).  ``known_classes``: a classifier's
+    classes when y need not hold them all (``resolve_objective``).  Returns ``(booster,
+    info)``: info has ``classes`` and ``evals_result``.
     """
     callbacks = CallbackList(callbacks)
     types = (params.enable_categorical, params.feature_types)
@@ -337,7 +362,7 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
         store_config = StoreConfig(None, tuple(check_cache_dirs(None)))
     with make_runtime(uuid.uuid4().hex[:12], store_config, data.in_memory) as runtime:
         return _train(runtime, params, data, evals, classifier, previous, progress, checkpoint,
-                      callbacks, eval_names)
+                      callbacks, eval_names, known_classes)
 
 
 def _is_training_data(eval_inputs, training_inputs):
@@ -425,9 +450,10 @@ def _write_checkpoint(path, trees, base_margin, objective, data, objective_param
 
 
 def _train(runtime, params, data, evals, classifier, previous=None, progress=None,
-           checkpoint=None, callbacks=CallbackList(None), eval_names=None):
+           checkpoint=None, callbacks=CallbackList(None), eval_names=None, known_classes=None):
     scanned = scan(runtime, data, params, classifier)
-    objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier)
+    objective, objective_params, classes, stats = resolve_objective(params, scanned, classifier,
+                                                                    known_classes)
     params = settle_for_data(params, objective, data, scanned.n_rows)
     check_scanned(scanned, params, data.feature_names)
     categories = scanned.categories
@@ -438,6 +464,11 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
         base_margin = np.atleast_1d(np.asarray(previous.base_margin, dtype=np.float64))
     else:
         base_margin = start_margin(objective, stats, params)
+        if params.base_score is None and _a_known_class_is_absent(stats, known_classes):
+            # (from the labels' frequencies, that class would start at the probability
+            # floor, and the Newton steps on its rows, whose hessians are then near 0,
+            # would overshoot for rounds: it starts from equal probabilities instead)
+            base_margin = np.zeros_like(base_margin)
     metrics = [get_metric(name, objective, params.quantile_alpha, params.huber_slope)
                for name in _metric_names(params, objective)]
     mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, categories)
