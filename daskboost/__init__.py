@@ -17,9 +17,10 @@ from .cv_models import CVBooster  # noqa: E402
 from .dmatrix import DMatrix, QuantileDMatrix  # noqa: E402
 from .folds import cv_folds  # noqa: E402
 from .native_train import train  # noqa: E402
-from .plotting import plot_importance, plot_metric, plot_tree  # noqa: E402
+from .plotting import plot_importance, plot_metric, plot_tree, to_graphviz  # noqa: E402
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor  # noqa: E402
 from .verbosity import config_context, get_config, set_config  # noqa: E402
+from . import callback  # noqa: E402  (xgboost's name: xgb.callback.EarlyStopping)
 from . import dask  # noqa: E402  (xgboost.dask's functions: daskboost.dask.train, ...)
 from .warmup import start as _start_warmup  # noqa: E402
 
@@ -27,7 +28,31 @@ _start_warmup()
 
 __version__ = "0.1.0"
 
+# xgboost's scikit-learn names, so that ``import daskboost as xgb`` runs a script's
+# ``xgb.XGBClassifier(...)``: the estimators themselves
+XGBClassifier = DaskBoostClassifier
+XGBRegressor = DaskBoostRegressor
+
+# xgboost's names for what daskboost does not do: the AttributeError says so
+_NOT_HERE = {
+    "XGBRanker": "learning to rank (rank:* objectives, qid/group) is not implemented",
+    "XGBRFClassifier": "random forests (num_parallel_tree > 1) are not implemented",
+    "XGBRFRegressor": "random forests (num_parallel_tree > 1) are not implemented",
+    "DataIter": "external-memory iterators are not read: give a dask collection (a parquet "
+                "lake with dd.read_parquet) and memory_budget",
+    "collective": "there is no collective (rabit) layer: dask's scheduler does that",
+    "tracker": "there is no collective (rabit) layer: dask's scheduler does that",
+    "spark": "there is no Spark integration",
+}
+
+
+def __getattr__(name):
+    if name in _NOT_HERE:
+        raise AttributeError(f"module 'daskboost' has no attribute {name!r} (xgboost's): "
+                             f"{_NOT_HERE[name]}")
+    raise AttributeError(f"module 'daskboost' has no attribute {name!r}")
+
 __all__ = ["Booster", "CVBooster", "DMatrix", "DaskBoostClassifier", "DaskBoostRegressor",
-           "QuantileDMatrix",
-           "TrainingCallback", "config_context", "cv", "cv_folds", "get_config",
-           "plot_importance", "plot_metric", "plot_tree", "set_config", "train", "__version__"]
+           "QuantileDMatrix", "TrainingCallback", "XGBClassifier", "XGBRegressor", "callback",
+           "config_context", "cv", "cv_folds", "get_config", "plot_importance", "plot_metric",
+           "plot_tree", "set_config", "to_graphviz", "train", "__version__"]

@@ -18,9 +18,10 @@ from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION
                          garbage_collection_paused, model_source, parse_model,
                          read_model_json)
 from .data import feature_block, is_dask_collection, table_as_frame
-from .dmatrix import DMatrix
-from .local_threads import local_thread_count
-from .metrics import evaluate
+from .booster_settings import DEFAULT_METRIC, with_settings
+from .dmatrix import DMatrix, NativeMetric
+from .local_threads import local_thread_count, local_threads
+from .metrics import evaluate, get_metric
 from .missing_values import with_missing_as_nan
 from .objectives import CustomObjective, get_objective
 from .sparse import DENSE_CELLS, dense_rows, is_sparse
@@ -73,13 +74,17 @@ class Booster:
         # set while the Booster is a fit's model in its callbacks: ``set_param(k, v)``
         # changes that fit's parameter ``k`` for the rounds still to grow
         self._fit_in_progress = None
+        # xgboost's parameters that act on a trained model (``booster_settings``)
+        self._settings = {}
 
     def _init_as_xgboost(self, params, cache, model_file, *model_parts):
         """xgboost's ``Booster(params, cache, model_file)``: the model in ``model_file``
-        (a path or bytes), or no model until ``load_model``.  ``params`` (a dict) is
-        accepted for the call's shape: a Booster here is a fitted model, trained by
-        ``train`` and predicting with the threads of ``n_jobs``/dask's ``num_workers``;
-        ``cache`` (xgboost's DMatrix cache) likewise."""
+        (a path or bytes), or no model until ``load_model``.  Of ``params`` (a dict),
+        the settings of a trained model hold (``booster_settings``: ``nthread``,
+        ``eval_metric``, ``device``); its training parameters would shape xgboost's
+        ``update``, which daskboost does not have (``train(..., xgb_model=booster)``
+        continues a model), and are not kept; ``cache`` (xgboost's DMatrix cache) is
+        accepted for the call's shape."""
         if any(part is not None for part in model_parts):
             raise TypeError("Booster(trees, base_margin, objective, n_features, ...): trees "
                             "is missing")
@@ -87,16 +92,21 @@ class Booster:
             raise TypeError(f"Booster(params=...) takes a dict; got {type(params).__name__}")
         if cache is not None and not isinstance(cache, (list, tuple)):
             raise TypeError(f"Booster(cache=...) takes a list; got {type(cache).__name__}")
+        settings = with_settings({}, params or {}, strict=False)
         if model_file is None:  # no model: an empty shell for load_model
             self.__init__([], [0.0], "reg:squarederror", 0)
         else:
             self.__dict__.update(Booster.load(model_file).__dict__)
+        self._settings = settings
 
     def load_model(self, fname):
         """Replace this Booster's model with the one in ``fname`` (a path or the bytes of
         a model file; daskboost's or xgboost's JSON), checked first: xgboost's
-        ``Booster().load_model(path)``.  On a bad file this Booster is left as it was."""
+        ``Booster().load_model(path)``.  On a bad file this Booster is left as it was;
+        its settings (``set_param``) stay."""
+        settings = self._settings
         self.__dict__.update(Booster.load(fname).__dict__)
+        self._settings = settings
 
     def _check_has_model(self):
         if self.n_features == 0:
@@ -181,27 +191,45 @@ class Booster:
                 self._attributes[key] = value
 
     def set_param(self, params, value=None):
-        """xgboost's ``set_param`` from a training callback: ``learning_rate`` (or
-        ``eta``) for the rounds still to grow, e.g. xgboost's
-        ``LearningRateScheduler``.  ``params``: a name (with ``value``) or a dict.  The
-        other parameters shape the data or the trees already grown and cannot change
-        during a fit; outside a fit nothing is trained, so nothing can change."""
-        changes = dict(params) if isinstance(params, dict) else {params: value}
+        """xgboost's ``set_param``.  ``params``: a name (with ``value``), a dict, or a list
+        of ``(name, value)`` pairs.  From a
+        training callback: ``learning_rate`` (or ``eta``) for the rounds still to grow,
+        e.g. xgboost's ``LearningRateScheduler`` (the other parameters shape the data or
+        the trees already grown).  Outside a fit: the settings of a trained model
+        (``booster_settings``): ``nthread`` (the threads ``predict`` uses),
+        ``eval_metric`` (what ``eval``/``eval_set`` report) and ``device="cpu"``."""
+        pairs = (list(params.items()) if isinstance(params, dict) else list(params)
+                 if isinstance(params, (list, tuple)) else [(params, value)])
+        if self._fit_in_progress is None:
+            settings = self._settings
+            if "eval_metric" not in settings and any(k == "eval_metric" for k, _ in pairs):
+                # (as xgboost's: a trained model's metrics start with the default one)
+                settings = {**settings, "eval_metric": [DEFAULT_METRIC]}
+            self._settings = with_settings(settings, pairs, strict=True)
+            return
+        changes = dict(pairs)
         unknown = [k for k in changes if k not in TRAINING_PARAM_CHANGES]
         if unknown:
             raise ValueError(f"set_param({unknown[0]!r}): only "
                              f"{' / '.join(TRAINING_PARAM_CHANGES)} can change during a fit")
-        if self._fit_in_progress is None:
-            raise ValueError("set_param changes a fit in progress: call it from a training "
-                             "callback (fit(callbacks=...), daskboost.train or cv)")
         for key, new in changes.items():
             self._fit_in_progress(TRAINING_PARAM_CHANGES[key], new)
 
+    def update(self, dtrain, iteration, fobj=None):
+        """Not here (xgboost's one round on ``dtrain``): a trained Booster does not hold
+        its training data's bins; ``daskboost.train(params, dtrain, 1,
+        xgb_model=booster)`` grows a round (or more) on it."""
+        raise TypeError("Booster.update is not supported: daskboost.train(params, dtrain, "
+                        "num_boost_round, xgb_model=booster) continues a model")
+
     def copy(self):
-        """An independent copy (xgboost's ``Booster.copy``)."""
-        return Booster(self.trees, self.base_margin, self.objective, self.n_features,
-                       self.feature_names, self.objective_params, self.best_iteration,
-                       self.best_score, self.feature_types, self.categories, self._attributes)
+        """An independent copy (xgboost's ``Booster.copy``), its settings too."""
+        copied = Booster(self.trees, self.base_margin, self.objective, self.n_features,
+                         self.feature_names, self.objective_params, self.best_iteration,
+                         self.best_score, self.feature_types, self.categories,
+                         self._attributes)
+        copied._settings = dict(self._settings)
+        return copied
 
     def num_features(self):
         """The number of training features (xgboost's)."""
@@ -257,6 +285,7 @@ class Booster:
     def __setstate__(self, state):
         state.setdefault("_attributes", {})      # (pickled before attributes existed)
         state.setdefault("_fit_in_progress", None)
+        state.setdefault("_settings", {})        # (pickled before settings existed)
         self.__dict__.update(state)
         check_model(self, "unpickled model")  # a pickle is a model file too
 
@@ -341,7 +370,14 @@ class Booster:
         ``pred_interactions`` (``approx_contribs``: Saabas): contributions in xgboost's
         shapes, (n, F + 1) / (n, F + 1, F + 1) with one output, (n, K, ...) with K;
         ``pred_leaf``: each row's leaf in each tree (``predict_leaf``).  X may be a
-        ``DMatrix`` of in-memory data (xgboost's call): its base margins are the start."""
+        ``DMatrix`` of in-memory data (xgboost's call): its base margins are the start.
+        Threads: ``set_param(nthread=...)``'s, else ``n_jobs``/dask's ``num_workers``."""
+        with local_threads(self._settings.get("nthread")):
+            return self._predict(X, output_margin, iteration_range, pred_contribs,
+                                 approx_contribs, pred_interactions, pred_leaf)
+
+    def _predict(self, X, output_margin, iteration_range, pred_contribs, approx_contribs,
+                 pred_interactions, pred_leaf):
         X, base_margin = _matrix_rows(X, self.n_outputs)
         if pred_leaf:
             if output_margin or pred_contribs or approx_contribs or pred_interactions:
@@ -378,8 +414,9 @@ class Booster:
                              "takes them by position)")
         data = with_missing_as_nan(data, missing)
         rounds = None if tuple(iteration_range) == (0, 0) else tuple(iteration_range)
-        margin = self.predict_margin(data, rounds, None if base_margin is None else
-                                     _margin_rows(base_margin, self.n_outputs))
+        with local_threads(self._settings.get("nthread")):
+            margin = self.predict_margin(data, rounds, None if base_margin is None else
+                                         _margin_rows(base_margin, self.n_outputs))
         return self.output(margin, output_margin=predict_type == "margin")
 
     # ---- inspection -----------------------------------------------------------------
@@ -413,13 +450,18 @@ class Booster:
     def eval_set(self, evals, iteration=0, feval=None, output_margin=True):
         """xgboost's ``eval_set``: ``"[iteration]\t<name>-<metric>:<value>..."`` for each
         ``(DMatrix, name)`` pair of in-memory data (its label, weights and base margins),
-        with every round of the model.  The metric is the objective's default one (a
-        fit's ``eval_metric`` is not part of the model); ``feval`` is not supported."""
-        if feval is not None:
-            raise ValueError("feval is not supported: score predictions with your function, "
-                             "or give the fit an eval_metric callable")
+        with every round of the model.  The metrics: ``set_param(eval_metric=...)``'s,
+        else the objective's default one (a fit's ``eval_metric`` is not part of the
+        model; ``set_param`` adds its metrics after that one, as xgboost's); then
+        ``feval(predt, dmatrix) -> (name, value)``, xgboost's custom metric
+        (``dmatrix.NativeMetric``), given the raw margins (``output_margin``, xgboost's
+        default here) or the predictions as ``predict`` gives them."""
         objective = self.get_objective()
-        metric = objective.default_metric
+        metrics = [(get_metric(objective.default_metric if name is DEFAULT_METRIC else name,
+                               objective), objective)
+                   for name in self._settings.get("eval_metric", [DEFAULT_METRIC])]
+        if feval is not None:
+            metrics.append((NativeMetric(feval), None if output_margin else objective))
         line = f"[{iteration}]"
         for matrix, name in evals:
             if not isinstance(matrix, DMatrix):
@@ -428,10 +470,14 @@ class Booster:
             X, base_margin = _matrix_rows(matrix, self.n_outputs)
             if matrix.label is None:
                 raise ValueError(f"eval_set: the DMatrix {name!r} has no label")
-            margin = self.predict_margin(X, None, base_margin)
+            with local_threads(self._settings.get("nthread")):
+                margin = self.predict_margin(X, None, base_margin)
             weight = None if matrix.weight is None else np.asarray(matrix.weight, np.float64)
-            value = evaluate(metric, [(np.asarray(matrix.label), margin, weight)], objective)
-            line += f"\t{name}-{metric}:{value:.17f}"
+            rows = [(np.asarray(matrix.label), margin, weight)]
+            for metric, output in metrics:
+                value = evaluate(metric, rows, output)  # (xgboost prints feval's with %f)
+                text = f"{value:f}" if isinstance(metric, NativeMetric) else f"{value:.17f}"
+                line += f"\t{name}-{metric.name}:{text}"
         return line
 
     def eval(self, data, name="eval", iteration=0):

@@ -1,7 +1,9 @@
-"""Plots of a model: feature importances, one tree, learning curves (matplotlib only).
+"""Plots of a model: feature importances, one tree, learning curves (matplotlib only);
+one tree as a graphviz graph (``to_graphviz``, xgboost's).
 
 matplotlib is an optional extra (``pip install daskboost[plot]``): it is imported when
-a plot is drawn, and its absence is an ImportError that says how to install it.  Each
+a plot is drawn, and its absence is an ImportError that says how to install it; so is
+graphviz's Python package for ``to_graphviz``.  Each
 function draws on ``ax`` (a new figure's axes if None) and returns the Axes, as
 xgboost's and LightGBM's plotting functions do.  ``model`` is a fitted estimator or a
 ``Booster``.
@@ -171,3 +173,67 @@ def plot_tree(model, tree_index=0, ax=None, precision=4, fontsize=8, figsize=Non
     ax.set_axis_off()
     ax.set_title(f"tree {tree_index}")
     return ax
+
+
+def to_graphviz(booster, fmap="", num_trees=None, rankdir=None, yes_color=None, no_color=None,
+                condition_node_params=None, leaf_node_params=None, with_stats=False,
+                tree_idx=0, **kwargs):
+    """xgboost's ``to_graphviz``: tree ``tree_idx`` (``num_trees``, its older name) of
+    ``booster`` (a Booster or a fitted estimator) as a ``graphviz.Source``: a node per
+    split (``f <= t``, or ``f in {set}``) and leaf, edges "yes"/"no" in ``yes_color`` /
+    ``no_color`` (blue / red), the one missing values take marked "missing";
+    ``rankdir`` (default ``"TB"``), node attributes (``condition_node_params``,
+    ``leaf_node_params``) and ``with_stats`` (gain and cover) as xgboost's.  Further
+    keyword arguments go to ``graphviz.Source``.  ``fmap`` is not read: the nodes name
+    the model's features."""
+    try:
+        import graphviz
+    except ImportError:
+        raise ImportError("to_graphviz needs graphviz's Python package: pip install graphviz "
+                          "(plot_tree draws a tree with matplotlib alone)") from None
+    if fmap:
+        raise ValueError(f"fmap={fmap!r}: feature map files are not read; the nodes name the "
+                         "model's features (feature_names)")
+    model = _booster(booster)
+    index = tree_idx if num_trees is None else num_trees
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
+            or not 0 <= index < len(model.trees):
+        raise ValueError(f"tree_idx={index!r} must be in [0, {len(model.trees)}) (the model's "
+                         "trees)")
+    return graphviz.Source(_dot(model, model.trees[int(index)], rankdir or "TB",
+                                yes_color or "#0000FF", no_color or "#FF0000",
+                                condition_node_params or {"shape": "box"},
+                                leaf_node_params or {}, bool(with_stats)), **kwargs)
+
+
+def _dot(booster, tree, rankdir, yes_color, no_color, split_params, leaf_params, with_stats):
+    """One tree in graphviz's DOT language (``to_graphviz``)."""
+    name = _namer(booster.feature_names)
+
+    def attributes(params):
+        return "".join(f", {k}={_quoted(v)}" for k, v in params.items())
+
+    lines = ["digraph {", f"    graph [rankdir={_quoted(rankdir)}]"]
+    for i in range(tree.n_nodes):
+        label = _node_label(tree, i, name, booster.categories, 6)
+        if with_stats:
+            label += (f"\ngain={tree.gain[i]:.6g}" if tree.feature[i] >= 0 else "") + \
+                f"\ncover={tree.cover[i]:.6g}"
+        is_leaf = tree.feature[i] < 0
+        lines.append(f"    {i} [label={_quoted(label)}"
+                     f"{attributes(leaf_params if is_leaf else split_params)}]")
+        if is_leaf:
+            continue
+        split = _category_split(tree, i, booster.categories)
+        yes, no = (split[1], split[2]) if split else (int(tree.left[i]), int(tree.right[i]))
+        missing = _missing_child(tree, i)
+        for child, word, color in ((yes, "yes", yes_color), (no, "no", no_color)):
+            text = word + (", missing" if child == missing else "")
+            lines.append(f"    {i} -> {child} [label={_quoted(text)}, color={_quoted(color)}]")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _quoted(value):
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return '"' + text + '"'

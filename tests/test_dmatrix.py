@@ -238,6 +238,56 @@ def test_a_booster_made_from_a_model_file_as_xgboosts(data, tmp_path):
         daskboost.Booster(None, [0.0], "reg:squarederror", 5)
 
 
+def test_a_trained_boosters_settings_and_feval_as_xgboosts(data):
+    # outside a fit, set_param (or Booster(params)) takes what acts on a trained model:
+    # eval_metric (each one added, as xgboost adds them), nthread, device="cpu"; eval_set's
+    # feval(predt, dmatrix) gets raw margins unless output_margin=False, as xgboost's
+    xgboost = pytest.importorskip("xgboost")
+    X, y, w = data
+    lines = {}
+    for module in (xgboost, daskboost):
+        matrix = module.DMatrix(X, label=y, weight=w)
+        booster = module.train(PARAMS, matrix, 5)
+        booster.set_param([("eval_metric", "auc"), ("nthread", 1)])
+        booster.set_param("eval_metric", "error")
+        lines[module.__name__] = [
+            booster.eval(matrix),
+            booster.eval_set([(matrix, "m")], 2, feval=lambda p, d: ("top", float(p.max()))),
+            booster.eval_set([(matrix, "m")], feval=lambda p, d: ("top", float(p.max())),
+                             output_margin=False)]
+    for ours, theirs in zip(lines["daskboost"], lines["xgboost"]):
+        ours, theirs = dict(pair.split(":") for pair in ours.split("\t")[1:]), \
+            dict(pair.split(":") for pair in theirs.split("\t")[1:])
+        assert ours.keys() == theirs.keys()               # (xgboost prints them in its order)
+        for key in ours:
+            assert float(ours[key]) == pytest.approx(float(theirs[key]), abs=2e-6)
+    assert float(lines["daskboost"][1].split("top:")[1]) > 1.0     # a margin
+    assert float(lines["daskboost"][2].split("top:")[1]) < 1.0     # a probability
+    # Booster(params) keeps the settings of a training dict, and load_model keeps them
+    shell = daskboost.Booster({**PARAMS, "eval_metric": "auc", "nthread": 1})
+    shell.load_model(booster.save_raw())
+    assert shell.eval(daskboost.DMatrix(X, label=y)).startswith("[0]\teval-auc:")
+    assert shell.copy().eval(daskboost.DMatrix(X, label=y)).startswith("[0]\teval-auc:")
+    with pytest.raises(ValueError, match="device='cuda': daskboost predicts on the CPU"):
+        shell.set_param("device", "cuda")
+    with pytest.raises(ValueError, match="nthread=0 must be a number of threads"):
+        shell.set_param({"nthread": 0})
+
+
+def test_a_boosters_nthread_is_the_threads_it_predicts_with(data, monkeypatch):
+    import daskboost.booster as booster_module
+    X, y, _ = data
+    booster = daskboost.train(PARAMS, daskboost.DMatrix(X, label=y), 3)
+    seen = []
+    monkeypatch.setattr(booster_module, "map_row_chunks",
+                        lambda func, n_rows, step, axis=0: seen.append(
+                            booster_module.local_thread_count()) or func(0, n_rows))
+    booster.predict(X, pred_contribs=True)
+    booster.set_param("nthread", 1)
+    booster.predict(X, pred_contribs=True)
+    assert seen[-1] == 1 and seen[0] == booster_module.local_thread_count()
+
+
 def test_eval_is_the_last_rounds_logged_metric_and_dump_model_writes_the_dump(data, tmp_path):
     X, y, w = data
     dtrain = daskboost.DMatrix(X[:1000], label=y[:1000])

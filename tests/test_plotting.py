@@ -63,6 +63,37 @@ def test_plot_tree_draws_every_node_and_edge(fitted):
         db.plot_tree(fitted, tree_index=99)
 
 
+def test_to_graphviz_is_the_tree_in_dot(fitted):
+    graphviz = pytest.importorskip("graphviz")
+    booster = fitted.get_booster()
+    index = next(t for t, tree in enumerate(booster.trees) if tree.categories)
+    tree = booster.trees[index]
+    source = db.to_graphviz(fitted, tree_idx=index, with_stats=True, yes_color="green",
+                            leaf_node_params={"shape": "ellipse"})
+    assert isinstance(source, graphviz.Source)
+    dot = source.source
+    n_splits = int((tree.feature >= 0).sum())
+    nodes = [line for line in dot.splitlines() if "[label=" in line and "->" not in line]
+    edges = [line for line in dot.splitlines() if "->" in line]
+    assert len(nodes) == tree.n_nodes and len(edges) == 2 * n_splits
+    assert sum('color="green"' in e for e in edges) == n_splits        # the "yes" edges
+    assert sum('color="#FF0000"' in e for e in edges) == n_splits      # the "no" edges
+    assert sum("missing" in e for e in edges) == n_splits
+    assert sum('shape="ellipse"' in n for n in nodes) == tree.n_nodes - n_splits
+    assert sum("\\ngain=" in n for n in nodes) == n_splits
+    assert any(" in {" in n for n in nodes)                           # a categorical split
+    # each edge goes to the child the tree says, its "yes" one first
+    first = int(np.flatnonzero(tree.feature >= 0)[0])
+    pair = [line for line in edges if line.strip().startswith(f"{first} ->")]
+    assert {int(line.split("->")[1].split("[")[0]) for line in pair} == {
+        int(tree.left[first]), int(tree.right[first])}
+    assert db.to_graphviz(booster, num_trees=0).source == db.to_graphviz(booster).source
+    with pytest.raises(ValueError, match="tree_idx=99"):
+        db.to_graphviz(booster, tree_idx=99)
+    with pytest.raises(ValueError, match="feature map files are not read"):
+        db.to_graphviz(booster, fmap="features.txt")
+
+
 def test_plot_metric_draws_one_curve_per_eval_set(fitted):
     results = fitted.evals_result()
     ax = db.plot_metric(fitted)

@@ -121,7 +121,8 @@ def test_set_param_is_checked_and_only_for_a_fit_in_progress(xy):
     with pytest.raises(ValueError, match="learning_rate=-1.0 must be > 0"):
         DaskBoostClassifier(n_estimators=2).fit(X, y, callbacks=[Setting({"eta": -1})])
     fitted = DaskBoostClassifier(n_estimators=2).fit(X, y).get_booster()
-    with pytest.raises(ValueError, match="changes a fit in progress"):
+    with pytest.raises(ValueError, match=r"set_param\('eta'\) on a trained Booster: outside "
+                                         "a fit a Booster takes nthread"):
         fitted.set_param("eta", 0.1)
 
 

@@ -180,3 +180,25 @@ def test_fit_verbose_bad_value(xy):
     X, y = xy
     with pytest.raises(ValueError, match="verbose='all'"):
         DaskBoostClassifier(**PARAMS).fit(X, y, verbose="all")
+
+
+def test_xgboosts_module_names_run_a_script_as_it_is(xy):
+    # import daskboost as xgb: xgb.XGBClassifier, xgb.callback.EarlyStopping, ...
+    X, y = xy
+    from daskboost.callback import EarlyStopping, TrainingCallback
+    assert daskboost.XGBClassifier is DaskBoostClassifier
+    assert daskboost.XGBRegressor is DaskBoostRegressor
+    assert TrainingCallback is daskboost.TrainingCallback
+    model = daskboost.XGBClassifier(n_estimators=30, callbacks=[EarlyStopping(rounds=2)])
+    model.fit(X[:300], y[:300], eval_set=[(X[300:], y[300:])])
+    assert model.best_iteration is not None
+    # what daskboost does not do says so, and hasattr stays False
+    for name, words in (("XGBRanker", "learning to rank"), ("XGBRFClassifier", "random forests"),
+                        ("DataIter", "dask collection"), ("collective", "dask's scheduler")):
+        with pytest.raises(AttributeError, match=f"{name}.*{words}"):
+            getattr(daskboost, name)
+        assert not hasattr(daskboost, name)
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'$"):
+        daskboost.nonsense
+    with pytest.raises(TypeError, match="xgb_model=booster"):
+        model.get_booster().update(None, 0)
