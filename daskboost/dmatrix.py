@@ -201,9 +201,7 @@ def _refuse_ranking_fields(matrix, fields):
 
 
 def _float_field(field, caller):
-    if field in _RANKING_FIELDS:
-        raise ValueError(f"{caller}({field!r}): {field} is for ranking or survival objectives, "
-                         "which daskboost does not train")
+    _refuse_ranking_fields(f"{caller}({field!r})", {field: field})
     if field not in _FLOAT_FIELDS:
         raise ValueError(f"{caller}({field!r}): the fields are {', '.join(_FLOAT_FIELDS)}")
     return field

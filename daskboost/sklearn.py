@@ -607,9 +607,8 @@ class DaskBoostRegressor(_DaskBoostModel):
 
     def partial_fit(self, X, y, sample_weight=None, base_margin=None):
         """Incremental training, as scikit-learn's ``partial_fit`` (what dask-ml's
-        ``Incremental`` calls, block by block): each call grows
-        ``n_estimators`` more rounds on this X and y, from the model so far.  Returns
-        self."""
+        ``Incremental`` calls, block by block): each call grows ``n_estimators`` more
+        rounds on this X and y, from the model so far.  Returns self."""
         self._partial_fit(X, y, sample_weight, base_margin)
         return self
 
@@ -669,10 +668,11 @@ class DaskBoostClassifier(_DaskBoostModel):
 
     def partial_fit(self, X, y, classes=None, sample_weight=None, base_margin=None):
         """Incremental training, as scikit-learn's ``partial_fit`` (what dask-ml's
-        ``Incremental`` calls, block by block): each call grows ``n_estimators`` more rounds on this X and y, from the
-        model so far.  ``classes``: every label the model will see, needed on the first
-        call when this y does not hold them all; later calls keep the first call's
-        ``classes_`` (their y's labels must be among them).  Returns self."""
+        ``Incremental`` calls, block by block): each call grows ``n_estimators`` more
+        rounds on this X and y, from the model so far.  ``classes``: every label the
+        model will see, needed on the first call when this y does not hold them all;
+        later calls keep the first call's ``classes_`` (their y's labels must be among
+        them).  Returns self."""
         known = None if classes is None else _partial_fit_classes(classes)
         if self.__sklearn_is_fitted__():
             if known is not None and not _same_labels(known, self.classes_):

@@ -188,16 +188,13 @@ def _a_known_class_is_absent(stats, known_classes):
 
 def _within_known_classes(labels, known_classes):
     """``known_classes`` as the classifier's labels, once y's ``labels`` are among them."""
-    known = np.asarray(known_classes)
-    found = np.asarray(labels)
-    if known.dtype.kind in "OUS" or found.dtype.kind in "OUS":
-        outside = [label for label in labels if label not in set(known.tolist())]
-    else:
-        outside = found[~np.isin(found, known)].tolist()
+    known = np.asarray(known_classes).tolist()
+    members = set(known)
+    outside = [label for label in labels if label not in members]
     if outside:
         raise ValueError(f"y has the label {outside[0]!r}, which is not one of classes="
-                         f"{known.tolist()!r:.200}")
-    return known.tolist()
+                         f"{known!r:.200}")
+    return known
 
 
 def class_factors(class_weight, labels, scanned):
