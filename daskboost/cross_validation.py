@@ -39,7 +39,6 @@ from .cv_models import CVBooster, FoldSplit
 from .folds import FoldLayout, check_nfold
 from .given_folds import check_fold_rows, fold_ids, partition_parts
 from .local_threads import local_threads
-from .metrics import get_metric
 from .missing_values import with_missing_as_nan
 from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .params import check_feature_weights, integer_param, resolve_constraints, validate_params
@@ -47,9 +46,9 @@ from .params_dict import estimator_and_settings, setting
 from .partition import LeafSummaryMerger
 from .runtime import leaves_worker_pool, make_runtime
 from .sklearn import _fit_input, estimator_or_call_value
-from .training import (RoundClock, _Boosting, _each_round, _log_settled, _metric_names,
-                       _PartialsCombiner, _trained_model, check_scanned, label_stats,
-                       refit_from_summaries, resolve_objective, row_offsets, scan,
+from .training import (RoundClock, _Boosting, _each_round, _log_settled, _PartialsCombiner,
+                       _trained_model, check_scanned, label_stats, refit_from_summaries,
+                       resolve_metrics, resolve_objective, row_offsets, scan,
                        settle_for_data, sketch_size_for, start_margin)
 from .verbosity import speaking
 
@@ -361,8 +360,7 @@ def _cross_validate(runtime, params, data, classifier, run):
         class_counts = np.array([[counts.get(label, 0) for label in labels]
                                  for counts in scanned.partition_class_counts], np.int64)
     layout = FoldLayout(run.nfold, run.seed, run.shuffle, scanned.n_rows, class_counts)
-    metrics = [get_metric(name, objective, params.quantile_alpha, params.huber_slope)
-               for name in _metric_names(params, objective)]
+    metrics = resolve_metrics(params, objective, runtime)
     mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, scanned.categories)
 
     def fold_start(fold_scan):

@@ -26,6 +26,7 @@ import functools
 import logging
 import time
 import uuid
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -38,7 +39,7 @@ from .data import categorical_features, checked_categories, partition_input, sam
 from .grower import stack_node_arrays
 from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
                          stack_category_tables)
-from .metrics import get_metric
+from .metrics import WholeRowsMetric, get_metric
 from .model_file import check_model, in_memory_checks_enabled
 from .objectives import (OBJECTIVES, CustomObjective, LabelStats, check_scale_pos_weight,
                          get_objective)
@@ -56,7 +57,7 @@ from .graphs import (StatesLost, add_tree_reduction, margin_input, per_partition
 from .runtime import make_runtime
 from .sketch import merge_blocks, weighted_quantile
 from .tree import add_binned_tree_outputs
-from .verbosity import logger
+from .verbosity import DaskBoostWarning, logger
 
 log = logger()
 
@@ -321,6 +322,21 @@ def _metric_names(params, objective):
     return names
 
 
+def resolve_metrics(params, objective, runtime):
+    """The fit's metrics (``_metric_names``).  A metric function gathers its eval set's
+    rows in this process every round (``WholeRowsMetric``): with a ``memory_budget``
+    set (out of core), a DaskBoostWarning says that this memory grows with the rows."""
+    metrics = [get_metric(name, objective, params.quantile_alpha, params.huber_slope)
+               for name in _metric_names(params, objective)]
+    gathering = [m.name for m in metrics if isinstance(m, WholeRowsMetric)]
+    if gathering and runtime.store_config.memory_budget is not None:
+        warnings.warn(f"the metric function {gathering[0]!r} is called on all of an eval "
+                      "set's rows at once: each round they come to this process, so its memory "
+                      "grows with the eval sets' rows whatever memory_budget says (a built-in "
+                      "metric name keeps it flat)", DaskBoostWarning, stacklevel=2)
+    return metrics
+
+
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
           sample_weight_eval_set=None, previous=None, base_margin=None,
           base_margin_eval_set=None, progress=None, checkpoint=None, store_config=None,
@@ -466,8 +482,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
             # floor, and the Newton steps on its rows, whose hessians are then near 0,
             # would overshoot for rounds: it starts from equal probabilities instead)
             base_margin = np.zeros_like(base_margin)
-    metrics = [get_metric(name, objective, params.quantile_alpha, params.huber_slope)
-               for name in _metric_names(params, objective)]
+    metrics = resolve_metrics(params, objective, runtime)
     mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, categories)
     _log_settled(params, objective, base_margin, data, scanned.n_rows, runtime)
     offsets = row_offsets(scanned)

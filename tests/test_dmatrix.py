@@ -416,6 +416,28 @@ def test_a_native_custom_metric_in_cv_is_per_fold_and_side(data):
                                                                   "test-mae2-std"]
 
 
+def test_a_metric_function_out_of_core_says_its_memory_grows(data, tmp_path):
+    # its eval rows come to the client every round: not flat in the rows, whatever
+    # memory_budget says; a built-in metric, or no budget, says nothing
+    import warnings
+    from sklearn.metrics import roc_auc_score
+    from daskboost.verbosity import DaskBoostWarning
+    X, y, _ = data
+    budget = {"memory_budget": "64MB", "cache_dir": str(tmp_path)}
+    with pytest.warns(DaskBoostWarning, match="metric function 'roc_auc_score' is called on all"):
+        daskboost.DaskBoostClassifier(n_estimators=2, eval_metric=roc_auc_score, **budget).fit(
+            X, y, eval_set=[(X, y)])
+    with pytest.warns(DaskBoostWarning, match="metric function '_weighted_auc' is called"):
+        daskboost.cv({**PARAMS, **budget}, daskboost.DMatrix(X, label=y), 2, nfold=2,
+                     custom_metric=_weighted_auc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DaskBoostWarning)
+        daskboost.DaskBoostClassifier(n_estimators=2, eval_metric="auc", **budget).fit(
+            X, y, eval_set=[(X, y)])
+        daskboost.DaskBoostClassifier(n_estimators=2, eval_metric=roc_auc_score).fit(
+            X, y, eval_set=[(X, y)])
+
+
 @pytest.mark.parametrize("metric, maximize, error, match", [
     (lambda p, d: [("a", 1.0), ("b", 2.0)], None, TypeError, "one \\(name, value\\) pair"),
     (lambda p, d: (3, 1.0), None, TypeError, "the name a non-empty string"),
