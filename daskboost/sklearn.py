@@ -765,17 +765,23 @@ def estimator_or_call_value(estimator, name, value, call="fit()"):
 
 
 def _jsonable(value):
-    """A parameter as JSON: numpy scalars as numbers; callables (custom objectives and
-    metrics cannot be stored in a model file) as None, i.e. the default."""
+    """A parameter as JSON: numpy scalars as numbers; functions (custom objectives and
+    metrics cannot be stored in a model file) as None, i.e. the default, and left out of
+    a list (``eval_metric=["auc", f]`` is saved as ``["auc"]``)."""
     if isinstance(value, np.generic):
         return value.item()
-    if callable(value) or isinstance(value, Metric):
+    if _is_function(value):
         return None
     if isinstance(value, (list, tuple, set, frozenset, np.ndarray)):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v) for v in value if not _is_function(v)]
     if isinstance(value, dict):  # e.g. monotone_constraints={column name: direction}
         return {str(k): _jsonable(v) for k, v in value.items()}
     return value
+
+
+def _is_function(value):
+    """A user's function, or a metric made of one: not storable in a model file."""
+    return callable(value) or isinstance(value, Metric)
 
 
 def _partial_fit_classes(classes):

@@ -635,6 +635,24 @@ def test_custom_metric_is_called_once_on_all_the_rows_in_partition_order():
             pytest.approx(exact, rel=1e-12)
 
 
+def test_an_estimator_saved_with_metric_functions_fits_again_after_loading(tmp_path):
+    # a function cannot be stored in a model file: it is left out of eval_metric's list
+    # (it was saved as null, and the loaded estimator's next fit failed on it)
+    from daskboost import DaskBoostClassifier
+    rng = np.random.default_rng(33)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for saved, loaded in ((["auc", skm.roc_auc_score], ["auc"]),
+                          ([skm.roc_auc_score], [])):
+        model = DaskBoostClassifier(n_estimators=2, eval_metric=saved).fit(X, y)
+        model.save_model(tmp_path / "model.json")
+        again = DaskBoostClassifier()
+        again.load_model(tmp_path / "model.json")
+        assert again.eval_metric == loaded
+        again.fit(X, y, eval_set=[(X, y)])
+        assert list(again.evals_result_["validation_0"]) == (loaded or ["logloss"])
+
+
 def test_custom_metric_with_sample_weights_and_probabilities():
     rng = np.random.default_rng(32)
     y, m = _data("multiclass", rng, n=600)
