@@ -38,6 +38,7 @@ import numpy as np
 
 from .objectives import OBJECTIVES, CustomObjective, get_objective
 from .tree import NODE_DTYPES, NODE_FIELDS, Tree
+from . import ubjson
 
 FORMAT_NAME = "daskboost"
 FORMAT_VERSION = 1
@@ -96,8 +97,9 @@ def read_model_json(model):
     """The JSON object in the model file at path ``model``, or in ``model`` itself given
     as the file's bytes (``bytes``/``bytearray``: ``Booster.save_raw``'s).
 
-    Raises OSError when the file cannot be read, ValueError naming the file when it is
-    not one JSON object (truncated, not UTF-8, nested too deeply, a key given twice).
+    xgboost's binary models (UBJSON: ``ubjson``) are read too.  Raises OSError when the
+    file cannot be read, ValueError naming the file when it is not one JSON object
+    (truncated, not UTF-8, nested too deeply, a key given twice).
     """
     source = model_source(model)
     if is_raw_model(model):
@@ -105,10 +107,17 @@ def read_model_json(model):
     else:
         with open(source, "rb") as f:
             raw = f.read()
-    try:
-        payload = json.loads(raw.decode("utf-8"), object_pairs_hook=_object_without_duplicates)
-    except (ValueError, RecursionError) as err:  # JSONDecodeError and UnicodeDecodeError too
-        raise ValueError(f"{source}: not a valid JSON model file ({err})") from None
+    if ubjson.is_ubjson(raw):  # xgboost's binary format (its save_model("model.ubj"))
+        try:
+            payload = ubjson.decode(raw, duplicate_key=_duplicate_key)
+        except ValueError as err:
+            raise ValueError(f"{source}: not a valid UBJSON model file ({err})") from None
+    else:
+        try:
+            payload = json.loads(raw.decode("utf-8"),
+                                 object_pairs_hook=_object_without_duplicates)
+        except (ValueError, RecursionError) as err:  # JSONDecodeError, UnicodeDecodeError
+            raise ValueError(f"{source}: not a valid JSON model file ({err})") from None
     if not isinstance(payload, dict):
         raise ValueError(f"{source}: a model file holds a JSON object; got "
                          f"{_json_type(payload)}")
@@ -119,9 +128,13 @@ def _object_without_duplicates(pairs):
     out = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"the key {key!r} appears twice in one object")
+            raise _duplicate_key(key)
         out[key] = value
     return out
+
+
+def _duplicate_key(key):
+    return ValueError(f"the key {key!r} appears twice in one object")
 
 
 def _json_type(value):

@@ -370,3 +370,100 @@ def test_a_category_code_beyond_what_codes_hold_is_refused(tmp_path):
     path.write_text(json.dumps(model))
     with pytest.raises(ValueError, match="names category 2147483647; daskboost holds at most"):
         db.Booster.load(path)
+
+
+# ---- xgboost's binary models (UBJSON, daskboost.ubjson) -----------------------------------
+
+@pytest.mark.parametrize("objective,label,extra", [
+    ("binary:logistic", "binary", {}),
+    ("multi:softprob", "classes", {"num_class": 4}),
+    ("reg:squarederror", "positive", {}),
+])
+def test_xgboosts_binary_models_load_as_its_json_ones(tmp_path, data, objective, label, extra):
+    # xgboost writes UBJSON for model.ubj (and save_raw()'s default): the same document
+    # as its JSON, float32 numbers exact instead of as decimal text
+    X = data["X"]
+    trained = xgb.train({"objective": objective, "max_depth": 4, **extra},
+                        xgb.DMatrix(X, data[label]), 8)
+    trained.save_model(str(tmp_path / "xgb.ubj"))
+    trained.save_model(str(tmp_path / "xgb.json"))
+    assert (tmp_path / "xgb.ubj").read_bytes()[:2] == b"{L"        # binary, not JSON text
+    binary, text = db.Booster.load(tmp_path / "xgb.ubj"), db.Booster.load(tmp_path / "xgb.json")
+    assert binary.objective == text.objective == objective
+    np.testing.assert_allclose(binary.predict_margin(X), text.predict_margin(X), atol=1e-6)
+    np.testing.assert_allclose(binary.predict_margin(X), xgboost_margins(tmp_path / "xgb.json", X),
+                               atol=TOL)
+    raw = db.Booster.load(bytes(trained.save_raw()))                  # raw_format="ubj"
+    np.testing.assert_array_equal(raw.predict_margin(X), binary.predict_margin(X))
+    if objective == "binary:logistic":  # the estimators' load_model and xgb_model too
+        model = db.DaskBoostClassifier().load_model(tmp_path / "xgb.ubj")
+        np.testing.assert_allclose(model.predict_proba(X)[:, 1], binary.predict(X), rtol=1e-12)
+        more = db.DaskBoostClassifier(n_estimators=2).fit(X, data[label],
+                                                          xgb_model=tmp_path / "xgb.ubj")
+        assert more.get_booster().n_rounds == 10
+
+
+def _ubj_int(n):
+    return b"L" + int(n).to_bytes(8, "big", signed=True)
+
+
+def _ubj_key(key):
+    return _ubj_int(len(key)) + key.encode()
+
+
+@pytest.mark.parametrize("raw, message", [
+    (b"{" + _ubj_key("a") + b"[$d#" + _ubj_int(2 ** 60), "container of 1152921504606846976 "
+     "elements"),
+    (b"{" + _ubj_key("a") + b"S" + _ubj_int(10 ** 12) + b"x", "a string of 1000000000000 bytes"),
+    (b"{" + _ubj_int(-3) + b"abc", "negative"),
+    (b"{" + _ubj_key("a") + b"[" * 200, "nested more than 128 deep"),
+    (b"{" + _ubj_key("a") + b"X", "unknown UBJSON marker b'X'"),
+    (b"{" + _ubj_key("a") + b"T}" + b"}", "1 bytes after the UBJSON document"),
+    (b"{" + _ubj_key("a") + b"T" + _ubj_key("a") + b"F}", "the key 'a' appears twice"),
+    (b"{" + _ubj_key("a") + b"[$T#" + _ubj_int(2 ** 62), "a typed container of b'T'"),
+    (b"{" + _ubj_int(2) + b"\xff\xfe" + b"T}", "not UTF-8"),
+    (b"{" + _ubj_key("a") + b"[$d#" + _ubj_int(3) + b"\x00" * 4, "a container of 3 elements"),
+    (b"{" + _ubj_key("a") + b"d\x00", "a number of 4 bytes"),
+    (b"{" + _ubj_key("learner") + b"T}", "an xgboost JSON model has a version"),
+], ids=["huge count", "huge string", "negative length", "deep", "unknown marker", "trailing",
+        "duplicate key", "typed booleans", "key not utf-8", "truncated array",
+        "truncated number", "no model in it"])
+def test_crafted_binary_models_are_refused(tmp_path, raw, message):
+    path = tmp_path / "crafted.ubj"
+    path.write_bytes(raw)
+    with pytest.raises(ValueError, match=message):
+        db.Booster.load(path)
+    with pytest.raises(ValueError, match="crafted.ubj"):
+        db.Booster.load(path)
+
+
+def test_fuzzed_binary_models_never_crash_or_hang(tmp_path, data):
+    # byte flips, cuts and insertions in an xgboost binary model: each loads a model that
+    # passes the checks, or is refused with a ValueError, in well under a second
+    import time
+    X = data["X"]
+    raw = bytes(xgb.train({"objective": "multi:softprob", "num_class": 4, "max_depth": 3},
+                          xgb.DMatrix(X, data["classes"]), 3).save_raw())
+    rng = np.random.default_rng(20261129)
+    outcomes = {"loaded": 0, "refused": 0}
+    slowest = 0.0
+    for _ in range(400):
+        mutated = bytearray(raw)
+        for _ in range(int(rng.integers(1, 4))):
+            at = int(rng.integers(0, len(mutated)))
+            what = rng.integers(0, 3)
+            if what == 0:
+                mutated[at] = int(rng.integers(0, 256))
+            elif what == 1:
+                del mutated[at:at + int(rng.integers(1, 64))]
+            else:
+                mutated[at:at] = bytes(rng.integers(0, 256, int(rng.integers(1, 9)),
+                                                    dtype=np.uint8))
+        start = time.perf_counter()
+        try:
+            db.Booster.load(bytes(mutated)).predict_margin(X[:20])
+            outcomes["loaded"] += 1
+        except ValueError:
+            outcomes["refused"] += 1
+        slowest = max(slowest, time.perf_counter() - start)
+    assert outcomes["refused"] > 200 and slowest < 1.0, (outcomes, slowest)
