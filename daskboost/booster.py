@@ -108,6 +108,10 @@ class Booster:
         self.__dict__.update(Booster.load(fname).__dict__)
         self._settings = settings
 
+    def _threads(self):
+        """The block predicting with ``set_param(nthread=...)``'s threads, if set."""
+        return local_threads(self._settings.get("nthread"))
+
     def _check_has_model(self):
         if self.n_features == 0:
             raise ValueError("this Booster holds no model: load one (load_model(path)) or "
@@ -372,7 +376,7 @@ class Booster:
         ``pred_leaf``: each row's leaf in each tree (``predict_leaf``).  X may be a
         ``DMatrix`` of in-memory data (xgboost's call): its base margins are the start.
         Threads: ``set_param(nthread=...)``'s, else ``n_jobs``/dask's ``num_workers``."""
-        with local_threads(self._settings.get("nthread")):
+        with self._threads():
             return self._predict(X, output_margin, iteration_range, pred_contribs,
                                  approx_contribs, pred_interactions, pred_leaf)
 
@@ -414,7 +418,7 @@ class Booster:
                              "takes them by position)")
         data = with_missing_as_nan(data, missing)
         rounds = None if tuple(iteration_range) == (0, 0) else tuple(iteration_range)
-        with local_threads(self._settings.get("nthread")):
+        with self._threads():
             margin = self.predict_margin(data, rounds, None if base_margin is None else
                                          _margin_rows(base_margin, self.n_outputs))
         return self.output(margin, output_margin=predict_type == "margin")
@@ -470,7 +474,7 @@ class Booster:
             X, base_margin = _matrix_rows(matrix, self.n_outputs)
             if matrix.label is None:
                 raise ValueError(f"eval_set: the DMatrix {name!r} has no label")
-            with local_threads(self._settings.get("nthread")):
+            with self._threads():
                 margin = self.predict_margin(X, None, base_margin)
             weight = None if matrix.weight is None else np.asarray(matrix.weight, np.float64)
             rows = [(np.asarray(matrix.label), margin, weight)]

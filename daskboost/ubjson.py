@@ -30,9 +30,9 @@ def is_ubjson(raw):
     return len(raw) >= 2 and raw[:1] == b"{" and raw[1:2] in (b"iUIlL}$#")
 
 
-def decode(raw, duplicate_key=None):
+def decode(raw, duplicate_key):
     """The value the UBJSON document ``raw`` (bytes) holds.  ``duplicate_key(key)``
-    makes the error for an object key given twice.  ValueError on anything else that is
+    makes the error for an object key given twice (the JSON reader's).  ValueError on anything else that is
     not one well-formed document."""
     reader = _Reader(bytes(raw), duplicate_key)
     value = reader.value(0)
@@ -46,8 +46,7 @@ class _Reader:
     def __init__(self, raw, duplicate_key):
         self.raw = raw
         self.at = 0
-        self.duplicate_key = duplicate_key or (
-            lambda key: ValueError(f"the key {key!r} appears twice in one object"))
+        self.duplicate_key = duplicate_key
 
     # ---- bytes ------------------------------------------------------------------------
     def take(self, n, what):
