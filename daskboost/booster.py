@@ -20,6 +20,7 @@ from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION
 from .data import feature_block, is_dask_collection, table_as_frame
 from .booster_settings import DEFAULT_METRIC, with_settings
 from .dmatrix import DMatrix, NativeMetric
+from .feature_map import load_feature_map
 from .local_threads import local_thread_count, local_threads
 from .metrics import evaluate, get_metric
 from .missing_values import with_missing_as_nan
@@ -239,9 +240,11 @@ class Booster:
         """The number of training features (xgboost's)."""
         return self.n_features
 
-    def get_fscore(self):
-        """Splits per feature (xgboost's ``get_fscore``: ``get_score("weight")``)."""
-        return self.get_score(importance_type="weight")
+    def get_fscore(self, fmap=""):
+        """Splits per feature (xgboost's ``get_fscore``: ``get_score(fmap,
+        importance_type="weight")``)."""
+        return inspection.get_score(self.trees, self.feature_names, self.n_features, "weight",
+                                    load_feature_map(fmap))
 
     def __getitem__(self, index):
         """xgboost's slicing: ``booster[start:stop:step]`` (a positive step) is a Booster
@@ -424,27 +427,40 @@ class Booster:
         return self.output(margin, output_margin=predict_type == "margin")
 
     # ---- inspection -----------------------------------------------------------------
-    def get_score(self, importance_type="weight"):
-        """xgboost's ``Booster.get_score``: {feature name: importance} of used features."""
+    def get_score(self, fmap="", importance_type="weight"):
+        """xgboost's ``Booster.get_score``: {feature name: importance} of used features
+        (``inspection.get_score``), named by the feature map file ``fmap`` if given
+        (``feature_map``; features past its end keep the model's names).  As in
+        xgboost, ``fmap`` is the first parameter: ``get_score("gain")``, an importance
+        type where the map is due, is a ValueError saying to write
+        ``importance_type="gain"``."""
+        feature_map = load_feature_map(_fmap_argument(fmap, "get_score", "importance_type"))
         return inspection.get_score(self.trees, self.feature_names, self.n_features,
-                                    importance_type)
+                                    importance_type, feature_map)
 
-    def get_dump(self, with_stats=False, dump_format="text"):
-        """One text (or JSON) dump per tree; splits read ``x <= threshold``."""
+    def get_dump(self, fmap="", with_stats=False, dump_format="text"):
+        """One text (or JSON) dump per tree, xgboost's ``get_dump``; splits read ``x <=
+        threshold`` (``inspection.dump_text`` / ``dump_json``).  ``fmap``: a feature map
+        file (``feature_map``): its names, and its types shown as xgboost does
+        (indicator splits without a threshold, integer thresholds for ``int``:
+        ``[age<=2]``, ``floor`` of daskboost's threshold, which xgboost writes
+        ``[age<3]``)."""
+        return self._dump(_fmap_argument(fmap, "get_dump", "with_stats"), with_stats,
+                          dump_format)
+
+    def _dump(self, fmap, with_stats, dump_format):
         if dump_format not in ("text", "json"):
             raise ValueError(f"dump_format={dump_format!r} must be 'text' or 'json'")
+        feature_map = load_feature_map(fmap)
         dump = inspection.dump_text if dump_format == "text" else inspection.dump_json
-        return dump(self.trees, self.feature_names, with_stats, self.categories)
+        return dump(self.trees, self.feature_names, with_stats, self.categories, feature_map)
 
     def dump_model(self, fout, fmap="", with_stats=False, dump_format="text"):
-        """xgboost's ``dump_model``: ``get_dump`` written to the file ``fout``: each tree
-        after a ``booster[i]:`` line (text), or one JSON list of the trees (json).
-        Written atomically.  ``fmap`` (xgboost's feature map file) is not read: the
-        trees name the model's features."""
-        if fmap:
-            raise ValueError(f"fmap={fmap!r}: feature map files are not read; the dump names "
-                             "the model's features (feature_names)")
-        dump = self.get_dump(with_stats, dump_format)
+        """xgboost's ``dump_model``: ``get_dump(fmap, with_stats, dump_format)`` written
+        to the file ``fout``: each tree after a ``booster[i]:`` line (text), or one JSON
+        list of the trees (json).  Written atomically (nothing is written if the dump
+        fails, a bad feature map say)."""
+        dump = self._dump(fmap, with_stats, dump_format)
         if dump_format == "json":
             text = "[\n" + ",\n".join(dump) + "\n]\n"
         else:
@@ -488,10 +504,13 @@ class Booster:
         """xgboost's ``eval``: ``eval_set([(data, name)], iteration)``."""
         return self.eval_set([(data, name)], iteration)
 
-    def trees_to_dataframe(self):
-        """One row per node of every tree (pandas DataFrame, xgboost's columns + Class)."""
+    def trees_to_dataframe(self, fmap=""):
+        """One row per node of every tree (pandas DataFrame, xgboost's columns + Class);
+        ``Feature`` named by the feature map file ``fmap`` if given (its types do not
+        change the table: ``inspection.trees_to_dataframe``)."""
+        feature_map = load_feature_map(fmap)
         return inspection.trees_to_dataframe(self.trees, self.feature_names, self.n_outputs,
-                                             self.categories)
+                                             self.categories, feature_map)
 
     # ---- serialisation --------------------------------------------------------------
     def to_dict(self):
@@ -563,6 +582,21 @@ class Booster:
 
 # what ``set_param`` may change during a fit, by xgboost's names -> the parameter
 TRAINING_PARAM_CHANGES = {"learning_rate": "learning_rate", "eta": "learning_rate"}
+
+
+def _fmap_argument(fmap, method, old_first):
+    """``fmap`` as given to ``method``, refused where it is what the method took first
+    before it had xgboost's signature (``fmap`` first): ``old_first``, an importance
+    type (``get_score("gain")``) or ``with_stats`` (``get_dump(True)``)."""
+    shown = f'"{fmap}"' if isinstance(fmap, str) else repr(fmap)
+    hint = f"{method}({shown}): fmap, the feature map file, is {method}'s first " \
+        f"parameter, as in xgboost; write {old_first}={shown}"
+    if old_first == "importance_type" and isinstance(fmap, str) \
+            and fmap in inspection.IMPORTANCE_TYPES:
+        raise ValueError(f"{hint} (a feature map file named {fmap!r}: './{fmap}')")
+    if old_first == "with_stats" and isinstance(fmap, (bool, np.bool_)):
+        raise TypeError(hint)
+    return fmap
 
 
 def _attribute_text(value):

@@ -303,7 +303,7 @@ def importance(args):
     if args.type not in IMPORTANCE_TYPES:
         raise CliError(f"--type {args.type!r} must be one of {', '.join(IMPORTANCE_TYPES)}")
     model = load_model_file(args.model)
-    scores = model.get_booster().get_score(args.type)
+    scores = model.get_booster().get_score(importance_type=args.type)
     width = max([len(name) for name in scores] + [len("feature")])
     print(f"{'feature':<{width}}  {args.type}")
     for name, score in sorted(scores.items(), key=lambda item: -item[1]):

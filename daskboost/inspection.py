@@ -29,12 +29,29 @@ Conventions follow XGBoost's ``Booster.get_score``, ``Booster.get_dump`` and
   else their indices), the JSON dump a ``categories`` list instead of
   ``split_condition``, and ``trees_to_dataframe`` a ``Category`` column (the set, as a
   list; NaN elsewhere) when the model has categorical splits.
+* **Feature maps** (xgboost's ``fmap`` files, read by ``feature_map``): the map's names
+  replace the model's for the features it covers (features past its end keep theirs;
+  xgboost requires a map of exactly the model's features).  In dumps and plots its
+  types change how splits are shown, as in xgboost: an indicator (``i``) split reads
+  ``3:[name] yes=4,no=5`` (``no`` is the child rows missing the feature take, ``yes`` the
+  other: an indicator is present or missing, so there is no threshold), an integer
+  (``int``) split shows an integer threshold: ``[age<=2]`` for a threshold of 2.5,
+  since for an integer ``x``, ``x <= t`` exactly when ``x <= floor(t)`` (xgboost, whose
+  test is ``x < t``, writes ``[age<3]``); ``q`` and ``float`` show the threshold as
+  without a map; ``c`` must name a feature of categorical splits, and a numeric type a
+  feature of numeric ones (ValueError otherwise, as xgboost's check).  xgboost's text
+  dump (since 1.0) writes indicator lines without their indentation; daskboost indents
+  them like every other line.  ``trees_to_dataframe`` takes the map's names (and
+  checks its types) but keeps every node's exact threshold and children.
 """
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
+
+from .feature_map import FEATURE_TYPES
 
 IMPORTANCE_TYPES = ("weight", "gain", "cover", "total_gain", "total_cover")
 
@@ -81,6 +98,70 @@ def _namer(feature_names):
         return names[i]
 
     return name
+
+
+class _Features:
+    """The names, and the feature map's types, that a dump shows features with."""
+
+    def __init__(self, feature_names, feature_map=None):
+        self._name = _namer(feature_names)
+        self.map = feature_map
+
+    def name(self, feature):
+        if self.map is not None and feature < len(self.map):
+            return self.map.names[feature]
+        return self._name(feature)
+
+    def kind(self, tree, t, i, categorical):
+        """How node ``i`` of tree ``t`` is shown: the map's type of its feature (``"q"``
+        past the map's end), ``"c"`` for a categorical split; ValueError where the map's
+        type contradicts the split."""
+        feature = int(tree.feature[i])
+        kind = None if self.map is None else self.map.type_of(feature)
+        where = f"feature {feature} ({self.name(feature)!r})"
+        if categorical and kind not in (None, "c"):
+            raise ValueError(
+                f"{self.map.source}: {where} has type {kind!r} "
+                f"({FEATURE_TYPES[kind]}), but node {i} of tree {t} splits it by category; "
+                "a categorical feature has type 'c'")
+        if not categorical and kind == "c":
+            raise ValueError(
+                f"{self.map.source}: {where} has type 'c' (categorical), but node {i} of "
+                f"tree {t} is a numeric split (x <= threshold); give it a numeric type "
+                "(q, int, float or i)")
+        return "c" if categorical else kind or "q"
+
+
+class _Split:
+    """Node ``i`` of tree ``t`` as a dump shows it: ``kind`` (see ``_Features.kind``),
+    the feature's ``name``, ``condition`` (the category set shown for "c", the integer
+    threshold for "int" (a float if infinite), None for "i", else the threshold) and
+    the ``yes``, ``no`` and ``missing`` children."""
+
+    __slots__ = ("kind", "name", "condition", "yes", "no", "missing")
+
+    def __init__(self, tree, t, i, features, categories):
+        category_split = _category_split(tree, i, categories)
+        self.kind = features.kind(tree, t, i, category_split is not None)
+        self.name = features.name(int(tree.feature[i]))
+        self.missing = _missing_child(tree, i)
+        left, right = int(tree.left[i]), int(tree.right[i])
+        if self.kind == "c":
+            self.condition, self.yes, self.no = category_split
+        elif self.kind == "i":  # xgboost's: "no" is where missing (absent) rows go
+            self.condition = None
+            self.yes, self.no = (right, left) if self.missing == left else (left, right)
+        else:
+            threshold = float(tree.threshold[i])
+            self.condition = _integer_threshold(threshold) if self.kind == "int" \
+                else threshold
+            self.yes, self.no = left, right
+
+
+def _integer_threshold(threshold):
+    """The integer ``k`` with ``x <= threshold`` exactly when ``x <= k``, for every
+    integer ``x``: ``floor(threshold)``; an infinite threshold stays a float."""
+    return int(math.floor(threshold)) if math.isfinite(threshold) else threshold
 
 
 def _fmt(v):
@@ -157,7 +238,7 @@ def _scores(trees, n_features, importance_type):
 
 
 # ---- importances -------------------------------------------------------------------------
-def get_score(trees, feature_names, n_features, importance_type="weight"):
+def get_score(trees, feature_names, n_features, importance_type="weight", feature_map=None):
     """Importance of each feature used in at least one split, as XGBoost's ``get_score``.
 
     * ``weight``: the number of splits on the feature, over all trees;
@@ -166,9 +247,12 @@ def get_score(trees, feature_names, n_features, importance_type="weight"):
     * ``gain`` / ``cover``: the same sums divided by ``weight`` (averages per split).
 
     Returns ``{feature name: score}`` in feature order.  Features never used in a split
-    are absent, as in XGBoost.  ``feature_names=None`` names features ``f0, f1, ...``.
+    are absent, as in XGBoost.  ``feature_names=None`` names features ``f0, f1, ...``;
+    a ``feature_map`` (``feature_map.FeatureMap``) renames the features it covers.
     """
     names = _feature_names(feature_names, n_features)
+    if feature_map is not None:
+        names = feature_map.rename(names)
     used, score = _scores(trees, n_features, importance_type)
     return {names[i]: float(score[i]) for i in np.flatnonzero(used)}
 
@@ -198,7 +282,7 @@ def _category_split(tree, i, categories):
     return shown, int(tree.right[i]), int(tree.left[i])
 
 
-def dump_text(trees, feature_names, with_stats=False, categories=None):
+def dump_text(trees, feature_names, with_stats=False, categories=None, feature_map=None):
     """One string per tree in the spirit of XGBoost's text ``get_dump``.
 
     Nodes are listed depth first (yes subtree first), indented with one tab per level,
@@ -214,11 +298,13 @@ def dump_text(trees, feature_names, with_stats=False, categories=None):
     own strict test); ``missing`` is the child that rows missing the feature take.
     ``with_stats`` appends ``,gain=..,cover=..`` to splits and ``,cover=..`` to leaves.
     Numbers are written with ``repr`` so they round-trip exactly; an infinite threshold
-    is written ``inf``.
+    is written ``inf``.  A ``feature_map`` renames features and shows indicator
+    (``[name] yes=..,no=..``) and integer (``[name<=2]``) splits as the module's
+    docstring says.
     """
-    name = _namer(feature_names)
+    features = _Features(feature_names, feature_map)
     dumps = []
-    for tree in trees:
+    for t, tree in enumerate(trees):
         depth = _depths(tree)
         lines = []
         for i in _preorder(tree):
@@ -227,23 +313,28 @@ def dump_text(trees, feature_names, with_stats=False, categories=None):
                 line = f"{indent}{i}:leaf={_fmt(tree.value[i])}"
                 if with_stats:
                     line += f",cover={_fmt(tree.cover[i])}"
-            elif _category_split(tree, i, categories) is not None:
-                shown, yes, no = _category_split(tree, i, categories)
-                line = (f"{indent}{i}:[{name(int(tree.feature[i]))}:{{"
-                        f"{','.join(str(c) for c in shown)}}}] yes={yes},no={no},"
-                        f"missing={_missing_child(tree, i)}")
+                lines.append(line + "\n")
+                continue
+            split = _Split(tree, t, i, features, categories)
+            if split.kind == "i":
+                line = f"{indent}{i}:[{split.name}] yes={split.yes},no={split.no}"
             else:
-                line = (f"{indent}{i}:[{name(int(tree.feature[i]))}<={_fmt(tree.threshold[i])}]"
-                        f" yes={int(tree.left[i])},no={int(tree.right[i])},"
-                        f"missing={_missing_child(tree, i)}")
-                if with_stats:
-                    line += f",gain={_fmt(tree.gain[i])},cover={_fmt(tree.cover[i])}"
+                if split.kind == "c":
+                    test = f"{split.name}:{{{','.join(str(c) for c in split.condition)}}}"
+                elif split.kind == "int":
+                    test = f"{split.name}<={split.condition}"  # (an inf: 'inf')
+                else:
+                    test = f"{split.name}<={_fmt(split.condition)}"
+                line = (f"{indent}{i}:[{test}] yes={split.yes},no={split.no},"
+                        f"missing={split.missing}")
+            if with_stats:
+                line += f",gain={_fmt(tree.gain[i])},cover={_fmt(tree.cover[i])}"
             lines.append(line + "\n")
         dumps.append("".join(lines))
     return dumps
 
 
-def _json_nodes(tree, name, with_stats, categories=None):
+def _json_nodes(tree, t, features, with_stats, categories=None):
     """The root's nested dict, built bottom-up (children have larger ids than parents)."""
     depth = _depths(tree)
     nodes = [None] * tree.n_nodes
@@ -254,26 +345,29 @@ def _json_nodes(tree, name, with_stats, categories=None):
             if with_stats:
                 node["cover"] = _json_number(tree.cover[i])
         else:
-            left, right = int(tree.left[i]), int(tree.right[i])
-            node["split"] = name(int(tree.feature[i]))
-            category_split = _category_split(tree, i, categories)
-            if category_split is None:
-                node["split_condition"] = _json_number(tree.threshold[i])
-                node["yes"] = left
-                node["no"] = right
-            else:
-                node["categories"], node["yes"], node["no"] = category_split
-            node["missing"] = _missing_child(tree, i)
+            split = _Split(tree, t, i, features, categories)
+            node["split"] = split.name
+            if split.kind == "c":
+                node["categories"] = split.condition
+            elif split.kind == "int":
+                condition = split.condition
+                node["split_condition"] = condition if isinstance(condition, int) \
+                    else _json_number(condition)
+            elif split.kind != "i":
+                node["split_condition"] = _json_number(split.condition)
+            node["yes"], node["no"] = split.yes, split.no
+            if split.kind != "i":  # (an indicator's "no" is where missing rows go)
+                node["missing"] = split.missing
             if with_stats:
                 node["gain"] = _json_number(tree.gain[i])
                 node["cover"] = _json_number(tree.cover[i])
-            node["children"] = [nodes[node["yes"]], nodes[node["no"]]]
-            nodes[left] = nodes[right] = None
+            node["children"] = [nodes[split.yes], nodes[split.no]]
+            nodes[split.yes] = nodes[split.no] = None
         nodes[i] = node
     return nodes[0] if nodes else {}
 
 
-def dump_json(trees, feature_names, with_stats=False, categories=None):
+def dump_json(trees, feature_names, with_stats=False, categories=None, feature_map=None):
     """One standard JSON document per tree, nested like XGBoost's JSON ``get_dump``.
 
     Split nodes: ``nodeid, depth, split`` (feature name), ``split_condition`` (the
@@ -281,26 +375,33 @@ def dump_json(trees, feature_names, with_stats=False, categories=None):
     missing`` (child ids), with_stats ``gain, cover``, and ``children`` ([yes, no]).
     Leaves: ``nodeid, depth, leaf`` (its output), with_stats ``cover``.  Non-finite
     numbers (an ``inf`` threshold) are written as strings (``"inf"``) since JSON has no
-    infinity; ``float()`` reads them back.
+    infinity; ``float()`` reads them back.  With a ``feature_map``: its names; an
+    indicator split has no ``split_condition`` and no ``missing`` (``no`` is the child
+    rows missing the feature take), an integer split an integer ``split_condition``
+    (``floor`` of the threshold), as XGBoost's.
     """
-    name = _namer(feature_names)
-    return [json.dumps(_json_nodes(tree, name, with_stats, categories), allow_nan=False)
-            for tree in trees]
+    features = _Features(feature_names, feature_map)
+    return [json.dumps(_json_nodes(tree, t, features, with_stats, categories),
+                       allow_nan=False)
+            for t, tree in enumerate(trees)]
 
 
-def trees_to_dataframe(trees, feature_names, n_outputs=1, categories=None):
+def trees_to_dataframe(trees, feature_names, n_outputs=1, categories=None, feature_map=None):
     """One row per node, sorted by tree then node, like XGBoost's ``trees_to_dataframe``.
 
     Columns: ``Tree, Node, ID`` (``"tree-node"``), ``Feature`` (name, ``"Leaf"`` for
     leaves), ``Split`` (the ``<=`` threshold; NaN for leaves), ``Yes, No, Missing``
     (child IDs as ``"tree-node"``; NaN for leaves), ``Gain`` (the split's loss reduction,
     or the leaf's value for leaves, as XGBoost does), ``Cover`` (hessian sum) and
-    ``Class`` (``tree % n_outputs``, the output the tree contributes to).
+    ``Class`` (``tree % n_outputs``, the output the tree contributes to).  A
+    ``feature_map`` gives the ``Feature`` names (its types are checked against the
+    splits, but the table keeps each node's exact threshold and children whatever the
+    type).
     """
     n_outputs = int(n_outputs)
     if n_outputs < 1:
         raise ValueError(f"n_outputs must be at least 1, got {n_outputs}")
-    name = _namer(feature_names)
+    features = _Features(feature_names, feature_map)
     columns = {key: [] for key in ("Tree", "Node", "ID", "Feature", "Split", "Yes", "No",
                                    "Missing", "Gain", "Cover", "Class", "Category")}
     for t, tree in enumerate(trees):
@@ -310,23 +411,25 @@ def trees_to_dataframe(trees, feature_names, n_outputs=1, categories=None):
             columns["ID"].append(f"{t}-{i}")
             columns["Cover"].append(float(tree.cover[i]))
             columns["Class"].append(t % n_outputs)
-            category_split = _category_split(tree, i, categories)
-            columns["Category"].append(np.nan if category_split is None else category_split[0])
             if tree.feature[i] < 0:
+                columns["Category"].append(np.nan)
                 columns["Feature"].append("Leaf")
                 columns["Split"].append(np.nan)
                 for key in ("Yes", "No", "Missing"):
                     columns[key].append(np.nan)
                 columns["Gain"].append(float(tree.value[i]))
-            else:
-                yes, no = (int(tree.left[i]), int(tree.right[i])) if category_split is None \
-                    else category_split[1:]
-                columns["Feature"].append(name(int(tree.feature[i])))
-                columns["Split"].append(np.nan if category_split else float(tree.threshold[i]))
-                columns["Yes"].append(f"{t}-{yes}")
-                columns["No"].append(f"{t}-{no}")
-                columns["Missing"].append(f"{t}-{_missing_child(tree, i)}")
-                columns["Gain"].append(float(tree.gain[i]))
+                continue
+            split = _Split(tree, t, i, features, categories)
+            categorical = split.kind == "c"
+            yes, no = (split.yes, split.no) if categorical \
+                else (int(tree.left[i]), int(tree.right[i]))
+            columns["Category"].append(split.condition if categorical else np.nan)
+            columns["Feature"].append(split.name)
+            columns["Split"].append(np.nan if categorical else float(tree.threshold[i]))
+            columns["Yes"].append(f"{t}-{yes}")
+            columns["No"].append(f"{t}-{no}")
+            columns["Missing"].append(f"{t}-{split.missing}")
+            columns["Gain"].append(float(tree.gain[i]))
     if not any(tree.categories for tree in trees):
         del columns["Category"]  # numeric models: the columns they always had
     df = pd.DataFrame(columns)

@@ -6,12 +6,16 @@ a plot is drawn, and its absence is an ImportError that says how to install it; 
 graphviz's Python package for ``to_graphviz``.  Each
 function draws on ``ax`` (a new figure's axes if None) and returns the Axes, as
 xgboost's and LightGBM's plotting functions do.  ``model`` is a fitted estimator or a
-``Booster``.
+``Booster``.  ``fmap``, xgboost's feature map file (``feature_map``), names features
+as in ``Booster.get_dump``: in trees an indicator (``i``) split shows its name alone,
+"yes" the branch of rows that have the feature and "no, missing" the other, and an
+integer (``int``) split ``name <= floor(threshold)``.
 """
 
 import numpy as np
 
-from .inspection import _category_split, _depths, _missing_child, _namer
+from .feature_map import load_feature_map
+from .inspection import _depths, _Features, _Split
 
 
 def _pyplot():
@@ -41,12 +45,12 @@ def _axes(ax, figsize=None):
 
 def plot_importance(model, importance_type="weight", max_num_features=None, ax=None,
                     title="Feature importance", xlabel=None, ylabel="Features",
-                    show_values=True, precision=3, height=0.6, **bar_kwargs):
-    """Horizontal bars of ``Booster.get_score(importance_type)`` (xgboost's types:
-    weight, gain, cover, total_gain, total_cover), largest at the top; the
-    ``max_num_features`` largest only if given.  Features no split uses are not shown
-    (as in xgboost)."""
-    scores = _booster(model).get_score(importance_type)
+                    show_values=True, precision=3, height=0.6, fmap="", **bar_kwargs):
+    """Horizontal bars of ``Booster.get_score(fmap, importance_type=importance_type)``
+    (xgboost's types: weight, gain, cover, total_gain, total_cover), largest at the
+    top; the ``max_num_features`` largest only if given.  Features no split uses are not
+    shown (as in xgboost)."""
+    scores = _booster(model).get_score(fmap, importance_type=importance_type)
     if not scores:
         raise ValueError("the model has no splits: there are no importances to plot")
     if max_num_features is not None and (
@@ -104,15 +108,28 @@ def plot_metric(model, metric=None, dataset_names=None, ax=None, title="Metric d
     return ax
 
 
-def _node_label(tree, i, name, categories, precision):
-    if tree.feature[i] < 0:
+def _node_label(tree, split, i, precision):
+    """A node's text: its leaf value, or ``split`` (an ``inspection._Split``)."""
+    if split is None:
         return f"leaf {tree.value[i]:.{precision}g}"
-    split = _category_split(tree, i, categories)
-    if split is not None:
-        shown = split[0]
+    if split.kind == "c":
+        shown = split.condition
         listed = ", ".join(str(c) for c in shown[:6]) + (", ..." if len(shown) > 6 else "")
-        return f"{name(int(tree.feature[i]))} in {{{listed}}}"
-    return f"{name(int(tree.feature[i]))} <= {tree.threshold[i]:.{precision}g}"
+        return f"{split.name} in {{{listed}}}"
+    if split.kind == "i":
+        return split.name
+    if split.kind == "int" and isinstance(split.condition, int):
+        return f"{split.name} <= {split.condition}"
+    return f"{split.name} <= {split.condition:.{precision}g}"
+
+
+def _splits(booster, t, fmap):
+    """Tree ``t``'s split nodes as dumps show them (``inspection._Split``), by node id
+    (None for leaves), named by the feature map file ``fmap`` if given."""
+    tree = booster.trees[t]
+    features = _Features(booster.feature_names, load_feature_map(fmap))
+    return [None if tree.feature[i] < 0 else _Split(tree, t, i, features, booster.categories)
+            for i in range(tree.n_nodes)]
 
 
 def _leaf_order_positions(tree):
@@ -137,35 +154,32 @@ def _leaf_order_positions(tree):
     return x
 
 
-def plot_tree(model, tree_index=0, ax=None, precision=4, fontsize=8, figsize=None):
+def plot_tree(model, tree_index=0, ax=None, precision=4, fontsize=8, figsize=None, fmap=""):
     """One tree drawn with matplotlib alone (no graphviz): a box per node, the split
     (``f <= t``, or ``f in {set}`` for categorical splits, whose set takes "yes") or the
     leaf value; each edge says "yes" / "no" and, on the way missing values take,
-    "missing"."""
+    "missing".  ``fmap``: a feature map file (the module's docstring)."""
     booster = _booster(model)
     if isinstance(tree_index, bool) or not isinstance(tree_index, (int, np.integer)) \
             or not 0 <= tree_index < len(booster.trees):
         raise ValueError(f"tree_index={tree_index!r} must be in [0, {len(booster.trees)}) "
                          "(the model's trees)")
     tree = booster.trees[int(tree_index)]
-    name = _namer(booster.feature_names)
+    splits = _splits(booster, int(tree_index), fmap)
     x = _leaf_order_positions(tree)
     y = -_depths(tree).astype(float)
     ax = _axes(ax, figsize)
     box = dict(boxstyle="round,pad=0.3", facecolor="white", edgecolor="0.3")
     leaf_box = dict(box, facecolor="#e8f0fe")
-    for i in range(tree.n_nodes):
-        if tree.feature[i] >= 0:
-            split = _category_split(tree, i, booster.categories)
-            yes, no = (split[1], split[2]) if split else (int(tree.left[i]), int(tree.right[i]))
-            missing = _missing_child(tree, i)
-            for child, word in ((yes, "yes"), (no, "no")):
+    for i, split in enumerate(splits):
+        if split is not None:
+            for child, word in ((split.yes, "yes"), (split.no, "no")):
                 ax.plot([x[i], x[child]], [y[i], y[child]], color="0.5", lw=0.8, zorder=1)
-                label = word + (", missing" if child == missing else "")
+                label = word + (", missing" if child == split.missing else "")
                 ax.text((x[i] + x[child]) / 2, (y[i] + y[child]) / 2, label,
                         fontsize=fontsize - 1, ha="center", va="center", color="0.3",
                         bbox=dict(facecolor="white", edgecolor="none", pad=0.5), zorder=2)
-        ax.text(x[i], y[i], _node_label(tree, i, name, booster.categories, precision),
+        ax.text(x[i], y[i], _node_label(tree, split, i, precision),
                 fontsize=fontsize, ha="center", va="center", zorder=3,
                 bbox=leaf_box if tree.feature[i] < 0 else box)
     ax.set_xlim(x.min() - 0.7, x.max() + 0.7)
@@ -184,38 +198,35 @@ def to_graphviz(booster, fmap="", num_trees=None, rankdir=None, yes_color=None, 
     ``no_color`` (blue / red), the one missing values take marked "missing";
     ``rankdir`` (default ``"TB"``), node attributes (``condition_node_params``,
     ``leaf_node_params``) and ``with_stats`` (gain and cover) as xgboost's.  Further
-    keyword arguments go to ``graphviz.Source``.  ``fmap`` is not read: the nodes name
-    the model's features."""
+    keyword arguments go to ``graphviz.Source``.  ``fmap``: a feature map file, whose
+    names the nodes take (and its types: the module's docstring)."""
     try:
         import graphviz
     except ImportError:
         raise ImportError("to_graphviz needs graphviz's Python package: pip install graphviz "
                           "(plot_tree draws a tree with matplotlib alone)") from None
-    if fmap:
-        raise ValueError(f"fmap={fmap!r}: feature map files are not read; the nodes name the "
-                         "model's features (feature_names)")
     model = _booster(booster)
     index = tree_idx if num_trees is None else num_trees
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
             or not 0 <= index < len(model.trees):
         raise ValueError(f"tree_idx={index!r} must be in [0, {len(model.trees)}) (the model's "
                          "trees)")
-    return graphviz.Source(_dot(model, model.trees[int(index)], rankdir or "TB",
-                                yes_color or "#0000FF", no_color or "#FF0000",
+    return graphviz.Source(_dot(model.trees[int(index)], _splits(model, int(index), fmap),
+                                rankdir or "TB", yes_color or "#0000FF", no_color or "#FF0000",
                                 condition_node_params or {"shape": "box"},
                                 leaf_node_params or {}, bool(with_stats)), **kwargs)
 
 
-def _dot(booster, tree, rankdir, yes_color, no_color, split_params, leaf_params, with_stats):
-    """One tree in graphviz's DOT language (``to_graphviz``)."""
-    name = _namer(booster.feature_names)
+def _dot(tree, splits, rankdir, yes_color, no_color, split_params, leaf_params, with_stats):
+    """One tree in graphviz's DOT language (``to_graphviz``); ``splits`` its nodes as
+    ``_splits`` gives them."""
 
     def attributes(params):
         return "".join(f", {k}={_quoted(v)}" for k, v in params.items())
 
     lines = ["digraph {", f"    graph [rankdir={_quoted(rankdir)}]"]
-    for i in range(tree.n_nodes):
-        label = _node_label(tree, i, name, booster.categories, 6)
+    for i, split in enumerate(splits):
+        label = _node_label(tree, split, i, 6)
         if with_stats:
             label += (f"\ngain={tree.gain[i]:.6g}" if tree.feature[i] >= 0 else "") + \
                 f"\ncover={tree.cover[i]:.6g}"
@@ -224,11 +235,8 @@ def _dot(booster, tree, rankdir, yes_color, no_color, split_params, leaf_params,
                      f"{attributes(leaf_params if is_leaf else split_params)}]")
         if is_leaf:
             continue
-        split = _category_split(tree, i, booster.categories)
-        yes, no = (split[1], split[2]) if split else (int(tree.left[i]), int(tree.right[i]))
-        missing = _missing_child(tree, i)
-        for child, word, color in ((yes, "yes", yes_color), (no, "no", no_color)):
-            text = word + (", missing" if child == missing else "")
+        for child, word, color in ((split.yes, "yes", yes_color), (split.no, "no", no_color)):
+            text = word + (", missing" if child == split.missing else "")
             lines.append(f"    {i} -> {child} [label={_quoted(text)}, color={_quoted(color)}]")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -369,7 +369,7 @@ def test_importance_prints_largest_first_and_plots(trained, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["feature", "weight"]
     printed = {line.split()[0]: float(line.split()[1]) for line in lines[1:-1]}
-    scores = DaskBoostClassifier().load_model(model_path).get_booster().get_score("weight")
+    scores = DaskBoostClassifier().load_model(model_path).get_booster().get_score(importance_type="weight")
     assert printed == scores
     assert list(printed.values()) == sorted(printed.values(), reverse=True)
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

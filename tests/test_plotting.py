@@ -29,7 +29,7 @@ def fitted():
 
 
 def test_plot_importance_draws_the_scores_largest_on_top(fitted):
-    scores = fitted.get_booster().get_score("gain")
+    scores = fitted.get_booster().get_score(importance_type="gain")
     ax = db.plot_importance(fitted, importance_type="gain")
     bars = ax.patches
     assert len(bars) == len(scores)
@@ -90,8 +90,8 @@ def test_to_graphviz_is_the_tree_in_dot(fitted):
     assert db.to_graphviz(booster, num_trees=0).source == db.to_graphviz(booster).source
     with pytest.raises(ValueError, match="tree_idx=99"):
         db.to_graphviz(booster, tree_idx=99)
-    with pytest.raises(ValueError, match="feature map files are not read"):
-        db.to_graphviz(booster, fmap="features.txt")
+    with pytest.raises(FileNotFoundError, match="features.txt"):
+        db.to_graphviz(booster, fmap="features.txt")  # (tests/test_feature_map.py reads maps)
 
 
 def test_plot_metric_draws_one_curve_per_eval_set(fitted):
