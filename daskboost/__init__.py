@@ -32,6 +32,10 @@ __version__ = "0.1.0"
 # ``xgb.XGBClassifier(...)``: the estimators themselves
 XGBClassifier = DaskBoostClassifier
 XGBRegressor = DaskBoostRegressor
+# xgboost's generic ``XGBModel(objective=...)``: the regressor, which takes any
+# single-output objective, labels as they are (``binary:logistic``: 0/1 labels,
+# ``predict`` gives probabilities, as XGBModel's)
+XGBModel = DaskBoostRegressor
 
 # xgboost's names for what daskboost does not do: the AttributeError says so
 _NOT_HERE = {
@@ -53,6 +57,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'daskboost' has no attribute {name!r}")
 
 __all__ = ["Booster", "CVBooster", "DMatrix", "DaskBoostClassifier", "DaskBoostRegressor",
-           "QuantileDMatrix", "TrainingCallback", "XGBClassifier", "XGBRegressor", "callback",
+           "QuantileDMatrix", "TrainingCallback", "XGBClassifier", "XGBModel", "XGBRegressor",
+           "callback",
            "config_context", "cv", "cv_folds", "get_config", "plot_importance", "plot_metric",
            "plot_tree", "set_config", "to_graphviz", "train", "__version__"]

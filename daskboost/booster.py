@@ -372,16 +372,22 @@ class Booster:
         return self.get_objective().transform(margin)
 
     def predict(self, X, output_margin=False, iteration_range=None, pred_contribs=False,
-                approx_contribs=False, pred_interactions=False, pred_leaf=False):
+                approx_contribs=False, pred_interactions=False, pred_leaf=False,
+                strict_shape=False):
         """Predictions (``output_margin``: margins); xgboost's ``pred_contribs`` /
         ``pred_interactions`` (``approx_contribs``: Saabas): contributions in xgboost's
         shapes, (n, F + 1) / (n, F + 1, F + 1) with one output, (n, K, ...) with K;
         ``pred_leaf``: each row's leaf in each tree (``predict_leaf``).  X may be a
         ``DMatrix`` of in-memory data (xgboost's call): its base margins are the start.
+        ``strict_shape``: xgboost's shapes that keep every axis (``_strict_shape``).
         Threads: ``set_param(nthread=...)``'s, else ``n_jobs``/dask's ``num_workers``."""
         with self._threads():
-            return self._predict(X, output_margin, iteration_range, pred_contribs,
-                                 approx_contribs, pred_interactions, pred_leaf)
+            values = self._predict(X, output_margin, iteration_range, pred_contribs,
+                                   approx_contribs, pred_interactions, pred_leaf)
+        if not strict_shape:
+            return values
+        return _strict_shape(values, self.n_outputs, "leaf" if pred_leaf else
+                             "contributions" if pred_contribs or pred_interactions else "value")
 
     def _predict(self, X, output_margin, iteration_range, pred_contribs, approx_contribs,
                  pred_interactions, pred_leaf):
@@ -410,9 +416,6 @@ class Booster:
         in order."""
         if predict_type not in ("value", "margin"):
             raise ValueError(f"predict_type={predict_type!r} must be 'value' or 'margin'")
-        if strict_shape:
-            raise ValueError("strict_shape=True is not supported: predictions have "
-                             "predict's shapes")
         data = table_as_frame(data)
         if validate_features and isinstance(data, pd.DataFrame) and \
                 self.feature_names is not None and list(data.columns) != self.feature_names:
@@ -424,7 +427,8 @@ class Booster:
         with self._threads():
             margin = self.predict_margin(data, rounds, None if base_margin is None else
                                          _margin_rows(base_margin, self.n_outputs))
-        return self.output(margin, output_margin=predict_type == "margin")
+        values = self.output(margin, output_margin=predict_type == "margin")
+        return _strict_shape(values, self.n_outputs, "value") if strict_shape else values
 
     # ---- inspection -----------------------------------------------------------------
     def get_score(self, fmap="", importance_type="weight"):
@@ -582,6 +586,20 @@ class Booster:
 
 # what ``set_param`` may change during a fit, by xgboost's names -> the parameter
 TRAINING_PARAM_CHANGES = {"learning_rate": "learning_rate", "eta": "learning_rate"}
+
+
+def _strict_shape(values, n_outputs, kind):
+    """xgboost's ``strict_shape=True`` shapes, every axis kept whatever the model:
+    values and margins (n, K) (a single output's, and ``multi:softmax``'s classes,
+    (n, 1)); leaves (n, rounds, K, 1) (one tree per output and round: no
+    ``num_parallel_tree``); contributions (n, K, F + 1) and interactions (n, K, F + 1,
+    F + 1)."""
+    n = values.shape[0]
+    if kind == "leaf":
+        return values.reshape(n, -1, n_outputs, 1)
+    if kind == "contributions":
+        return values if n_outputs > 1 else values[:, None]
+    return values.reshape(n, -1)
 
 
 def _fmap_argument(fmap, method, old_first):

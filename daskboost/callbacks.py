@@ -35,7 +35,7 @@ Ready-made callbacks, with xgboost's ``xgboost.callback`` names, arguments and m
 ``LearningRateScheduler(learning_rates)``
     the learning rate of each round from a function of the round or a sequence.
 ``TrainingCheckPoint(directory, name=, as_pickle=, interval=)``
-    save the model every ``interval`` rounds.
+    save the model every ``interval`` rounds (at xgboost's rounds, under its file names).
 """
 
 import math
@@ -43,6 +43,7 @@ import os
 import pickle
 from collections.abc import Sequence
 from numbers import Integral, Real
+from typing import Dict, List, Tuple, Union
 
 from .booster import Booster, write_atomically, write_json_atomically
 
@@ -51,6 +52,10 @@ METHODS = ("before_training", "after_training", "before_iteration", "after_itera
 
 class TrainingCallback:
     """Base class with no-op methods; override the ones you need."""
+
+    # xgboost's type of ``evals_log`` (for the annotations of callbacks written for it):
+    # {eval set: {metric: values}}, a value per round, or cv's (mean, std) per round
+    EvalsLog = Dict[str, Dict[str, Union[List[float], List[Tuple[float, float]]]]]
 
     def before_training(self, model):
         return model
@@ -186,7 +191,7 @@ class EarlyStopping(TrainingCallback):
     returns no model).  The object keeps no state from one fit to the next.
     """
 
-    def __init__(self, *, rounds, metric_name=None, data_name=None, maximize=None,
+    def __init__(self, rounds, *, metric_name=None, data_name=None, maximize=None,
                  save_best=False, min_delta=0.0):
         self.rounds = _positive_integer("EarlyStopping", "rounds", rounds)
         for name, value in (("metric_name", metric_name), ("data_name", data_name)):
@@ -311,11 +316,15 @@ class LearningRateScheduler(TrainingCallback):
 
 
 class TrainingCheckPoint(TrainingCallback):
-    """Save the model every ``interval`` rounds (xgboost's ``TrainingCheckPoint``):
-    ``<directory>/<name>_<round>.json``, ``round`` the model's 0-based last round, each
-    file written atomically (daskboost's model file: ``Booster.load``); or with
-    ``as_pickle=True`` a pickle of the Booster, ``<name>_<round>.pkl``.  Not for ``cv``
-    (no model to save)."""
+    """Save the model every ``interval`` rounds, as xgboost's ``TrainingCheckPoint``:
+    after the call's rounds ``interval``, ``2 * interval``, ... (0-based epochs; so the
+    first file has ``interval + 1`` rounds), each written atomically as
+    ``<directory>/<name>_<round>.<default_format>``, ``round`` the model's 0-based last
+    round: daskboost's model file (``Booster.load``; xgboost writes its UBJSON under
+    the same scheme); or with ``as_pickle=True`` a pickle of the Booster,
+    ``<name>_<round>.pkl``.  Not for ``cv`` (no model to save)."""
+
+    default_format = "json"
 
     def __init__(self, directory, name="model", as_pickle=False, interval=100):
         self.directory = os.fspath(directory)
@@ -336,11 +345,11 @@ class TrainingCheckPoint(TrainingCallback):
         return model
 
     def after_iteration(self, model, epoch, evals_log):
-        if (epoch + 1) % self.interval:
+        if epoch == 0 or epoch % self.interval:
             return False
         stem = os.path.join(self.directory, f"{self.name}_{self._start + epoch}")
         if self.as_pickle:
             write_atomically(stem + ".pkl", lambda f: pickle.dump(model, f), binary=True)
         else:
-            write_json_atomically(stem + ".json", model.to_payload())
+            write_json_atomically(f"{stem}.{self.default_format}", model.to_payload())
         return False

@@ -31,7 +31,8 @@ import numpy as np
 from .binning import BinMapper
 from .callbacks import CallbackList, Patience
 from .data import partition_input
-from .dmatrix import DMatrix, matrix_arguments, with_native_metric
+from .dmatrix import (DMatrix, NativeMetric, matrix_arguments, training_data,
+                      with_native_metric, with_native_objective)
 from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_partition,
                           fold_leaf_residual_summaries, fold_partials, no_result,
                           rebuild_fold_partition, set_start_margins, take_label_scans)
@@ -42,7 +43,8 @@ from .local_threads import local_threads
 from .missing_values import with_missing_as_nan
 from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .params import check_feature_weights, integer_param, resolve_constraints, validate_params
-from .params_dict import estimator_and_settings, setting
+from .params_dict import (default_metric_disabled, estimator_and_settings, params_as_dict,
+                          setting)
 from .partition import LeafSummaryMerger
 from .runtime import leaves_worker_pool, make_runtime
 from .sklearn import _fit_input, estimator_or_call_value
@@ -176,10 +178,11 @@ class PackedBooster:
 # ---- the entry point ---------------------------------------------------------------------
 
 @leaves_worker_pool
-def cv(params, X, y=None, nfold=None, num_boost_round=None, metrics=None,
+def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
        early_stopping_rounds=None, seed=0, stratified=False, shuffle=True, callbacks=None,
        sample_weight=None, as_pandas=True, verbose_eval=None, show_stdv=True, folds=None,
-       return_cvbooster=False, feature_weights=None, custom_metric=None, maximize=None):
+       return_cvbooster=False, feature_weights=None, custom_metric=None, maximize=None,
+       obj=None, fpreproc=None, *, dtrain=None):
     """Cross-validation: ``nfold`` models, each trained on all the rows but one fold's
     and evaluated on that fold, grown together in one pass over the data per level.
 
@@ -194,14 +197,21 @@ def cv(params, X, y=None, nfold=None, num_boost_round=None, metrics=None,
         those are not given; ``memory_budget``/``cache_dir`` apply as in a fit.
     X, y, sample_weight, feature_weights : as for ``fit`` (dask or in-memory collections).
         Or xgboost's call, ``cv(params, dtrain, num_boost_round, nfold)``: X a
-        ``DMatrix`` holding the label and weights, the third argument the rounds.
+        ``DMatrix`` holding the label and weights, the third argument the rounds
+        (``dtrain=`` is xgboost's keyword for X).
     nfold : number of folds, in [2, number of rows] (default 5, or as many as ``folds``
         gives).
     num_boost_round : rounds per model (default: ``params["n_estimators"]``, else 10).
-    metrics : metric name(s); default ``params["eval_metric"]``, else the objective's.
+    metrics : metric name(s) (a list, or a set: in sorted order); default
+        ``params["eval_metric"]``, else the objective's.
     custom_metric, maximize : xgboost's native custom metric ``f(predt, dmatrix) ->
         (name, value)`` after the other metrics, and its direction, as ``train``'s; it is
         called once per fold, round and train/test side with that side's rows.
+        ``params["disable_default_eval_metric"]``: alone, without the objective's
+        default metric.
+    obj : xgboost's native custom objective ``obj(predt, dtrain) -> (grad, hess)``, as
+        ``train``'s, for every fold.  (``fpreproc``, xgboost's per-fold preprocessing, is
+        refused: the folds grow together, with the same parameters.)
     early_stopping_rounds : stop when the mean test value of the last metric has not
         improved for this many rounds; the result then ends at the best round.
     seed, shuffle : the folds (``folds.cv_folds`` gives them for in-memory data);
@@ -231,6 +241,14 @@ def cv(params, X, y=None, nfold=None, num_boost_round=None, metrics=None,
     standard deviation (numpy's, ddof=0) over the folds, as xgboost's ``cv``; with
     ``return_cvbooster=True``, ``(that frame, CVBooster)``.
     """
+    X = training_data("cv", X, dtrain)
+    if fpreproc is not None:
+        raise ValueError("fpreproc: cv grows the folds together in the same passes, with one "
+                         "set of parameters, so a fold cannot have its own; give the "
+                         "parameters to params (or use fits on the folds)")
+    params = with_native_objective(params_as_dict(params), obj)
+    if isinstance(metrics, (set, frozenset)):  # (xgboost's demos pass {"error"})
+        metrics = sorted(metrics)
     if isinstance(X, DMatrix):
         num_boost_round = matrix_arguments("cv", X, y, num_boost_round,
                                            sample_weight=sample_weight)
@@ -261,11 +279,13 @@ def cv(params, X, y=None, nfold=None, num_boost_round=None, metrics=None,
     elif stratified:
         raise ValueError("stratified=True and folds: the folds given are used as they are; "
                          "give one of them")
+    eval_metric = estimator.eval_metric if metrics is None else metrics
     train_params = validate_params(
         {**estimator.get_params(), "n_estimators": num_boost_round,
          "early_stopping_rounds": None,
-         "eval_metric": with_native_metric(estimator.eval_metric if metrics is None
-                                           else metrics, custom_metric, maximize)},
+         "eval_metric": with_native_metric(
+             eval_metric, custom_metric, maximize, beside_default=not default_metric_disabled(
+                 params, "cv", custom_metric, evaluates=True, metrics=metrics))},
         tuple(dict.fromkeys(regressor_objectives() + classifier_objectives())))
     # (a params dict may hold them too: xgboost 2's estimators take them)
     feature_weights = check_feature_weights(
@@ -416,7 +436,7 @@ def _cross_validate(runtime, params, data, classifier, run):
                                   for name in DATA_NAMES
                                   for metric, values in log[name].items()))
         if run.period and (round_ % run.period == 0 or round_ == params.n_estimators - 1):
-            print(_progress_line(round_, log, run.show_stdv), flush=True)
+            print(_progress_line(round_, log, metrics, run.show_stdv), flush=True)
         asked_to_stop = bool(callbacks) and callbacks.after_iteration(model_so_far(), round_,
                                                                        log)
         if stopping is not None:
@@ -440,18 +460,26 @@ def _cross_validate(runtime, params, data, classifier, run):
         fold_models = ([pack.bst for pack in model(best).cvfolds], best[0],
                        FoldSplit(layout, tuple(int(n) for n in scanned.partition_rows),
                                  run.given_folds, classes))
-    return {f"{name}-{metric}-{stat}": [v[j] for v in values[:rounds]]
-            for name in DATA_NAMES for metric, values in log[name].items()
+    return {f"{name}-{metric}-{stat}": [v[j] for v in log[name][metric][:rounds]]
+            for name, metric in _in_xgboosts_order(log, metrics)
             for j, stat in enumerate(("mean", "std"))}, fold_models
 
 
-def _progress_line(round_, log, show_stdv):
+def _in_xgboosts_order(log, metrics):
+    """The (side, metric) pairs of ``log`` in xgboost's order: the built-in metrics of the
+    train side, then of the test side; then a native ``custom_metric`` on each side (it
+    comes after the built-in ones in xgboost's evaluation text)."""
+    native = {m.name for m in metrics if isinstance(m, NativeMetric)}
+    return [(name, metric) for group in (False, True) for name in DATA_NAMES
+            for metric in log[name] if (metric in native) == group]
+
+
+def _progress_line(round_, log, metrics, show_stdv):
     """xgboost's ``[round]\\ttrain-rmse:mean+std\\t...``."""
     parts = [f"[{round_}]"]
-    for name in DATA_NAMES:
-        for metric, values in log[name].items():
-            mean, std = values[-1]
-            parts.append(f"{name}-{metric}:{mean:.5f}" + (f"+{std:.5f}" if show_stdv else ""))
+    for name, metric in _in_xgboosts_order(log, metrics):
+        mean, std = log[name][metric][-1]
+        parts.append(f"{name}-{metric}:{mean:.5f}" + (f"+{std:.5f}" if show_stdv else ""))
     return "\t".join(parts)
 
 

@@ -5,7 +5,10 @@ weight=w, ...)`` and passes it on; ``daskboost.train``, ``daskboost.cv`` and
 ``Booster.predict`` take it here, so such a script runs with ``import daskboost as xgb``.
 Nothing is read, binned or copied when a matrix is made: it holds X (numpy, pandas,
 scipy.sparse, an Arrow table, or a dask collection) with its label, weights and base
-margins, and the fit reads them as the estimators' ``fit`` does.  ``missing`` and
+margins, and the fit reads them as the estimators' ``fit`` does.  A file path is read
+at once (``dmatrix_files``): xgboost's text URIs (``"train.txt?format=libsvm"``,
+``"train.csv?format=csv&label_column=0"``) and daskboost's own binary file, which
+``save_binary`` writes (not xgboost's binary format).  ``missing`` and
 ``feature_names`` apply to this matrix's X at once (a lazy mask or rename for dask
 data); ``feature_types``, ``enable_categorical`` and ``max_bin`` are parameters of a fit
 on it.  What daskboost does not train is refused by name: ranking (``group``/``qid``)
@@ -19,6 +22,7 @@ import os
 import numpy as np
 
 from .data import table_as_frame
+from .dmatrix_files import read_matrix_file, write_matrix_file
 from .metrics import WholeRowsMetric
 from .missing_values import with_missing_as_nan
 from .params import one_given
@@ -48,10 +52,21 @@ class DMatrix:
         if data_split_mode not in (None, 0, "row"):
             raise ValueError(f"{type(self).__name__}: data_split_mode={data_split_mode!r}: "
                              "data is split by rows (partitions) here")
-        if isinstance(data, (str, bytes, os.PathLike)):
-            raise ValueError(f"{type(self).__name__}({data!r:.80}): files are not read here "
-                             "(xgboost's text and URI loading); read them with pandas or dask "
-                             "(dd.read_parquet, dd.read_csv) and give the DataFrame")
+        if isinstance(data, (str, bytes, os.PathLike)):  # a file (dmatrix_files)
+            read = read_matrix_file(data, type(self).__name__)
+            if feature_names is not None and is_sparse(read.data):
+                raise ValueError(f"{type(self).__name__}({data!r:.80}): feature_names with a "
+                                 "libsvm file: its rows are a scipy.sparse matrix, which "
+                                 "holds no feature names here")
+            data = read.data  # what is given here wins over the file's (as xgboost's)
+            label = read.label if label is None else label
+            weight = read.weight if weight is None else weight
+            base_margin = read.base_margin if base_margin is None else base_margin
+            feature_names = read.feature_names if feature_names is None else feature_names
+            feature_types = read.feature_types if feature_types is None else feature_types
+            feature_weights = (read.feature_weights if feature_weights is None
+                               else feature_weights)
+            enable_categorical = enable_categorical or read.enable_categorical
         self.data = _renamed(table_as_frame(data), feature_names)
         if missing is not None:  # (NaN: the data as it is)
             self.data = with_missing_as_nan(self.data, missing)
@@ -139,6 +154,16 @@ class DMatrix:
         else:  # a numpy or dask array
             count = (~np.isnan(data)).sum()
         return int(count.compute() if hasattr(count, "compute") else count)
+
+    def save_binary(self, fname, silent=True):
+        """Write the matrix to ``fname`` as daskboost's own binary DMatrix file (a numpy
+        ``.npz`` archive, not xgboost's binary format: xgboost does not read it, and
+        ``DMatrix(fname)`` here reads it back): the data (a dense numeric array, or a
+        sparse matrix as CSR) with the label, weight, base_margin, feature names, types
+        and weights that are set.  Written atomically.  A dask collection, or categorical
+        or string columns, are refused (write them as a parquet lake instead).
+        ``silent`` is accepted and unused."""
+        write_matrix_file(fname, self)
 
     def slice(self, rindex, allow_groups=False):
         """xgboost's ``slice``: a matrix of the rows at positions ``rindex`` (integers, in
@@ -267,13 +292,12 @@ class NativeMetric(WholeRowsMetric):
     eval set's labels and weights.  The metric's name is the
     one the function returns, known from its first call on; it must not change.  It
     is evaluated after the eval set's built-in metrics (``beside_default``: the
-    objective's default metric stays when ``eval_metric`` is not given), so early
+    objective's default metric stays when ``eval_metric`` is not given, unless
+    ``beside_default=False``: xgboost's ``disable_default_eval_metric``), so early
     stopping watches it; ``maximize`` says which way is better.
     """
 
-    beside_default = True
-
-    def __init__(self, func, maximize=False):
+    def __init__(self, func, maximize=False, beside_default=True):
         if not callable(func):
             raise TypeError(f"custom_metric must be a function f(predt, dmatrix) -> (name, "
                             f"value); got {type(func).__name__}")
@@ -281,6 +305,7 @@ class NativeMetric(WholeRowsMetric):
         self.name = getattr(func, "__name__", type(func).__name__)  # until its first call
         self._named = False
         self.higher_is_better = bool(maximize)
+        self.beside_default = beside_default
 
     def value(self, y, pred, weight):
         result = self.func(pred, PartitionRows(y, weight))
@@ -319,9 +344,32 @@ class PartitionRows:
         return int(self._label.shape[0])
 
 
-def with_native_metric(eval_metric, custom_metric, maximize):
+def training_data(caller, X, dtrain):
+    """``caller``'s training data: ``X``, or ``dtrain``, xgboost's keyword for it."""
+    if dtrain is None:
+        if X is None:
+            raise TypeError(f"{caller}() is missing its training data: X (or dtrain, a "
+                            "DMatrix)")
+        return X
+    if X is not None:
+        raise TypeError(f"{caller}(): X and dtrain are the same argument; give one")
+    return dtrain
+
+
+def with_native_objective(params, obj):
+    """``params`` with xgboost's native custom objective ``obj`` as the objective."""
+    if obj is None or not isinstance(params, dict):
+        return params
+    if params.get("objective") is not None:
+        raise ValueError(f"obj and params['objective']={params['objective']!r}: give one "
+                         "objective")
+    return {**params, "objective": NativeObjective(obj)}
+
+
+def with_native_metric(eval_metric, custom_metric, maximize, beside_default=True):
     """``eval_metric`` (a name, a callable, a list of them, or None) with xgboost's native
-    ``custom_metric`` after it (``NativeMetric``), or as it is when there is none."""
+    ``custom_metric`` after it (``NativeMetric``; ``beside_default``: as its), or as it
+    is when there is none."""
     if custom_metric is None:
         if maximize is not None:
             raise ValueError(f"maximize={maximize!r} is custom_metric's direction; there is no "
@@ -331,7 +379,7 @@ def with_native_metric(eval_metric, custom_metric, maximize):
         raise TypeError(f"maximize={maximize!r} must be True, False or None")
     given = ([] if eval_metric is None else list(eval_metric)
              if isinstance(eval_metric, (list, tuple)) else [eval_metric])
-    return given + [NativeMetric(custom_metric, bool(maximize))]
+    return given + [NativeMetric(custom_metric, bool(maximize), beside_default)]
 
 
 def matrix_arguments(caller, matrix, rounds_given_as_y, num_boost_round, **unused):

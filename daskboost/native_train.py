@@ -7,29 +7,33 @@ fit is the estimator's: the same model bytes as ``DaskBoostRegressor(**params).f
 (or ``DaskBoostClassifier`` for a ``binary:``/``multi:`` objective).
 """
 
-from .dmatrix import DMatrix, NativeObjective, matrix_arguments, with_native_metric
+from .dmatrix import (DMatrix, matrix_arguments, training_data, with_native_metric,
+                      with_native_objective)
 from .params import integer_param
-from .params_dict import estimator_and_settings, setting
+from .params_dict import (default_metric_disabled, estimator_and_settings, params_as_dict,
+                          setting)
 
 
-def train(params, X, y=None, num_boost_round=None, evals=None, early_stopping_rounds=None,
+def train(params, X=None, y=None, num_boost_round=None, evals=None, early_stopping_rounds=None,
           sample_weight=None, base_margin=None, evals_result=None, verbose_eval=None,
           xgb_model=None, callbacks=None, feature_weights=None, obj=None, custom_metric=None,
-          maximize=None):
+          maximize=None, *, dtrain=None):
     """Train a model; returns its ``Booster``.
 
     Parameters
     ----------
     params : dict of the estimators' parameters (``DaskBoostRegressor().get_params()``
         names; xgboost's ``eta``, ``lambda``, ``alpha``, ``min_split_loss``, ``seed``
-        and ``nthread`` also).  A ``binary:``/``multi:`` objective makes y class labels:
+        and ``nthread`` also), or xgboost's list of ``(name, value)`` pairs
+        (``params_dict.params_as_dict``).  A ``binary:``/``multi:`` objective makes y class labels:
         their sorted order gives the class indices the Booster predicts (0 and 1, or
         0 .. K-1, are themselves).
     X, y, sample_weight, base_margin, feature_weights : as for the estimators' ``fit``.
         Or xgboost's call, ``train(params, dtrain, num_boost_round, evals=[(dvalid,
         "valid")])``: X a ``DMatrix`` (``daskboost.DMatrix``) holding the label, weights
         and base margins, the third argument the rounds, and eval sets ``(DMatrix,
-        name)`` pairs.
+        name)`` pairs (also xgboost's fourth positional argument).  ``dtrain=`` is
+        xgboost's keyword for X.
     num_boost_round : rounds (default ``params["n_estimators"]``, else 10, xgboost's).
     evals : eval sets scored after every round: ``(X, y)`` pairs (named
         ``validation_<i>``) or ``(X, y, name)`` triples; the last drives early
@@ -55,13 +59,18 @@ def train(params, X, y=None, num_boost_round=None, evals=None, early_stopping_ro
         ``get_weight()`` its labels and weights.  It is called once per eval set and
         round with all its rows (``dmatrix.NativeMetric``).
     maximize : whether a higher ``custom_metric`` is better (default False).
+
+    ``params["disable_default_eval_metric"]`` (xgboost's): the objective's default
+    metric is not evaluated beside ``custom_metric``.
     """
-    params = _with_native_objective(params, obj)
+    X = training_data("train", X, dtrain)
+    params = with_native_objective(params_as_dict(params), obj)
+    if isinstance(X, DMatrix) and isinstance(num_boost_round, (list, tuple)) and evals is None:
+        evals, num_boost_round = num_boost_round, None  # (params, dtrain, rounds, evals)
+    disabled = default_metric_disabled(params, "train", custom_metric, evaluates=bool(evals))
     if custom_metric is not None or maximize is not None:
-        if not isinstance(params, dict):
-            raise TypeError(f"params must be a dict; got {type(params).__name__}")
-        params = {**params, "eval_metric": with_native_metric(params.get("eval_metric"),
-                                                              custom_metric, maximize)}
+        params = {**params, "eval_metric": with_native_metric(
+            params.get("eval_metric"), custom_metric, maximize, beside_default=not disabled)}
     if isinstance(X, DMatrix):
         rounds = matrix_arguments("train", X, y, num_boost_round, sample_weight=sample_weight,
                                   base_margin=base_margin)
@@ -136,13 +145,3 @@ def _matrix_evals(evals):
         raise TypeError("evals must be a list of (DMatrix, name) pairs when dtrain is a "
                         "DMatrix")
     return [(matrix.data_set(), name) for matrix, name in evals]
-
-
-def _with_native_objective(params, obj):
-    """``params`` with xgboost's native custom objective ``obj`` as the objective."""
-    if obj is None or not isinstance(params, dict):
-        return params
-    if params.get("objective") is not None:
-        raise ValueError(f"obj and params['objective']={params['objective']!r}: give one "
-                         "objective")
-    return {**params, "objective": NativeObjective(obj)}

@@ -1376,7 +1376,12 @@ class CustomObjective:
     As in xgboost's scikit-learn API, ``y_pred`` holds raw margins: ``(n,)``, or
     ``(n, K)`` with K outputs (multiclass); the function returns gradients and hessians
     of the same shape (or flat, length n*K), which are multiplied by the sample weights.
-    The start is ``base_score`` if given, else a margin of 0; predictions are the raw
+    Hessians may be negative, as in xgboost: a node whose hessian sum is not positive
+    gets weight 0 and no split (``splitting.leaf_weight``).
+    The start is ``base_score`` if given, else xgboost's: its default ``base_score``
+    0.5 in the output space of the objective it puts in place of the function, so a
+    margin of 0.5 for every output (``reg:squarederror``, ``multi:softprob``), 0 for a
+    binary classifier (``binary:logistic``'s logit of 0.5); predictions are the raw
     margins (classifiers still turn them into probabilities with the sigmoid/softmax).
     Wrong shapes and non-finite values raise ValueError at the first round, before a
     tree is built from them.
@@ -1388,6 +1393,7 @@ class CustomObjective:
     def __init__(self, func=None, num_class=None, classifier=False, **_ignored):
         self.func = func
         self._n_outputs = int(num_class) if num_class and num_class > 2 else 1
+        self._binary_classifier = classifier and self._n_outputs == 1
         if self._n_outputs > 1:
             self.default_metric = "mlogloss"
         else:
@@ -1400,7 +1406,7 @@ class CustomObjective:
         pass
 
     def base_margin(self, stats):
-        return np.zeros(self._n_outputs)
+        return np.full(self._n_outputs, 0.0 if self._binary_classifier else 0.5)
 
     def margin_from_base_score(self, base_score):
         return np.full(self._n_outputs, float(base_score))
@@ -1431,9 +1437,6 @@ class CustomObjective:
             if weight is not None:
                 values = values * np.asarray(weight, dtype=np.float64)[None, :]
             out.append(np.ascontiguousarray(values, dtype=gradient_dtype(weight)))
-        if (out[1] < 0).any():
-            raise ValueError(f"custom objective {_callable_name(self.func)} returned negative "
-                             "hessians")
         return out[0], out[1]
 
     def transform(self, margin):

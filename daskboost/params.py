@@ -58,7 +58,7 @@ class TrainingParams:
     huber_slope: float
     quantile_alpha: float
     tweedie_variance_power: float
-    base_score: Optional[float]
+    base_score: Optional[Union[float, tuple]]  # a tuple: one per output
     # xgboost's weight of the rows labelled 1 in the logistic losses' gradients
     # (``objectives.LOGISTIC_OBJECTIVES``); 1: none
     scale_pos_weight: float = 1.0
@@ -111,6 +111,32 @@ def integer_param(name, value, low, high=None):
         bound = f">= {low}" if high is None else f"in [{low}, {high}]"
         raise ValueError(f"{name}={value!r} must be {bound}")
     return int(value)
+
+
+# xgboost's native names of the estimators' parameters (its params dicts use them, and its
+# scikit-learn estimators pass them on in **kwargs: ``XGBClassifier(eta=0.1)``)
+XGBOOST_ALIASES = {"eta": "learning_rate", "lambda": "reg_lambda", "alpha": "reg_alpha",
+                   "min_split_loss": "gamma", "seed": "random_state", "nthread": "n_jobs"}
+# keywords of old xgboost estimators that are accepted and not used, with why
+UNUSED_XGBOOST_KEYWORDS = {
+    "use_label_encoder": "xgboost 2 removed it; the classifier encodes its labels as "
+                         "scikit-learn's classifiers do (classes_)",
+    "silent": "xgboost removed it; verbosity says how much is printed",
+}
+
+
+def _base_score(value):
+    """``base_score``: a number, or xgboost's (3.1+) vector of one per output (a
+    multi-class model's start) as a tuple of floats; a vector of one is that number."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        values = np.asarray(value, dtype=object)
+        if values.ndim != 1 or len(values) == 0:
+            raise ValueError(f"base_score={value!r:.80} must be a number or a vector of "
+                             "one number per output")
+        values = tuple(_real("base_score", v.item() if isinstance(v, np.generic) else v,
+                             -math.inf) for v in values)
+        return values[0] if len(values) == 1 else values
+    return _real("base_score", value, -math.inf)
 
 
 def _real(name, value, low, strict=False):
@@ -295,7 +321,7 @@ def validate_params(raw, valid_objectives):
         raise ValueError(f"objective={objective!r} is not supported here; valid objectives: {valid}")
     base_score = raw["base_score"]
     if base_score is not None:
-        base_score = _real("base_score", base_score, -math.inf)
+        base_score = _base_score(base_score)
     metric = raw["eval_metric"]
     metrics = metric if isinstance(metric, (list, tuple)) else [metric]
     for m in metrics:

@@ -40,9 +40,9 @@ from .objectives import (OBJECTIVES, classifier_objectives, is_classification,
 from .local_threads import check_n_jobs, local_threads
 from .metadata_routing import RoutingConsumer
 from .missing_values import check_missing, with_missing_as_nan
-from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, check_booster,
-                     check_device, check_feature_weights, check_single_valued, integer_param,
-                     one_given, validate_params)
+from .params import (CATEGORICAL_DEFAULTS, QUANTIZATION_DEFAULTS, UNUSED_XGBOOST_KEYWORDS,
+                     XGBOOST_ALIASES, check_booster, check_device, check_feature_weights,
+                     check_single_valued, integer_param, one_given, validate_params)
 from .progress import reporter_for
 from .runtime import leaves_worker_pool
 from .sparse import is_sparse
@@ -95,7 +95,7 @@ class _DaskBoostModel(RoutingConsumer):
                  importance_type="gain", class_weight=None, n_jobs=None, missing=np.nan,
                  verbosity=None, booster=None, device=None, callbacks=None,
                  feature_weights=None, sampling_method=None, num_parallel_tree=None,
-                 multi_strategy=None, validate_parameters=None):
+                 multi_strategy=None, validate_parameters=None, **xgboost_keywords):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -151,12 +151,38 @@ class _DaskBoostModel(RoutingConsumer):
         self.num_parallel_tree = num_parallel_tree
         self.multi_strategy = multi_strategy
         self.validate_parameters = validate_parameters
+        self._take_xgboost_keywords(xgboost_keywords)
+
+    def _take_xgboost_keywords(self, keywords):
+        """xgboost's estimators take any booster parameter in ``**kwargs``; here every
+        parameter is named, and its native aliases (``eta=0.1``: ``learning_rate``) set
+        the named one: ``get_params`` gives that name, so ``clone`` and searches work.
+        Keywords old xgboost versions took (``use_label_encoder``) are accepted with a
+        warning; anything else is the TypeError of an unknown keyword."""
+        defaults = {name: p.default for name, p in
+                    inspect.signature(_DaskBoostModel.__init__).parameters.items()}
+        for key, value in keywords.items():
+            if key in UNUSED_XGBOOST_KEYWORDS:
+                warnings.warn(f"{type(self).__name__}({key}={value!r}) is not used: "
+                              f"{UNUSED_XGBOOST_KEYWORDS[key]}", UserWarning, stacklevel=3)
+                continue
+            if key not in XGBOOST_ALIASES:
+                raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                                f"argument {key!r} (the parameters: get_params(); xgboost's "
+                                f"aliases {sorted(XGBOOST_ALIASES)} are taken too)")
+            name = XGBOOST_ALIASES[key]
+            current = getattr(self, name)
+            if not _same_value(current, defaults[name]) and not _same_value(current, value):
+                raise ValueError(f"{key}={value!r} and {name}={current!r} are the same "
+                                 "parameter; give one")
+            setattr(self, name, value)
 
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
     def _param_names(cls):
         signature = inspect.signature(cls.__init__)
-        return sorted(p.name for p in signature.parameters.values() if p.name != "self")
+        return sorted(p.name for p in signature.parameters.values()
+                      if p.name != "self" and p.kind != p.VAR_KEYWORD)
 
     def get_params(self, deep=True):
         return {name: getattr(self, name) for name in self._param_names()}
@@ -164,6 +190,7 @@ class _DaskBoostModel(RoutingConsumer):
     def set_params(self, **params):
         valid = self._param_names()
         for name, value in params.items():
+            name = XGBOOST_ALIASES.get(name, name)  # (xgboost's set_params(eta=...))
             if name not in valid:
                 raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; "
                                  f"valid parameters: {valid}")

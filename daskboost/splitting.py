@@ -52,8 +52,9 @@ def _soft_threshold(g, reg_alpha):
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def leaf_weight(g, h, reg_lambda, reg_alpha=0.0, max_delta_step=0.0):
     """XGBoost eq. 5, w* = -G / (H + lambda), with L1 soft-thresholding and clipping;
-    0 for a node without hessian when lambda = 0 (as xgboost: e.g. an empty row sample)."""
-    if h + reg_lambda <= 0.0:
+    0 for a node whose hessian sum is not positive (xgboost's ``CalcWeight``: an empty
+    row sample, or a custom objective's negative hessians)."""
+    if h <= 0.0 or h + reg_lambda <= 0.0:
         return 0.0
     w = -_soft_threshold(g, reg_alpha) / (h + reg_lambda)
     if max_delta_step > 0.0 and abs(w) > max_delta_step:
@@ -74,7 +75,7 @@ def leaf_values_of(sums, learning_rate, reg_lambda, reg_alpha, max_delta_step):
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _score(g, h, reg_lambda, reg_alpha, max_delta_step):
-    if h + reg_lambda <= 0.0:  # no hessian and lambda = 0: no weight, no score
+    if h <= 0.0 or h + reg_lambda <= 0.0:  # no (positive) hessian: no weight, no score
         return 0.0
     if max_delta_step == 0.0 and reg_alpha == 0.0:  # the common case, first
         return g * g / (h + reg_lambda)
@@ -118,7 +119,7 @@ def _numeric_feature(hist_f, k, node_g, node_h, parent, reg_lambda, reg_alpha,
         if gain > best_gain:
             best_gain = out_gain = gain
             out_bin, out_dl, out_lg, out_lh = b, False, lg, lh
-    if hist_f[k, 1] <= 0.0:
+    if hist_f[k, 1] == 0.0:  # no missing rows (a custom objective's hessian may be < 0)
         return out_gain, out_bin, out_dl, out_lg, out_lh
     rg = 0.0
     rh = 0.0
@@ -148,7 +149,7 @@ def _numeric_feature_l2(hist_f, k, node_g, node_h, parent, reg_lambda, min_child
     # scan 1: sums of bins 0..b go left, at b; scan 2 (only when the node has missing
     # rows): sums of bins k-1-j..k-1 go right, at k + j.  (Unsigned indices: numba
     # then skips its negative-index fix-up.)
-    scan_2 = hist_f[k, 1] > 0.0
+    scan_2 = hist_f[k, 1] != 0.0
     uk = np.uint64(k)
     lg = 0.0
     lh = 0.0
@@ -725,7 +726,7 @@ def _categorical_feature(hist_f, k, node_g, node_h, parent, reg_lambda,
     out = (-1.0, 0, -1, False, 0.0, 0.0)
     miss_g = hist_f[k, 0]  # the missing rows' bin follows the k categories
     miss_h = hist_f[k, 1]
-    n_missing_sides = 2 if miss_h > 0.0 and onehot else 1  # see the comment above
+    n_missing_sides = 2 if miss_h != 0.0 and onehot else 1  # see the comment above
     if onehot:
         head = tail = np.arange(k)
         n_candidates = k

@@ -232,10 +232,18 @@ def label_stats(scanned, labels=None):
 
 
 def start_margin(objective, stats, params):
-    """The (K,) starting margin: ``base_score`` if given, else the objective's constant
-    start on the labels (``stats``)."""
+    """The (K,) starting margin: ``base_score`` if given (a number: mapped to the margin
+    of every output; a vector: output k's margin from its k-th number), else the
+    objective's constant start on the labels (``stats``)."""
     if params.base_score is None:
         base_margin = objective.base_margin(stats)
+    elif isinstance(params.base_score, tuple):
+        if len(params.base_score) != objective.n_outputs():
+            k = objective.n_outputs()
+            raise ValueError(f"base_score has {len(params.base_score)} values; the model has "
+                             f"{k} output{'s' if k > 1 else ''} (give one value per output)")
+        base_margin = [objective.margin_from_base_score(b)[k]
+                       for k, b in enumerate(params.base_score)]
     else:
         base_margin = objective.margin_from_base_score(params.base_score)
     return np.atleast_1d(np.asarray(base_margin, dtype=np.float64))

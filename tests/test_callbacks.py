@@ -322,21 +322,44 @@ def test_a_learning_rate_schedule_from_a_function_or_a_sequence(noisy):
 
 @pytest.mark.parametrize("as_pickle", [False, True])
 def test_training_checkpoints_every_interval(noisy, tmp_path, as_pickle):
+    """At xgboost's rounds and under its file names: after the call's epochs interval,
+    2 * interval, ..., named by the model's 0-based last round."""
     import pickle
     (X, y), _ = noisy
     first = DaskBoostClassifier(n_estimators=1).fit(X, y)
     DaskBoostClassifier(n_estimators=5, callbacks=[
         TrainingCheckPoint(tmp_path, name="m", as_pickle=as_pickle, interval=2)]).fit(
         X, y, xgb_model=first)
-    suffix = ".pkl" if as_pickle else ".json"
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f"m_2{suffix}", f"m_4{suffix}"]
-    for rounds, path in ((3, tmp_path / f"m_2{suffix}"), (5, tmp_path / f"m_4{suffix}")):
+    suffix = ".pkl" if as_pickle else f".{TrainingCheckPoint.default_format}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"m_3{suffix}", f"m_5{suffix}"]
+    for rounds, path in ((4, tmp_path / f"m_3{suffix}"), (6, tmp_path / f"m_5{suffix}")):
         if as_pickle:
             with open(path, "rb") as f:
                 model = pickle.load(f)
         else:
             model = Booster.load(path)
         assert model.n_rounds == rounds
+
+
+@pytest.mark.parametrize("rounds, interval", [(10, 2), (7, 3), (4, 1), (3, 5)])
+def test_training_checkpoints_are_xgboosts_files(tmp_path, rounds, interval):
+    xgboost = pytest.importorskip("xgboost")
+    import daskboost
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 3)), rng.normal(size=200)
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    ours.mkdir(), theirs.mkdir()
+    daskboost.train({"max_depth": 2}, daskboost.DMatrix(X, y), rounds, callbacks=[
+        daskboost.callback.TrainingCheckPoint(ours, interval=interval)])
+    xgboost.train({"max_depth": 2}, xgboost.DMatrix(X, y), rounds, callbacks=[
+        xgboost.callback.TrainingCheckPoint(theirs, interval=interval)])
+    stems = sorted(p.stem for p in theirs.iterdir())
+    assert sorted(p.stem for p in ours.iterdir()) == stems
+    assert all(p.suffix == ".json" for p in ours.iterdir())
+
+
+def test_cv_refuses_a_training_checkpoint(noisy, tmp_path):
+    (X, y), _ = noisy
     import daskboost
     with pytest.raises(ValueError, match="cv has none to save"):
         daskboost.cv({}, X, y, nfold=3, callbacks=[TrainingCheckPoint(tmp_path)])

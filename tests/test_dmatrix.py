@@ -130,7 +130,8 @@ def test_a_matrix_of_dask_collections(data):
     (lambda m, X, y: daskboost.train(PARAMS, m, 3, evals=[(X, y)]), TypeError,
      r"\(DMatrix, name\) pairs"),
     (lambda m, X, y: daskboost.train(PARAMS, X), TypeError, "y is missing"),
-    (lambda m, X, y: daskboost.train([("eta", 1)], m, 3), TypeError, "params must be a dict"),
+    (lambda m, X, y: daskboost.train([("eta", 1, 2)], m, 3), TypeError,
+     r"params must be a dict of parameters or xgboost's list of \(name, value\) pairs"),
     (lambda m, X, y: daskboost.cv(PARAMS, daskboost.DMatrix(X, label=y,
                                                             base_margin=y), 3),
      ValueError, "cv: the DMatrix has a base_margin"),
@@ -309,10 +310,11 @@ def test_eval_is_the_last_rounds_logged_metric_and_dump_model_writes_the_dump(da
     booster.dump_model(tmp_path / "dump.json", dump_format="json")
     assert json.loads((tmp_path / "dump.json").read_text()) == [
         json.loads(tree) for tree in booster.get_dump(dump_format="json")]
-    with pytest.raises(ValueError, match="feature map files are not read"):
-        booster.dump_model(tmp_path / "x.txt", fmap="featmap.txt")
-    with pytest.raises(ValueError, match="files are not read here"):
-        daskboost.DMatrix(str(tmp_path / "train.csv?format=csv"))
+    with pytest.raises(FileNotFoundError, match="featmap.txt"):
+        booster.dump_model(tmp_path / "x.txt", fmap="featmap.txt")  # (test_feature_map.py)
+    assert not (tmp_path / "x.txt").exists()
+    with pytest.raises(FileNotFoundError, match="train.csv"):  # (test_dmatrix_files.py)
+        daskboost.DMatrix(str(tmp_path / "train.csv?format=csv&label_column=0"))
 
 
 def squared_log(predt, dtrain):

@@ -96,7 +96,7 @@ def test_dask_input_callbacks_and_progress(xy, capsys):
 
 
 @pytest.mark.parametrize("call,error,match", [
-    (dict(params=[("eta", 0.1)]), TypeError, "params must be a dict"),
+    (dict(params=["eta", 0.1]), TypeError, "params must be a dict"),
     (dict(params={"learning_rat": 0.1}), ValueError, "'learning_rat' is not a parameter"),
     (dict(params={"eta": 0.1, "learning_rate": 0.2}), ValueError, "same parameter"),
     (dict(num_boost_round=0), ValueError, "num_boost_round=0"),
@@ -108,6 +108,14 @@ def test_dask_input_callbacks_and_progress(xy, capsys):
     (dict(evals_result=[]), TypeError, "evals_result must be a dict"),
     (dict(early_stopping_rounds=3), ValueError, "needs an eval_set"),
     (dict(params={"booster": "dart"}), ValueError, "booster='dart'"),
+    (dict(params={"process_type": "update"}), ValueError, "refresh and prune updaters"),
+    (dict(params={"disable_default_eval_metric": 2}), ValueError,
+     "disable_default_eval_metric=2 must be True, False, 0 or 1"),
+    (dict(params={"disable_default_eval_metric": True}, evals=[("X", "y", "a")]), ValueError,
+     "leaves the eval sets no metric; give eval_metric or custom_metric"),
+    (dict(params={"base_score": [[0.5]]}), ValueError, "a vector of one number per output"),
+    (dict(params={"base_score": [0.2, 0.3]}), ValueError,
+     r"base_score has 2 values; the model has 1 output \(give one value per output\)"),
 ])
 def test_bad_arguments_are_refused_by_name(xy, call, error, match):
     X, y = xy
@@ -220,8 +228,6 @@ def test_inplace_predict_bad_arguments(xy):
                           booster.inplace_predict(pd.DataFrame(X, columns=list("abcde"))))
     with pytest.raises(ValueError, match="predict_type='leaf'"):
         booster.inplace_predict(X, predict_type="leaf")
-    with pytest.raises(ValueError, match="strict_shape"):
-        booster.inplace_predict(X, strict_shape=True)
     with pytest.raises(ValueError, match="base_margin has shape"):
         booster.inplace_predict(X, base_margin=np.zeros((len(X), 2)))
 
@@ -261,3 +267,172 @@ def test_save_raw_is_the_model_files_bytes(xy, tmp_path):
     assert bytes(booster.save_raw(format="xgboost")) == (tmp_path / "xgb.json").read_bytes()
     with pytest.raises(ValueError, match="raw_format='ubj'"):
         booster.save_raw("ubj")
+
+
+# ---- xgboost's keywords and parameters of the native calls ------------------------------
+
+def _accuracy_error(predt, dmatrix):
+    return "err", float(np.mean((predt > 0.5) != dmatrix.get_label()))
+
+
+def test_dtrain_keyword_and_disable_default_eval_metric_as_xgboosts():
+    # xgboost's demos call train(params, dtrain=...) and keep only their custom metric
+    # with disable_default_eval_metric: the same logs, on discrete data the same values
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 5, size=(600, 4)).astype(float)
+    y = (X[:, 0] + X[:, 1] + rng.normal(0, 1, 600) > 4).astype(float)
+    params = {"objective": "binary:logistic", "max_depth": 3,
+              "disable_default_eval_metric": 1}
+    logs, frames = {}, {}
+    for module in (xgboost, daskboost):
+        dtrain = module.DMatrix(X, label=y)
+        logs[module.__name__] = {}
+        module.train(params, dtrain=dtrain, num_boost_round=4, evals=[(dtrain, "train")],
+                     custom_metric=_accuracy_error, evals_result=logs[module.__name__])
+        frames[module.__name__] = module.cv(params, dtrain=dtrain, num_boost_round=3, nfold=3,
+                                            custom_metric=_accuracy_error)
+    assert list(logs["daskboost"]["train"]) == list(logs["xgboost"]["train"]) == ["err"]
+    np.testing.assert_allclose(logs["daskboost"]["train"]["err"],  # (xgboost's: "%f" text)
+                               logs["xgboost"]["train"]["err"], rtol=0, atol=1e-6)
+    assert list(frames["daskboost"].columns) == list(frames["xgboost"].columns)
+    # the flag's text forms; off keeps the default metric first, as before
+    off = {}
+    daskboost.train({**params, "disable_default_eval_metric": "false"},
+                    dtrain=daskboost.DMatrix(X, label=y), num_boost_round=2,
+                    evals=[(daskboost.DMatrix(X, label=y), "t")],
+                    custom_metric=_accuracy_error, evals_result=off)
+    assert list(off["t"]) == ["logloss", "err"]
+    with pytest.raises(TypeError, match="X and dtrain are the same argument; give one"):
+        daskboost.train({}, X, dtrain=daskboost.DMatrix(X, label=y))
+    with pytest.raises(TypeError, match=r"cv\(\) is missing its training data: X \(or dtrain"):
+        daskboost.cv({}, num_boost_round=2)
+
+
+def test_a_vector_base_score_is_each_outputs_start_as_xgboosts():
+    # xgboost 3.1+: base_score, one per class of a multi-class model, each that class's
+    # margin (its demo of a custom softmax passes one); and a custom objective's too
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 4, size=(500, 3)).astype(float)
+    y = (X[:, 0] + rng.integers(0, 2, 500)) % 3
+    start = np.array([0.2, 0.3, 0.5])
+    params = {"objective": "multi:softprob", "num_class": 3, "base_score": start,
+              "max_depth": 2}
+    for rounds in (1, 3):
+        theirs = xgboost.train(params, xgboost.DMatrix(X, label=y), rounds)
+        ours = daskboost.train(params, daskboost.DMatrix(X, label=y), rounds)
+        np.testing.assert_allclose(ours.predict(daskboost.DMatrix(X), output_margin=True),
+                                   theirs.predict(xgboost.DMatrix(X), output_margin=True),
+                                   rtol=0, atol=1e-6)
+    estimator = DaskBoostClassifier(base_score=start, n_estimators=2).fit(X, y)
+    np.testing.assert_array_equal(estimator.get_booster().base_margin, start)
+    with pytest.raises(ValueError, match="base_score has 3 values; the model has 1 output "):
+        DaskBoostClassifier(base_score=start, n_estimators=2).fit(X, y % 2)
+
+
+def test_xgboosts_other_names():
+    from daskboost.callback import TrainingCallback
+    assert daskboost.XGBModel is DaskBoostRegressor
+    assert "float" in str(TrainingCallback.EvalsLog)
+    assert daskboost.callback.EarlyStopping(3).rounds == 3  # (xgboost's demos pass it so)
+
+
+def test_xgboosts_positional_evals_params_pairs_and_metric_sets():
+    # xgboost's demos: train(param_pairs, dtrain, rounds, watchlist) with eval_metric given
+    # twice in the pairs; cv(..., metrics={"error"})
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 5, size=(400, 3)).astype(float)
+    y = (X[:, 0] + rng.normal(0, 1, 400) > 2).astype(float)
+    pairs = [("max_depth", 2), ("objective", "binary:logistic"), ("eval_metric", "logloss"),
+             ("max_depth", 3), ("eval_metric", "error")]
+    logs, frames = {}, {}
+    for module in (xgboost, daskboost):
+        dtrain = module.DMatrix(X, label=y)
+        logs[module.__name__] = {}
+        booster = module.train(pairs, dtrain, 3, [(dtrain, "train")],
+                               evals_result=logs[module.__name__], verbose_eval=False)
+        assert booster.num_boosted_rounds() == 3
+        frames[module.__name__] = module.cv({"objective": "binary:logistic"}, dtrain, 2,
+                                            nfold=3, metrics={"error"})
+    assert list(logs["daskboost"]["train"]) == list(logs["xgboost"]["train"]) == [
+        "logloss", "error"]
+    np.testing.assert_allclose(logs["daskboost"]["train"]["error"],
+                               logs["xgboost"]["train"]["error"], rtol=0, atol=1e-6)
+    assert list(frames["daskboost"].columns) == list(frames["xgboost"].columns)
+    # the later max_depth wins, as in xgboost
+    assert booster_json(daskboost.train(pairs, daskboost.DMatrix(X, label=y), 3)) == \
+        booster_json(daskboost.train({"max_depth": 3, "objective": "binary:logistic"},
+                                     daskboost.DMatrix(X, label=y), 3))
+
+
+@pytest.mark.parametrize("params", [
+    {"objective": "binary:logistic"}, {"objective": "multi:softprob", "num_class": 3},
+    {"objective": "multi:softmax", "num_class": 3}, {"objective": "reg:squarederror"}])
+def test_strict_shapes_are_xgboosts(params):
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 4, size=(60, 3)).astype(float)
+    y = rng.integers(0, 3 if "num_class" in params else 2, 60).astype(float)
+    kinds = [{}, {"output_margin": True}, {"pred_leaf": True}, {"pred_contribs": True},
+             {"pred_interactions": True}]
+    models = {module: module.train({**params, "max_depth": 2}, module.DMatrix(X, label=y), 2)
+              for module in (xgboost, daskboost)}
+    for kind in kinds:
+        for strict in (False, True):
+            shapes = [model.predict(module.DMatrix(X), strict_shape=strict, **kind).shape
+                      for module, model in models.items()]
+            assert shapes[0] == shapes[1], (kind, strict)
+    for predict_type in ("value", "margin"):
+        shapes = [model.inplace_predict(X, predict_type=predict_type, strict_shape=True).shape
+                  for model in models.values()]
+        assert shapes[0] == shapes[1]
+
+
+def test_the_estimators_take_xgboosts_aliases_and_old_keywords():
+    from sklearn.base import clone
+    xgboost = pytest.importorskip("xgboost")
+    model = daskboost.XGBClassifier(n_estimators=3, eta=1, alpha=0.5, seed=7)
+    assert (model.learning_rate, model.reg_alpha, model.random_state) == (1, 0.5, 7)
+    assert "eta" not in model.get_params() and clone(model).learning_rate == 1
+    assert model.set_params(eta=0.2).learning_rate == 0.2
+    with pytest.warns(UserWarning, match=r"use_label_encoder=False\) is not used"):
+        daskboost.XGBClassifier(use_label_encoder=False)
+    with pytest.raises(ValueError, match="eta=1 and learning_rate=0.5 are the same parameter"):
+        daskboost.XGBRegressor(eta=1, learning_rate=0.5)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'etaa'"):
+        daskboost.XGBRegressor(etaa=1)
+    # the same model as xgboost's estimator given the same aliases, on discrete data
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 4, size=(300, 3)).astype(float)
+    y = X[:, 0] - X[:, 1] + rng.normal(0, 0.3, 300)
+    ours = daskboost.XGBRegressor(n_estimators=3, max_depth=2, eta=0.5, alpha=1.0).fit(X, y)
+    theirs = xgboost.XGBRegressor(n_estimators=3, max_depth=2, eta=0.5, alpha=1.0).fit(X, y)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-5)
+
+
+def test_cv_with_a_native_custom_objective_is_xgboosts():
+    # xgboost's cross_validation demo: cv(..., obj=logregobj, custom_metric=evalerror)
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(6)
+    X = rng.integers(0, 4, size=(600, 3)).astype(float)
+    y = (X[:, 0] + rng.normal(0, 1, 600) > 1.5).astype(float)
+
+    def logregobj(preds, dtrain):
+        p = 1.0 / (1.0 + np.exp(-preds))
+        return p - dtrain.get_label(), p * (1.0 - p)
+
+    def evalerror(preds, dtrain):
+        return "error", float(np.mean((preds > 0.0) != dtrain.get_label()))
+
+    folds = [(np.flatnonzero(np.arange(600) % 3 != f), np.flatnonzero(np.arange(600) % 3 == f))
+             for f in range(3)]
+    frames = [module.cv({"max_depth": 2, "base_score": 0.0}, module.DMatrix(X, label=y), 4,
+                        folds=folds, obj=logregobj, custom_metric=evalerror)
+              for module in (xgboost, daskboost)]
+    assert list(frames[0].columns) == list(frames[1].columns)
+    np.testing.assert_allclose(frames[1]["test-error-mean"], frames[0]["test-error-mean"],
+                               rtol=0, atol=1e-6)
+    with pytest.raises(ValueError, match="fpreproc: cv grows the folds together"):
+        daskboost.cv({}, daskboost.DMatrix(X, label=y), 2, fpreproc=lambda *a: a)
