@@ -598,6 +598,14 @@ REGRESSION_OBJECTIVES = regressor_objectives()
 CLASSIFICATION_OBJECTIVES = classifier_objectives()
 
 
+# The estimators' signature, as scikit-learn introspects it (``inspect.signature`` of the
+# class): their parameters, without the ``**xgboost_keywords`` that only map xgboost's
+# aliases onto them (``_take_xgboost_keywords``), which are not parameters of their own
+_DaskBoostModel.__signature__ = inspect.signature(_DaskBoostModel.__init__).replace(
+    parameters=[p for p in inspect.signature(_DaskBoostModel.__init__).parameters.values()
+                if p.name != "self" and p.kind != p.VAR_KEYWORD])
+
+
 class DaskBoostRegressor(_DaskBoostModel):
     """Gradient-boosted trees for regression (default objective ``reg:squarederror``)."""
 
@@ -866,7 +874,9 @@ def _same_value(a, b):
 
 
 def _column(label):
-    return label if isinstance(label, str) else str(label)
+    """A class's column in a dask DataFrame of probabilities: the label itself, as a
+    Python value (``proba[1]``, as pandas and xgboost.dask name them)."""
+    return label.item() if isinstance(label, np.generic) else label
 
 
 def _is_dask_series(obj):

@@ -336,8 +336,13 @@ def test_classifier_predictions_on_dask_dataframe(clf_xy, fast):
     assert isinstance(proba, dd.DataFrame) and proba.npartitions == 3
     proba = proba.compute()
     assert proba.index.equals(df.index)
-    assert proba.shape == (len(df), 2)
+    assert proba.shape == (len(df), 2) and list(proba.columns) == ["no", "yes"]
     np.testing.assert_array_equal(proba.to_numpy(), model.predict_proba(df))
+    # integer classes name their columns as pandas and xgboost.dask do: proba[1]
+    numeric = DaskBoostClassifier(**fast).fit(ddf, dd.from_pandas(
+        pd.Series(y, index=df.index), npartitions=3))
+    np.testing.assert_array_equal(numeric.predict_proba(ddf)[1].compute().to_numpy(),
+                                  numeric.predict_proba(df)[:, 1])
     pred = model.predict(ddf)
     assert isinstance(pred, dd.Series) and pred.npartitions == 3
     pred = pred.compute()

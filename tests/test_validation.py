@@ -498,9 +498,11 @@ def test_base_score_any_finite_value_for_squared_error(df_y, fast):
 @pytest.mark.parametrize("estimator_class", [DaskBoostRegressor, DaskBoostClassifier])
 def test_set_params_unknown_name(estimator_class):
     estimator = estimator_class()
-    with pytest.raises(ValueError, match=r"invalid parameter 'eta'.*learning_rate"):
-        estimator.set_params(eta=0.1)
-    assert not hasattr(estimator, "eta")
+    with pytest.raises(ValueError, match=r"invalid parameter 'etaa'.*learning_rate"):
+        estimator.set_params(etaa=0.1)
+    assert not hasattr(estimator, "etaa")
+    # xgboost's alias sets the parameter it names
+    assert estimator.set_params(eta=0.1).learning_rate == 0.1 and not hasattr(estimator, "eta")
 
 
 @pytest.mark.parametrize("method", ["predict", "predict_proba", "get_booster", "save_model"])
