@@ -285,7 +285,7 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
          "early_stopping_rounds": None,
          "eval_metric": with_native_metric(
              eval_metric, custom_metric, maximize, beside_default=not default_metric_disabled(
-                 params, "cv", custom_metric, evaluates=True, metrics=metrics))},
+                 params, "cv", custom_metric, eval_metric, evaluates=True))},
         tuple(dict.fromkeys(regressor_objectives() + classifier_objectives())))
     # (a params dict may hold them too: xgboost 2's estimators take them)
     feature_weights = check_feature_weights(

@@ -67,7 +67,8 @@ def train(params, X=None, y=None, num_boost_round=None, evals=None, early_stoppi
     params = with_native_objective(params_as_dict(params), obj)
     if isinstance(X, DMatrix) and isinstance(num_boost_round, (list, tuple)) and evals is None:
         evals, num_boost_round = num_boost_round, None  # (params, dtrain, rounds, evals)
-    disabled = default_metric_disabled(params, "train", custom_metric, evaluates=bool(evals))
+    disabled = default_metric_disabled(params, "train", custom_metric, params.get("eval_metric"),
+                                       evaluates=bool(evals))
     if custom_metric is not None or maximize is not None:
         params = {**params, "eval_metric": with_native_metric(
             params.get("eval_metric"), custom_metric, maximize, beside_default=not disabled)}

@@ -82,15 +82,12 @@ def setting(argument, value, name, settings, default):
     return settings[name]
 
 
-def default_metric_disabled(params, caller, custom_metric, evaluates, metrics=None):
+def default_metric_disabled(params, caller, custom_metric, eval_metric, evaluates):
     """xgboost's ``params["disable_default_eval_metric"]`` (True/False, 0/1, or their
     text): whether the objective's default metric is left out beside a
     ``custom_metric``.  When ``caller`` ``evaluates`` eval sets, a metric must be left
-    (``metrics``, else ``params["eval_metric"]``, or ``custom_metric``): xgboost would
-    log none, which a fit here does not do."""
-    if not isinstance(params, dict):
-        raise TypeError(f"params must be a dict of parameters; got {type(params).__name__}")
-    eval_metric = params.get("eval_metric") if metrics is None else metrics
+    (``eval_metric`` or ``custom_metric``): xgboost would log none, which a fit here
+    does not do."""
     value = params.get("disable_default_eval_metric", False)
     flags = {False: False, True: True, 0: False, 1: True, "0": False, "1": True,
              "false": False, "true": True}

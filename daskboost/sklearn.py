@@ -159,6 +159,8 @@ class _DaskBoostModel(RoutingConsumer):
         the named one: ``get_params`` gives that name, so ``clone`` and searches work.
         Keywords old xgboost versions took (``use_label_encoder``) are accepted with a
         warning; anything else is the TypeError of an unknown keyword."""
+        if not keywords:  # (the common case: every construction, every clone)
+            return
         defaults = {name: p.default for name, p in
                     inspect.signature(_DaskBoostModel.__init__).parameters.items()}
         for key, value in keywords.items():

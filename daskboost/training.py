@@ -238,10 +238,11 @@ def start_margin(objective, stats, params):
     if params.base_score is None:
         base_margin = objective.base_margin(stats)
     elif isinstance(params.base_score, tuple):
-        if len(params.base_score) != objective.n_outputs():
-            k = objective.n_outputs()
+        n_outputs = objective.n_outputs()
+        if len(params.base_score) != n_outputs:
             raise ValueError(f"base_score has {len(params.base_score)} values; the model has "
-                             f"{k} output{'s' if k > 1 else ''} (give one value per output)")
+                             f"{n_outputs} output{'s' if n_outputs > 1 else ''} (give one "
+                             "value per output)")
         base_margin = [objective.margin_from_base_score(b)[k]
                        for k, b in enumerate(params.base_score)]
     else:
