@@ -42,9 +42,11 @@ import math
 import os
 import zipfile
 
-import dask
 import numba
 import numpy as np
+
+from .data import is_dask_collection
+from .sparse import is_sparse
 
 __all__ = ["FORMAT_MARKER", "FORMAT_VERSION", "FileMatrix", "read_matrix_file",
            "write_matrix_file"]
@@ -621,11 +623,10 @@ def write_matrix_file(fname, matrix):
 def _matrix_arrays(matrix):
     arrays = {"format": np.array(FORMAT_MARKER), "version": np.array(FORMAT_VERSION)}
     data = matrix.data
-    if dask.is_dask_collection(data):
+    if is_dask_collection(data):
         raise TypeError("save_binary: the data is a dask collection; a binary DMatrix file "
                         "holds in-memory data.  Write the collection as a parquet lake "
                         "(dd.to_parquet) and read it with dd.read_parquet instead")
-    from .sparse import is_sparse
     if is_sparse(data):
         csr = data.tocsr()
         arrays.update(kind=np.array("csr"), data=np.asarray(csr.data),
@@ -675,7 +676,7 @@ def _frame_values(frame):
 
 
 def _info_array(value, name):
-    if dask.is_dask_collection(value):
+    if is_dask_collection(value):
         raise TypeError(f"save_binary: {name} is a dask collection; a binary DMatrix file "
                         "holds in-memory data (compute it first, or write a parquet lake)")
     array = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
