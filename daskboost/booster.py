@@ -391,7 +391,7 @@ class Booster:
 
     def _predict(self, X, output_margin, iteration_range, pred_contribs, approx_contribs,
                  pred_interactions, pred_leaf):
-        X, base_margin = _matrix_rows(X, self.n_outputs)
+        X, base_margin = _matrix_rows(X, self.n_outputs, self.feature_names)
         if pred_leaf:
             if output_margin or pred_contribs or approx_contribs or pred_interactions:
                 raise ValueError("pred_leaf=True excludes output_margin, pred_contribs, "
@@ -491,7 +491,7 @@ class Booster:
             if not isinstance(matrix, DMatrix):
                 raise TypeError(f"eval_set takes (DMatrix, name) pairs; got a "
                                 f"{type(matrix).__name__} for {name!r}")
-            X, base_margin = _matrix_rows(matrix, self.n_outputs)
+            X, base_margin = _matrix_rows(matrix, self.n_outputs, self.feature_names)
             if matrix.label is None:
                 raise ValueError(f"eval_set: the DMatrix {name!r} has no label")
             with self._threads():
@@ -661,11 +661,16 @@ def map_row_chunks(func, n_rows, step, axis=0):
 JSON_STYLE = {"sort_keys": True, "separators": (",", ":")}  # model files' JSON, compact
 
 
-def _matrix_rows(X, n_outputs):
+def _matrix_rows(X, n_outputs, feature_names):
     """``(X, base_margin)`` for ``predict``: a ``DMatrix``'s data and its base margins as
-    ``predict_margin`` takes them, or ``(X, None)`` for anything else."""
+    ``predict_margin`` takes them, or ``(X, None)`` for anything else.  A sparse matrix
+    named by its ``DMatrix`` must have the model's ``feature_names`` (when it has any)."""
     if not isinstance(X, DMatrix):
         return X, None
+    names = X.names_beside_data
+    if names is not None and feature_names is not None and names != feature_names:
+        raise ValueError(f"the DMatrix's feature_names {names!r:.200} are not the model's "
+                         f"{feature_names!r:.200}")
     if is_dask_collection(X.data):
         raise TypeError("Booster.predict predicts in-memory data; a DMatrix of dask "
                         "collections: daskboost.dask.predict(client, booster, dmatrix)")

@@ -242,6 +242,7 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
     ``return_cvbooster=True``, ``(that frame, CVBooster)``.
     """
     X = training_data("cv", X, dtrain)
+    feature_names = None  # (a named sparse DMatrix's names)
     if fpreproc is not None:
         raise ValueError("fpreproc: cv grows the folds together in the same passes, with one "
                          "set of parameters, so a fold cannot have its own; give the "
@@ -257,6 +258,7 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
                              "the objective's start (base_score)")
         feature_weights = X.feature_weights_or(feature_weights, "cv")
         params = X.fit_params(params)
+        feature_names = X.names_beside_data
         X, y, sample_weight = X.data, X.label, X.weight
     elif y is None:
         raise TypeError("cv(params, X, y): y is missing (or give a DMatrix as X)")
@@ -300,7 +302,7 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
     period = _period(verbose_eval)
     types = (train_params.enable_categorical, train_params.feature_types)
     data = partition_input(with_missing_as_nan(X, estimator.missing), y, sample_weight, None,
-                           *types)
+                           *types, feature_names)
     check_feature_weights(feature_weights, data.n_features)
     train_params = resolve_constraints(train_params, data.feature_names, data.n_features,
                                        data.feature_types)

@@ -330,19 +330,34 @@ MARGIN_COLUMN = "__daskboost_margin_"
 
 
 def partition_input(X, y=None, sample_weight=None, base_margin=None, enable_categorical=False,
-                    feature_types=None):
+                    feature_types=None, feature_names=None):
     """Describe X (and y, weights, base margins) as aligned partitions of one raw graph.
 
-    ``base_margin`` may have one column per output (multiclass).  Raises
+    ``base_margin`` may have one column per output (multiclass).  ``feature_names``: the
+    features' names when X holds none (a sparse matrix named by a ``DMatrix``).  Raises
     TypeError/ValueError for input whose problems show in metadata alone.
     """
-    feature_names, n_features, types = describe_features(X, enable_categorical, feature_types)
+    own_names, n_features, types = describe_features(X, enable_categorical, feature_types)
+    feature_names = _given_names(own_names, feature_names, n_features)
     if n_features == 0:
         raise ValueError("X has no feature columns")
     data = _partition_input(X, y, sample_weight, base_margin, feature_names, n_features,
                             numeric="c" not in types)
     data.feature_types = types
     return data
+
+
+def _given_names(own_names, given, n_features):
+    """X's own feature names, or the ``given`` ones when it has none (the same when both)."""
+    if given is None:
+        return own_names
+    given = [str(n) for n in given]
+    if len(given) != n_features:
+        raise ValueError(f"feature_names has {len(given)} names; X has {n_features} features")
+    if own_names is not None and own_names != given:
+        raise ValueError(f"feature_names {given!r:.200} are not X's columns "
+                         f"{own_names!r:.200}")
+    return given
 
 
 def _partition_input(X, y, sample_weight, base_margin, feature_names, n_features,

@@ -54,10 +54,6 @@ class DMatrix:
                              "data is split by rows (partitions) here")
         if isinstance(data, (str, bytes, os.PathLike)):  # a file (dmatrix_files)
             read = read_matrix_file(data, type(self).__name__)
-            if feature_names is not None and is_sparse(read.data):
-                raise ValueError(f"{type(self).__name__}({data!r:.80}): feature_names with a "
-                                 "libsvm file: its rows are a scipy.sparse matrix, which "
-                                 "holds no feature names here")
             data = read.data  # what is given here wins over the file's (as xgboost's)
             label = read.label if label is None else label
             weight = read.weight if weight is None else weight
@@ -67,7 +63,7 @@ class DMatrix:
             feature_weights = (read.feature_weights if feature_weights is None
                                else feature_weights)
             enable_categorical = enable_categorical or read.enable_categorical
-        self.data = _renamed(table_as_frame(data), feature_names)
+        self.data, self._sparse_names = _named(table_as_frame(data), feature_names)
         if missing is not None:  # (NaN: the data as it is)
             self.data = with_missing_as_nan(self.data, missing)
         self.label, self.weight, self.base_margin = label, weight, base_margin
@@ -78,7 +74,9 @@ class DMatrix:
     # ---- xgboost's accessors -------------------------------------------------------------
     @property
     def feature_names(self):
-        """The columns' names (a DataFrame's), else None."""
+        """The columns' names (a DataFrame's, or those given with sparse data), else None."""
+        if self._sparse_names is not None:
+            return list(self._sparse_names)
         columns = getattr(self.data, "columns", None)
         return None if columns is None else [str(c) for c in columns]
 
@@ -189,6 +187,12 @@ class DMatrix:
     def data_set(self):
         """``(X, y, sample_weight, base_margin)``, as a fit takes a data set."""
         return self.data, self.label, self.weight, self.base_margin
+
+    @property
+    def names_beside_data(self):
+        """The features' names when the data cannot hold them (sparse data), else None:
+        a fit on this matrix takes them with the data."""
+        return None if self._sparse_names is None else list(self._sparse_names)
 
     def fit_params(self, params):
         """``params`` (a native API's dict) with this matrix's parameters under them: its
@@ -404,18 +408,27 @@ def matrix_arguments(caller, matrix, rounds_given_as_y, num_boost_round, **unuse
     return int(rounds_given_as_y)
 
 
-def _renamed(data, feature_names):
-    """``data`` with its features named ``feature_names`` (an array as a frame)."""
+def _named(data, feature_names):
+    """``(data, names)``: ``data`` with its features named ``feature_names``, and None; a
+    dense array becomes a frame with those columns.  Sparse data (a scipy.sparse matrix, a
+    dask array of them) stays as it is, and the names come second: a fit takes them with
+    it (``partition_input``'s ``feature_names``)."""
     if feature_names is None:
-        return data
+        return data, None
     names = [str(n) for n in feature_names]
     n_features = data.shape[1]
     if len(names) != n_features:
         raise ValueError(f"feature_names has {len(names)} names; the data has {n_features} "
                          "features")
+    if len(set(names)) != len(names):
+        repeated = next(n for i, n in enumerate(names) if n in names[:i])
+        raise ValueError(f"feature_names has {repeated!r:.80} more than once; feature names "
+                         "must be unique")
+    if is_sparse(data) or is_sparse(getattr(data, "_meta", None)):
+        return data, names
     if hasattr(data, "columns"):
-        return data.rename(columns=dict(zip(data.columns, names)))
+        return data.rename(columns=dict(zip(data.columns, names))), None
     if hasattr(data, "to_dask_dataframe"):  # a dask array
-        return data.to_dask_dataframe(columns=names)
+        return data.to_dask_dataframe(columns=names), None
     import pandas as pd
-    return pd.DataFrame(data, columns=names)
+    return pd.DataFrame(data, columns=names), None

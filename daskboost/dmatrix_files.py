@@ -633,13 +633,14 @@ def _matrix_arrays(matrix):
                       indices=np.asarray(csr.indices), indptr=np.asarray(csr.indptr))
         _numeric(arrays["data"], "the data (a sparse matrix's values)")
     elif hasattr(data, "columns") and hasattr(data, "dtypes"):   # a pandas DataFrame
-        arrays.update(kind=np.array("dense"), data=_frame_values(data),
-                      feature_names=np.array([str(c) for c in data.columns], dtype=str))
+        arrays.update(kind=np.array("dense"), data=_frame_values(data))
     else:
         values = np.asarray(data)
         _numeric(values, "the data")
         arrays.update(kind=np.array("dense"), data=values)
     arrays["shape"] = np.array(data.shape, dtype=np.int64)
+    if matrix.feature_names is not None:  # (a frame's columns, or a sparse matrix's names)
+        arrays["feature_names"] = np.array(matrix.feature_names, dtype=str)
     for name in _INFO:
         value = getattr(matrix, name)
         if value is not None:

@@ -78,7 +78,8 @@ def train(params, X=None, y=None, num_boost_round=None, evals=None, early_stoppi
         return train_from_sets(X.fit_params(params), X.data_set(), _matrix_evals(evals),
                                rounds, early_stopping_rounds, evals_result, verbose_eval,
                                xgb_model, callbacks,
-                               X.feature_weights_or(feature_weights, "train"))
+                               X.feature_weights_or(feature_weights, "train"),
+                               X.names_beside_data)
     if y is None:
         raise TypeError("train(params, X, y): y is missing (or give a DMatrix as X)")
     if evals is not None and (not isinstance(evals, (list, tuple)) or not all(
@@ -93,10 +94,11 @@ def train(params, X=None, y=None, num_boost_round=None, evals=None, early_stoppi
 
 def train_from_sets(params, training, evals, num_boost_round=None, early_stopping_rounds=None,
                     evals_result=None, verbose_eval=None, xgb_model=None, callbacks=None,
-                    feature_weights=None):
+                    feature_weights=None, feature_names=None):
     """``train`` on data sets given as ``(X, y, sample_weight, base_margin)`` tuples:
     ``training``, and ``evals``, a list of ``(set, name)`` pairs (each eval set with its
-    own weights and base margins, as xgboost's eval DMatrix has them)."""
+    own weights and base margins, as xgboost's eval DMatrix has them).  ``feature_names``:
+    the features' names when the training X holds none (a named sparse DMatrix)."""
     estimator, settings = estimator_and_settings(params, "train", checkpoints=True)
     rounds = integer_param("num_boost_round", setting(
         "num_boost_round", num_boost_round, "n_estimators", settings, 10), 1)
@@ -118,7 +120,7 @@ def train_from_sets(params, training, evals, num_boost_round=None, early_stoppin
                    else None, callbacks=callbacks,
                    verbose=settings.get("verbose", False) if verbose_eval is None
                    else verbose_eval, eval_names=names or None,
-                   feature_weights=feature_weights)
+                   feature_weights=feature_weights, feature_names=feature_names)
     if evals_result is not None:
         evals_result.clear()
         evals_result.update(estimator.evals_result_)

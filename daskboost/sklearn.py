@@ -287,7 +287,8 @@ class _DaskBoostModel(RoutingConsumer):
     @_on_own_client
     def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model,
              base_margin=None, base_margin_eval_set=None, resume=False, callbacks=None,
-             verbose=None, eval_names=None, feature_weights=None, known_classes=None):
+             verbose=None, eval_names=None, feature_weights=None, known_classes=None,
+             feature_names=None):
         self._fit_has_eval_set = bool(eval_set)
         # xgboost 2's constructor arguments, or (as before it) fit's: one or the other
         callbacks = CallbackList(  # (checked before any work)
@@ -326,7 +327,7 @@ class _DaskBoostModel(RoutingConsumer):
                                   base_margin_eval_set=base_margin_eval_set, progress=progress,
                                   checkpoint=checkpoint, store_config=store_config,
                                   callbacks=callbacks.callbacks, eval_names=eval_names,
-                                  known_classes=known_classes)
+                                  known_classes=known_classes, feature_names=feature_names)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
         return info

@@ -349,7 +349,7 @@ def resolve_metrics(params, objective, runtime):
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
           sample_weight_eval_set=None, previous=None, base_margin=None,
           base_margin_eval_set=None, progress=None, checkpoint=None, store_config=None,
-          callbacks=None, eval_names=None, known_classes=None):
+          callbacks=None, eval_names=None, known_classes=None, feature_names=None):
     """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
 
     ``store_config``: a ``blockstore.StoreConfig`` (memory budget, cache dirs) for the
@@ -360,12 +360,13 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     ``every`` rounds).  ``callbacks``: objects with xgboost's ``TrainingCallback``
     methods (see ``callbacks``).  ``eval_names``: the eval sets' names in
     ``evals_result`` (default ``validation_<i>``).  ``known_classes``: a classifier's
-    classes when y need not hold them all (``resolve_objective``).  Returns ``(booster,
+    classes when y need not hold them all (``resolve_objective``).  ``feature_names``: the
+    features' names when X holds none (``partition_input``).  Returns ``(booster,
     info)``: info has ``classes`` and ``evals_result``.
     """
     callbacks = CallbackList(callbacks)
     types = (params.enable_categorical, params.feature_types)
-    data = partition_input(X, y, sample_weight, base_margin, *types)
+    data = partition_input(X, y, sample_weight, base_margin, *types, feature_names)
     check_feature_weights(params.feature_weights, data.n_features)
     # split constraints name features: checked on X's features before any pass
     params = resolve_constraints(params, data.feature_names, data.n_features,

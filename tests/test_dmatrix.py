@@ -483,3 +483,29 @@ def test_the_xgboost_script_example_runs(capsys):
     assert re.search(r"reloaded, every round: \[\d+\]\tvalid-logloss:0\.\d+", out)
     assert float(re.search(r"cv, 3 folds, 30 rounds: test auc (0\.\d+)", out).group(1)) > 0.6
     assert isinstance(model, daskboost.DaskBoostClassifier) and model.client is not None
+
+
+def test_a_sparse_matrix_named_by_its_matrix(data):
+    """scipy.sparse rows (in memory or as a dask array's chunks) keep their
+    feature_names beside them: train, cv and the dask API name the model's features so,
+    and the model is the unnamed one's."""
+    import scipy.sparse
+
+    X, y, _ = data
+    csr = scipy.sparse.csr_matrix(X.where(X > 0.5).fillna(0).to_numpy())
+    names = list("vwxyz")
+    unnamed = daskboost.train(PARAMS, daskboost.DMatrix(csr, label=y), 3)
+    named = daskboost.train(PARAMS, daskboost.DMatrix(csr, label=y, feature_names=names), 3)
+    assert named.feature_names == names and unnamed.feature_names is None
+    assert np.array_equal(named.predict(daskboost.DMatrix(csr)),
+                          unnamed.predict(daskboost.DMatrix(csr)))
+    assert named.trees_to_dataframe().Gain.equals(unnamed.trees_to_dataframe().Gain)
+    _, folds = daskboost.cv(PARAMS, daskboost.DMatrix(csr, label=y, feature_names=names),
+                            2, nfold=3, return_cvbooster=True)
+    assert all(b.feature_names == names for b in folds.boosters)
+    chunks = da.from_array(csr, chunks=(500, 5), asarray=False)
+    on_dask = daskboost.train(PARAMS, daskboost.DMatrix(
+        chunks, label=da.from_array(y, chunks=500), feature_names=names), 3)
+    assert on_dask.feature_names == names
+    with pytest.raises(ValueError, match="feature_names has 2 names; the data has 5"):
+        daskboost.DMatrix(csr, label=y, feature_names=["a", "b"])

@@ -399,10 +399,26 @@ def test_malformed_lines_name_the_line(tmp_path, text, uri, match):
         daskboost.DMatrix(f"{path}?format={uri}")
 
 
-def test_feature_names_with_a_libsvm_file_are_refused(tmp_path):
+def test_feature_names_name_a_libsvm_files_features(tmp_path):
+    """The names go with the sparse rows into the model (and a binary file), which
+    predicts as the unnamed one; a matrix with other names is refused by predict."""
     path = write(tmp_path, "t.txt", LIBSVM)
-    with pytest.raises(ValueError, match="feature_names with a libsvm file"):
-        daskboost.DMatrix(f"{path}?format=libsvm", feature_names=list("abcdefg"))
+    unnamed = daskboost.DMatrix(f"{path}?format=libsvm")
+    names = [f"f{i}" for i in range(unnamed.num_col())]
+    named = daskboost.DMatrix(f"{path}?format=libsvm", feature_names=names)
+    assert scipy.sparse.issparse(named.data) and named.feature_names == names
+    params = {"max_depth": 2, "min_child_weight": 0}
+    booster = daskboost.train(params, named, 3)
+    assert booster.feature_names == names and set(booster.get_score()) <= set(names)
+    assert np.array_equal(booster.predict(named),
+                          daskboost.train(params, unnamed, 3).predict(unnamed))
+    named.save_binary(tmp_path / "named.bin")
+    assert daskboost.DMatrix(str(tmp_path / "named.bin")).feature_names == names
+    renamed = daskboost.DMatrix(f"{path}?format=libsvm", feature_names=names[::-1])
+    with pytest.raises(ValueError, match="feature_names .* are not the model's"):
+        booster.predict(renamed)
+    with pytest.raises(ValueError, match="more than once"):
+        daskboost.DMatrix(f"{path}?format=libsvm", feature_names=["a"] * len(names))
 
 
 def test_empty_files(tmp_path):
