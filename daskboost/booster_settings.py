@@ -25,10 +25,7 @@ def with_settings(settings, params, strict):
     out = dict(settings)
     for key, value in (params.items() if isinstance(params, dict) else params):
         if key in THREADS:
-            try:
-                out["nthread"] = check_n_jobs(value)
-            except (TypeError, ValueError) as error:  # (named as the caller named it)
-                raise type(error)(str(error).replace("n_jobs", key, 1)) from None
+            out["nthread"] = check_n_jobs(value, key)
         elif key == "eval_metric":
             names = out.get("eval_metric", [])
             out["eval_metric"] = names + [m for m in _metric_names(value) if m not in names]

@@ -23,6 +23,7 @@ import numpy as np
 
 from .data import table_as_frame
 from .dmatrix_files import read_matrix_file, write_matrix_file
+from .local_threads import check_n_jobs
 from .metrics import WholeRowsMetric
 from .missing_values import with_missing_as_nan
 from .params import one_given
@@ -39,7 +40,9 @@ class DMatrix:
     ``feature_names``: the columns renamed to them (an array becomes a DataFrame).
     ``feature_types`` (``"q"``/``"c"`` per feature) and ``enable_categorical``: as the
     estimators' parameters, for a fit on this matrix; ``feature_weights``: as ``fit``'s.
-    ``nthread`` and ``silent`` are accepted and unused (threads: the fit's ``nthread``).
+    ``nthread``: the threads that parse a text file (as ``n_jobs``; default every core,
+    or dask's ``num_workers``); a fit's threads are its own ``nthread``.  ``silent`` is
+    accepted and unused.
     """
 
     def __init__(self, data, label=None, *, weight=None, base_margin=None, missing=None,
@@ -53,7 +56,8 @@ class DMatrix:
             raise ValueError(f"{type(self).__name__}: data_split_mode={data_split_mode!r}: "
                              "data is split by rows (partitions) here")
         if isinstance(data, (str, bytes, os.PathLike)):  # a file (dmatrix_files)
-            read = read_matrix_file(data, type(self).__name__)
+            read = read_matrix_file(data, type(self).__name__,
+                                    check_n_jobs(nthread, "nthread"))
             data = read.data  # what is given here wins over the file's (as xgboost's)
             label = read.label if label is None else label
             weight = read.weight if weight is None else weight

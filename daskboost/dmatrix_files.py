@@ -23,7 +23,11 @@ Malformed content is a ValueError naming the file and the line.  One numba pass 
 the file's bytes checks the structure and fills the arrays, converting each number
 itself where its float64 is one exact operation (at most 15 significant digits, a power
 of ten within 1e22: Clinger's fast path); a second pass, only when some are not (nan,
-inf, longer numbers), hands those to numpy's conversion.  Numbers become float32 from
+inf, longer numbers), hands those to numpy's conversion.  A large file is cut at line
+starts into one piece per thread, each parsed into arrays of its own, then joined; when
+a piece is malformed, or the pieces disagree (weights on some lines only, another number
+of CSV fields), the file is parsed again in one piece, so the error is the one a single
+pass finds first, whatever the threads.  Numbers become float32 from
 the correctly rounded float64, as numpy's and pandas' do (xgboost's own parser is one
 float32 ulp off in a few percent of values, ``1.999283`` among them).
 
@@ -37,6 +41,7 @@ before anything is built from them.
 """
 
 import collections
+import concurrent.futures
 import errno
 import math
 import os
@@ -46,6 +51,7 @@ import numba
 import numpy as np
 
 from .data import is_dask_collection
+from .local_threads import local_thread_count
 from .sparse import is_sparse
 
 __all__ = ["FORMAT_MARKER", "FORMAT_VERSION", "FileMatrix", "read_matrix_file",
@@ -69,9 +75,11 @@ _CHUNK = 2 ** 16                # numbers converted by numpy at once
 _MAX_INDEX = 2 ** 31 - 2        # the largest feature index (the column count fits int32)
 
 
-def read_matrix_file(uri, caller="DMatrix"):
+def read_matrix_file(uri, caller="DMatrix", n_threads=None):
     """The matrix in the file ``uri`` (str, bytes or os.PathLike; ``~`` expanded): a
     text file with xgboost's ``?format=`` URI, or a file written by ``save_binary``.
+    A text file is parsed in pieces on ``n_threads`` threads (default
+    ``local_thread_count()``); the matrix, and the first error, do not depend on them.
     Returns a ``FileMatrix``."""
     text = os.fsdecode(os.fspath(uri))
     path, fmt, params = _parsed_uri(text, caller)
@@ -92,9 +100,10 @@ def read_matrix_file(uri, caller="DMatrix"):
                          "text file needs its format in the URI (as xgboost 2+): add "
                          "'?format=libsvm' or '?format=csv&label_column=K'")
     buf = np.fromfile(path, dtype=np.uint8)
+    n_threads = local_thread_count() if n_threads is None else n_threads
     if fmt == "libsvm":
-        return _read_libsvm(buf, path, params)
-    return _read_csv(buf, path, params)
+        return _read_libsvm(buf, path, params, n_threads)
+    return _read_csv(buf, path, params, n_threads)
 
 
 # ---- the URI -------------------------------------------------------------------------------
@@ -277,27 +286,32 @@ def _is_qid(buf, start, stop):
 
 
 @numba.njit(nogil=True, cache=True)
-def _libsvm_pass(buf, mode, label, weight, indptr, indices, values, row_line, fallbacks):
-    """One pass over a libsvm file's bytes.  ``_FILL``: the labels, weights, feature
-    indices and values (the fast path's; NaN where numpy is to convert), each row's end
-    in ``indptr[1:]`` and its line; the arrays have room for the rows and entries there
-    can be (lines, colons).  ``_FALLBACKS`` (after a ``_FILL`` pass that was ``_OK``):
-    the numbers left to numpy, in ``fallbacks``.  Returns ``(status, line, start, stop,
-    rows, entries, weighted rows, fallbacks)``: the first malformed token's line and
-    span when status is not ``_OK``."""
-    n = buf.size
-    pos = 0
-    if n >= 3 and buf[0] == 0xEF and buf[1] == 0xBB and buf[2] == 0xBF:   # a UTF-8 BOM
-        pos = 3
+def _libsvm_pass(buf, begin, end, mode, label, weight, indptr, indices, values, row_line,
+                 fallbacks):
+    """One pass over the lines of a libsvm file's bytes ``buf[begin:end]`` (``begin`` a
+    line's start; lines counted from 1 there).  ``_FILL``: the labels, weights,
+    feature indices and values (the fast path's; NaN where numpy is to convert), each
+    row's end in ``indptr[1:]`` and its line; the arrays have room for the rows and
+    entries there can be (lines, colons).  ``_FALLBACKS`` (after a ``_FILL`` pass that
+    was ``_OK``): the numbers left to numpy, in ``fallbacks`` (their spans in ``buf``).
+    Returns ``(status, line, start, stop, rows, entries, weighted rows, fallbacks,
+    unsorted)``: the first malformed token's line and span when status is not ``_OK``;
+    ``unsorted``: some line's indices do not rise."""
+    n = end
+    pos = begin
+    if begin == 0 and n >= 3 and buf[0] == 0xEF and buf[1] == 0xBB and buf[2] == 0xBF:
+        pos = 3   # a UTF-8 BOM
     line = 0
     row = 0
     entry = 0
     weighted = 0
     found = 0
+    unsorted = False
     while pos < n:
         line += 1
         t = pos
         k = 0
+        previous = -1   # the line's last index
         while True:
             while t < n and _is_blank(buf[t]):
                 t += 1
@@ -314,11 +328,11 @@ def _libsvm_pass(buf, mode, label, weight, indptr, indices, values, row_line, fa
                 t += 1
             if k == 0:   # label[:weight]
                 if colons == 1 and _is_qid(buf, s, colon):
-                    return _QID, line, s, t, 0, 0, 0, 0
+                    return _QID, line, s, t, 0, 0, 0, 0, False
                 if colons > 1 or colon == s or colon == t - 1:
-                    return _BAD_LABEL, line, s, t, 0, 0, 0, 0
+                    return _BAD_LABEL, line, s, t, 0, 0, 0, 0, False
                 if row > 0 and (colons == 1) != (weighted == row):
-                    return _MIXED_WEIGHTS, line, s, t, 0, 0, 0, 0
+                    return _MIXED_WEIGHTS, line, s, t, 0, 0, 0, 0, False
                 weighted += colons
                 found = _number(buf, s, t if colons == 0 else colon, mode, _LABEL, row, line,
                                 label, fallbacks, found)
@@ -326,28 +340,31 @@ def _libsvm_pass(buf, mode, label, weight, indptr, indices, values, row_line, fa
                     found = _number(buf, colon + 1, t, mode, _WEIGHT, row, line, weight,
                                     fallbacks, found)
                 if found < 0:
-                    return _BAD_NUMBER, line, s, t, 0, 0, 0, 0
+                    return _BAD_NUMBER, line, s, t, 0, 0, 0, 0, False
             else:        # index:value
                 if colons >= 1 and _is_qid(buf, s, colon):
-                    return _QID, line, s, t, 0, 0, 0, 0
+                    return _QID, line, s, t, 0, 0, 0, 0, False
                 if colons != 1 or colon == t - 1:
-                    return _BAD_ENTRY, line, s, t, 0, 0, 0, 0
+                    return _BAD_ENTRY, line, s, t, 0, 0, 0, 0, False
                 if colon == s or colon - s > 10:
-                    return _BAD_INDEX, line, s, t, 0, 0, 0, 0
+                    return _BAD_INDEX, line, s, t, 0, 0, 0, 0, False
                 index = 0
                 for i in range(s, colon):
                     c = buf[i]
                     if c < 48 or c > 57:
-                        return _BAD_INDEX, line, s, t, 0, 0, 0, 0
+                        return _BAD_INDEX, line, s, t, 0, 0, 0, 0, False
                     index = index * 10 + (c - 48)
                 if index > _MAX_INDEX:
-                    return _BIG_INDEX, line, s, t, 0, 0, 0, 0
+                    return _BIG_INDEX, line, s, t, 0, 0, 0, 0, False
+                if index <= previous:
+                    unsorted = True
+                previous = index
                 if mode == _FILL:
                     indices[entry] = index
                 found = _number(buf, colon + 1, t, mode, _VALUE, entry, line, values,
                                 fallbacks, found)
                 if found < 0:
-                    return _BAD_NUMBER, line, colon + 1, t, 0, 0, 0, 0
+                    return _BAD_NUMBER, line, colon + 1, t, 0, 0, 0, 0, False
                 entry += 1
             k += 1
         while t < n and buf[t] != 10:   # a comment
@@ -358,21 +375,22 @@ def _libsvm_pass(buf, mode, label, weight, indptr, indices, values, row_line, fa
                 row_line[row] = line
             row += 1
         pos = t + 1
-    return _OK, 0, 0, 0, row, entry, weighted, found
+    return _OK, 0, 0, 0, row, entry, weighted, found, unsorted
 
 
 @numba.njit(nogil=True, cache=True)
-def _csv_pass(buf, delimiter, mode, max_rows, places, data, label, weight, row_line,
-              fallbacks):
-    """One pass over a CSV file's bytes, as ``_libsvm_pass``: ``places[column]`` is a
-    feature column's position in a row of ``data`` (the rows' features one after the
-    other), or ``_LABEL`` / ``_WEIGHT``; an empty field is NaN.  ``_COUNT`` reads the
-    structure only, of the first ``max_rows`` rows.  Returns ``(status, line, start,
-    stop, rows, fields per row, fallbacks)``; a line with another number of fields:
-    ``_RAGGED``, start and stop its count and the lines before's."""
-    n = buf.size
-    pos = 0
-    if n >= 3 and buf[0] == 0xEF and buf[1] == 0xBB and buf[2] == 0xBF:
+def _csv_pass(buf, begin, end, delimiter, mode, max_rows, places, data, label, weight,
+              row_line, fallbacks):
+    """One pass over the lines of a CSV file's bytes ``buf[begin:end]``, as
+    ``_libsvm_pass``: ``places[column]`` is a feature column's position in a row of
+    ``data`` (the rows' features one after the other), or ``_LABEL`` / ``_WEIGHT``; an
+    empty field is NaN.  ``_COUNT`` reads the structure only, of the first ``max_rows``
+    rows.  Returns ``(status, line, start, stop, rows, fields per row, fallbacks)``; a
+    line with another number of fields: ``_RAGGED``, start and stop its count and the
+    lines before's."""
+    n = end
+    pos = begin
+    if begin == 0 and n >= 3 and buf[0] == 0xEF and buf[1] == 0xBB and buf[2] == 0xBF:
         pos = 3
     line = 0
     row = 0
@@ -466,6 +484,79 @@ def _fallback_numbers(buf, fallbacks, path, hint=""):
     return out
 
 
+# ---- text: a file in pieces, one per thread -------------------------------------------------
+
+_MIN_PIECE_BYTES = 2 ** 22   # a thread parses at least this much of a file (4 MiB)
+_NO_FALLBACKS = np.empty((0, 5), dtype=np.int64)
+
+
+class _Piece:
+    """A byte range ``[begin, end)`` of a text file (``newlines`` in it), the arrays a
+    pass filled from it, and what the pass returned (set by the reader)."""
+
+    def __init__(self, begin, end, newlines, **arrays):
+        self.begin, self.end, self.newlines = begin, end, newlines
+        self.__dict__.update(arrays)
+
+
+@numba.njit(nogil=True, cache=True)
+def _next_line_start(buf, pos):
+    """The position after the first newline at or after ``pos`` (``buf.size`` if none)."""
+    n = buf.size
+    while pos < n and buf[pos] != 10:
+        pos += 1
+    return min(pos + 1, n)
+
+
+@numba.njit(nogil=True, cache=True)
+def _count_lines_and_colons(buf, begin, end):
+    """``(newlines, colons)`` in ``buf[begin:end]``: room for rows and libsvm entries."""
+    newlines = 0
+    colons = 0
+    for i in range(begin, end):
+        c = buf[i]
+        newlines += c == 10
+        colons += c == 58
+    return newlines, colons
+
+
+def _pieces(buf, n_threads):
+    """``(begin, end)`` byte ranges that cover ``buf`` in order, each beginning at a line's
+    start: about equal, at most ``n_threads`` of them and at least ``_MIN_PIECE_BYTES``
+    each (one for a small file)."""
+    n = buf.size
+    n_pieces = max(1, min(n_threads, n // _MIN_PIECE_BYTES))
+    cuts = [0]
+    for k in range(1, n_pieces):
+        cut = _next_line_start(buf, max(k * n // n_pieces, cuts[-1]))
+        if cuts[-1] < cut < n:
+            cuts.append(cut)
+    cuts.append(n)
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def _parsed_in_pieces(parse, buf, n_threads):
+    """``[parse(begin, end)]`` for the ``_pieces`` of ``buf``, in their order: the first on
+    this thread, each other on a thread of its own (``parse`` runs nogil kernels).  The
+    lines of a piece are numbered from 1 at its start (``newlines``: what comes before)."""
+    pieces = _pieces(buf, n_threads)
+    if len(pieces) == 1:
+        return [parse(*pieces[0])]
+    with concurrent.futures.ThreadPoolExecutor(len(pieces) - 1) as pool:
+        later = [pool.submit(parse, *piece) for piece in pieces[1:]]
+        first = parse(*pieces[0])
+        return [first] + [future.result() for future in later]
+
+
+def _stacked(arrays, counts, copy=True):
+    """The first ``counts[i]`` rows of each of ``arrays``, one after the other: a new
+    array, or of one array, itself when all of it is kept, else (``copy=False``) a view."""
+    if len(arrays) > 1:
+        return np.concatenate([a[:n] for a, n in zip(arrays, counts)])
+    (array,), (n,) = arrays, counts
+    return array if n == len(array) else array[:n].copy() if copy else array[:n]
+
+
 def _malformed(path, status, line, start, stop, buf):
     token = bytes(buf[start:stop]).decode("utf-8", "replace")[:60]
     if status == _QID:
@@ -490,33 +581,44 @@ def _scipy_sparse(path):
     return scipy.sparse
 
 
-def _read_libsvm(buf, path, params):
+def _read_libsvm(buf, path, params, n_threads):
     sparse = _scipy_sparse(path)
-    max_rows = int(np.count_nonzero(buf == 10)) + 1
-    max_entries = int(np.count_nonzero(buf == 58))
-    label = np.empty(max_rows, dtype=np.float32)
-    weight = np.empty(max_rows, dtype=np.float32)
-    indptr = np.zeros(max_rows + 1, dtype=np.int64)
-    indices = np.empty(max_entries, dtype=np.int32)
-    values = np.empty(max_entries, dtype=np.float32)
-    row_line = np.empty(max_rows, dtype=np.int64)
-    no_fallbacks = np.empty((0, 5), dtype=np.int64)
-    status, line, start, stop, n_rows, n_entries, weighted, found = _libsvm_pass(
-        buf, _FILL, label, weight, indptr, indices, values, row_line, no_fallbacks)
-    if status != _OK:
-        raise _malformed(path, status, line, start, stop, buf)
-    if found:
-        fallbacks = np.empty((found, 5), dtype=np.int64)
-        status, line, start, stop = _libsvm_pass(buf, _FALLBACKS, label, weight, indptr,
-                                                 indices, values, row_line, fallbacks)[:4]
-        if status != _OK:
-            raise _malformed(path, status, line, start, stop, buf)
-        numbers = _fallback_numbers(buf, fallbacks, path)
-        for place, target in ((_LABEL, label), (_WEIGHT, weight), (_VALUE, values)):
-            chosen = fallbacks[:, 0] == place
-            target[fallbacks[chosen, 1]] = numbers[chosen]
-    label, weight, row_line = label[:n_rows], weight[:n_rows], row_line[:n_rows]
-    indptr, indices, values = indptr[:n_rows + 1], indices[:n_entries], values[:n_entries]
+    pieces = _parsed_in_pieces(lambda begin, end: _libsvm_piece(buf, begin, end), buf,
+                               n_threads)
+    weighted = {bool(p.weighted) for p in pieces if p.rows}
+    if len(pieces) > 1 and (len(weighted) > 1 or any(p.status != _OK for p in pieces)):
+        pieces = [_libsvm_piece(buf, 0, buf.size)]   # the first error, as one pass finds it
+    if pieces[0].status != _OK:
+        p = pieces[0]
+        raise _malformed(path, p.status, p.line, p.start, p.stop, buf)
+    lines_before = 0
+    for p in pieces:
+        if p.found:
+            fallbacks = np.empty((p.found, 5), dtype=np.int64)
+            status, line, start, stop = _libsvm_pass(
+                buf, p.begin, p.end, _FALLBACKS, p.label, p.weight, p.indptr, p.indices,
+                p.values, p.row_line, fallbacks)[:4]
+            if status != _OK:
+                raise _malformed(path, status, line + lines_before, start, stop, buf)
+            fallbacks[:, 4] += lines_before
+            numbers = _fallback_numbers(buf, fallbacks, path)
+            for place, target in ((_LABEL, p.label), (_WEIGHT, p.weight), (_VALUE, p.values)):
+                chosen = fallbacks[:, 0] == place
+                target[fallbacks[chosen, 1]] = numbers[chosen]
+        p.row_line[:p.rows] += lines_before
+        lines_before += p.newlines
+    rows, entries = [p.rows for p in pieces], [p.entries for p in pieces]
+    label = _stacked([p.label for p in pieces], rows)
+    weight = _stacked([p.weight for p in pieces], rows) if True in weighted else None
+    row_line = _stacked([p.row_line for p in pieces], rows, copy=False)
+    if len(pieces) == 1:
+        indptr = pieces[0].indptr[:rows[0] + 1]
+    else:   # each piece's row ends after the entries of the pieces before it
+        ends = [p.indptr[1:] + first for p, first in zip(pieces, np.cumsum([0] + entries))]
+        indptr = np.concatenate([[0], _stacked(ends, rows)])
+    indices = _stacked([p.indices for p in pieces], entries, copy=False)
+    values = _stacked([p.values for p in pieces], entries, copy=False)
+    n_rows, n_entries = len(label), len(indices)
 
     def entry_line(i):
         return int(row_line[np.searchsorted(indptr, i, side="right") - 1])
@@ -527,9 +629,9 @@ def _read_libsvm(buf, path, params):
             raise ValueError(f"{path}, line {entry_line(int(np.argmin(indices)))}: feature "
                              "index 0, but indexing_mode=1 reads indices from 1")
         indices -= 1
-    rows = np.repeat(np.arange(n_rows), np.diff(indptr))
-    same_row = rows[1:] == rows[:-1]
-    if np.any(same_row & (indices[1:] <= indices[:-1])):   # a line's indices not rising
+    if any(p.unsorted for p in pieces):   # a line's indices do not rise
+        rows = np.repeat(np.arange(n_rows), np.diff(indptr))
+        same_row = rows[1:] == rows[:-1]
         order = np.lexsort((indices, rows))
         indices, values = indices[order], values[order]
         twice = np.flatnonzero(same_row & (indices[1:] == indices[:-1]))
@@ -538,21 +640,39 @@ def _read_libsvm(buf, path, params):
                              f"{int(indices[twice[0]])} appears twice")
     n_cols = int(indices.max()) + 1 if indices.size else 0
     data = sparse.csr_matrix((values, indices, indptr), shape=(n_rows, n_cols))
-    return FileMatrix(data, label=label.copy(), weight=weight.copy() if weighted else None)
+    return FileMatrix(data, label=label, weight=weight)
+
+
+def _libsvm_piece(buf, begin, end):
+    """``_libsvm_pass``'s ``_FILL`` pass over ``buf[begin:end]`` into arrays of its own
+    (room for as many rows as lines, entries as colons), and what it returned."""
+    newlines, colons = _count_lines_and_colons(buf, begin, end)
+    max_rows, max_entries = newlines + 1, colons
+    piece = _Piece(begin, end, newlines, label=np.empty(max_rows, dtype=np.float32),
+                   weight=np.empty(max_rows, dtype=np.float32),
+                   indptr=np.zeros(max_rows + 1, dtype=np.int64),
+                   indices=np.empty(max_entries, dtype=np.int32),
+                   values=np.empty(max_entries, dtype=np.float32),
+                   row_line=np.empty(max_rows, dtype=np.int64))
+    (piece.status, piece.line, piece.start, piece.stop, piece.rows, piece.entries,
+     piece.weighted, piece.found, piece.unsorted) = _libsvm_pass(
+        buf, begin, end, _FILL, piece.label, piece.weight, piece.indptr, piece.indices,
+        piece.values, piece.row_line, _NO_FALLBACKS)
+    return piece
 
 
 _CSV_HINT = " (a CSV file has numbers only: no header line, no quotes)"
 
 
-def _read_csv(buf, path, params):
+def _read_csv(buf, path, params, n_threads):
     delimiter = ord(params.get("delimiter", ","))
     label_column = params.get("label_column")
     weight_column = params.get("weight_column")
     empty = np.empty(0, dtype=np.float32)
-    no_fallbacks = np.empty((0, 5), dtype=np.int64)
     no_places = np.empty(0, dtype=np.int64)
     status, line, start, stop, n_rows, width, _ = _csv_pass(      # the first row's width
-        buf, delimiter, _COUNT, 1, no_places, empty, empty, empty, no_places, no_fallbacks)
+        buf, 0, buf.size, delimiter, _COUNT, 1, no_places, empty, empty, empty, no_places,
+        _NO_FALLBACKS)
     if status == _OK and n_rows:
         for name, column in (("label_column", label_column), ("weight_column",
                                                               weight_column)):
@@ -565,34 +685,59 @@ def _read_csv(buf, path, params):
     for column, place in ((label_column, _LABEL), (weight_column, _WEIGHT)):
         if column is not None and column < width:
             places[column] = place
-    max_rows = int(np.count_nonzero(buf == 10)) + 1
-    data = np.empty((max_rows, len(features)), dtype=np.float32)
-    label = np.empty(max_rows, dtype=np.float32)
-    weight = np.empty(max_rows, dtype=np.float32)
-    row_line = np.empty(max_rows, dtype=np.int64)
-    flat = data.reshape(-1)
-    status, line, start, stop, n_rows, _, found = _csv_pass(
-        buf, delimiter, _FILL, max_rows, places, flat, label, weight, row_line, no_fallbacks)
-    if status == _OK and found:
-        fallbacks = np.empty((found, 5), dtype=np.int64)
-        status, line, start, stop = _csv_pass(buf, delimiter, _FALLBACKS, max_rows, places,
-                                              flat, label, weight, row_line, fallbacks)[:4]
-    if status == _RAGGED:
-        raise ValueError(f"{path}, line {line}: {start} fields, but {stop} on the lines "
-                         "before (every line has the same columns)")
-    if status != _OK:
-        token = bytes(buf[start:stop]).decode("utf-8", "replace")[:60]
-        raise ValueError(f"{path}, line {line}: {token!r} is not a number{_CSV_HINT}")
-    if found:
-        numbers = _fallback_numbers(buf, fallbacks, path, _CSV_HINT)
-        for chosen, target in ((fallbacks[:, 0] == _LABEL, label),
-                               (fallbacks[:, 0] == _WEIGHT, weight),
-                               (fallbacks[:, 0] >= 0, flat)):
-            target[fallbacks[chosen, 1]] = numbers[chosen]
+
+    def piece_of(begin, end):
+        return _csv_piece(buf, begin, end, delimiter, places, len(features))
+
+    pieces = _parsed_in_pieces(piece_of, buf, n_threads)
+    if len(pieces) > 1 and any(p.status != _OK or (p.rows and p.width != width)
+                               for p in pieces):
+        pieces = [piece_of(0, buf.size)]   # the first error, as one pass finds it
+    lines_before = 0
+    for p in pieces:
+        status, line, start, stop = p.status, p.line, p.start, p.stop
+        if status == _OK and p.found:
+            fallbacks = np.empty((p.found, 5), dtype=np.int64)
+            status, line, start, stop = _csv_pass(
+                buf, p.begin, p.end, delimiter, _FALLBACKS, p.max_rows, places,
+                p.data.reshape(-1), p.label, p.weight, p.row_line, fallbacks)[:4]
+        if status == _RAGGED:
+            raise ValueError(f"{path}, line {line + lines_before}: {start} fields, but {stop} "
+                             "on the lines before (every line has the same columns)")
+        if status != _OK:
+            token = bytes(buf[start:stop]).decode("utf-8", "replace")[:60]
+            raise ValueError(f"{path}, line {line + lines_before}: {token!r} is not a "
+                             f"number{_CSV_HINT}")
+        if p.found:
+            fallbacks[:, 4] += lines_before
+            numbers = _fallback_numbers(buf, fallbacks, path, _CSV_HINT)
+            for chosen, target in ((fallbacks[:, 0] == _LABEL, p.label),
+                                   (fallbacks[:, 0] == _WEIGHT, p.weight),
+                                   (fallbacks[:, 0] >= 0, p.data.reshape(-1))):
+                target[fallbacks[chosen, 1]] = numbers[chosen]
+        lines_before += p.newlines
+    rows = [p.rows for p in pieces]
     return FileMatrix(
-        data[:n_rows].copy() if n_rows < max_rows else data,
-        label=None if label_column is None else label[:n_rows].copy(),
-        weight=None if weight_column is None else weight[:n_rows].copy())
+        _stacked([p.data for p in pieces], rows),
+        label=None if label_column is None else _stacked([p.label for p in pieces], rows),
+        weight=None if weight_column is None else _stacked([p.weight for p in pieces], rows))
+
+
+def _csv_piece(buf, begin, end, delimiter, places, n_features):
+    """``_csv_pass``'s ``_FILL`` pass over ``buf[begin:end]`` into arrays of its own (room
+    for as many rows as lines), and what it returned."""
+    newlines = _count_lines_and_colons(buf, begin, end)[0]
+    max_rows = newlines + 1
+    piece = _Piece(begin, end, newlines, max_rows=max_rows,
+                   data=np.empty((max_rows, n_features), dtype=np.float32),
+                   label=np.empty(max_rows, dtype=np.float32),
+                   weight=np.empty(max_rows, dtype=np.float32),
+                   row_line=np.empty(max_rows, dtype=np.int64))
+    (piece.status, piece.line, piece.start, piece.stop, piece.rows, piece.width,
+     piece.found) = _csv_pass(buf, begin, end, delimiter, _FILL, max_rows, places,
+                              piece.data.reshape(-1), piece.label, piece.weight,
+                              piece.row_line, _NO_FALLBACKS)
+    return piece
 
 
 # ---- binary --------------------------------------------------------------------------------

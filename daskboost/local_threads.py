@@ -14,16 +14,16 @@ import os
 import dask
 
 
-def check_n_jobs(n_jobs):
+def check_n_jobs(n_jobs, name="n_jobs"):
     """``n_jobs`` as a number of threads, or None (dask's ``num_workers`` setting, else
     every core): n >= 1 threads; -1 every core, -2 all but one, ... (joblib's count).
-    TypeError/ValueError naming it otherwise."""
+    TypeError/ValueError naming it (as ``name``) otherwise."""
     if n_jobs is None:
         return None
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
-        raise TypeError(f"n_jobs={n_jobs!r} must be an integer or None")
+        raise TypeError(f"{name}={n_jobs!r} must be an integer or None")
     if n_jobs == 0:
-        raise ValueError("n_jobs=0 must be a number of threads >= 1, or negative (-1: every "
+        raise ValueError(f"{name}=0 must be a number of threads >= 1, or negative (-1: every "
                          "core, -2: all but one), or None")
     return int(n_jobs) if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
 

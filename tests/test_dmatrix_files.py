@@ -370,7 +370,7 @@ def test_bad_uris_name_what_is_wrong(tmp_path, monkeypatch, uri, error, match):
         daskboost.DMatrix(uri)
 
 
-@pytest.mark.parametrize("text, uri, match", [
+MALFORMED = [
     ("1 0:1\n0 qid:3 1:2\n", "libsvm", "line 2: 'qid:3': qid is for ranking"),
     ("qid:1 0:1\n", "libsvm", "line 1: 'qid:1': qid is for ranking"),
     ("1 0:1\n\n0 1 2\n", "libsvm", "line 3: '1' is not index:value"),
@@ -392,11 +392,46 @@ def test_bad_uris_name_what_is_wrong(tmp_path, monkeypatch, uri, error, match):
     ("1,2,3\n\n1,2\n", "csv&label_column=0", "line 3: 2 fields, but 3 on the lines before"),
     ('1,"2",3\n', "csv&label_column=0", "line 1: '\"2\"' is not a number"),
     ("1,2,3\n4,5,6e\n", "csv&label_column=0", "line 2: '6e' is not a number.*no header"),
-])
+    ("1 0:1\n0 1:2\n\n1 0:1.2.3\n", "libsvm", "line 4: '1.2.3' is not a number"),
+    ("1,2,3\n1,2,3,4\n1,2\n", "csv&label_column=0", "line 2: 4 fields, but 3 on"),
+    # (the lines' structure is checked before the numbers left to numpy)
+    ("1,2,3\n1,2,x\n1,2\n", "csv&label_column=0", "line 3: 2 fields, but 3 on"),
+    ("1,2,3\n1,2,x\n1,2,3\n", "csv&label_column=0", "line 2: 'x' is not a number"),
+    ("1,2\n1,2,3\n1,x,3\n", "csv&label_column=0", "line 2: 3 fields, but 2 on"),
+]
+
+
+@pytest.mark.parametrize("text, uri, match", MALFORMED)
 def test_malformed_lines_name_the_line(tmp_path, text, uri, match):
     path = write(tmp_path, "bad.txt", text)
     with pytest.raises(ValueError, match=f"bad.txt, {match}"):
         daskboost.DMatrix(f"{path}?format={uri}")
+
+
+def test_a_file_in_pieces_reads_as_at_once(tmp_path, monkeypatch):
+    """Pieces as small as a line (each on a thread of its own), against one pass: the
+    same matrix, labels and weights, and the same first error with the same line."""
+    rng = np.random.default_rng(4)
+    numbers = "\n".join(f"{i},{v:.17g},{'nan' if i % 7 == 0 else i}"
+                        for i, v in enumerate(rng.standard_normal(50)))
+    files = [(LIBSVM, "libsvm"), (WEIGHTED, "libsvm"), ("\ufeff" + LIBSVM, "libsvm"),
+             (CSV, "csv&label_column=0"), (CSV, "csv&label_column=1&weight_column=0"),
+             (numbers, "csv&label_column=0")]
+    monkeypatch.setattr(dmatrix_files, "_MIN_PIECE_BYTES", 1)
+    for i, (text, uri) in enumerate(files):
+        path = write(tmp_path, f"f{i}.txt", text)
+        at_once = daskboost.DMatrix(f"{path}?format={uri}", nthread=1)
+        for n in (2, 5, 64):
+            in_pieces = daskboost.DMatrix(f"{path}?format={uri}", nthread=n)
+            assert len(dmatrix_files._pieces(np.frombuffer(text.encode(), np.uint8), n)) > 1
+            np.testing.assert_array_equal(dense(in_pieces), dense(at_once))
+            for field in ("label", "weight"):
+                np.testing.assert_array_equal(in_pieces.get_float_info(field),
+                                              at_once.get_float_info(field))
+    for text, uri, match in MALFORMED:
+        path = write(tmp_path, "bad.txt", text)
+        with pytest.raises(ValueError, match=f"bad.txt, {match}"):
+            daskboost.DMatrix(f"{path}?format={uri}", nthread=4)
 
 
 def test_feature_names_name_a_libsvm_files_features(tmp_path):
