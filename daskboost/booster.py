@@ -27,6 +27,7 @@ from .missing_values import with_missing_as_nan
 from .objectives import CustomObjective, get_objective
 from .sparse import DENSE_CELLS, dense_rows, is_sparse
 from .tree import PackedForest, dense_floats
+from .tree_dot import tree_dot
 from .xgboost_format import from_xgboost, is_xgboost_model, to_xgboost
 
 
@@ -443,8 +444,9 @@ class Booster:
                                     importance_type, feature_map)
 
     def get_dump(self, fmap="", with_stats=False, dump_format="text"):
-        """One text (or JSON) dump per tree, xgboost's ``get_dump``; splits read ``x <=
-        threshold`` (``inspection.dump_text`` / ``dump_json``).  ``fmap``: a feature map
+        """One text (JSON, or graphviz's DOT: ``to_graphviz``'s) dump per tree, xgboost's
+        ``get_dump``; splits read ``x <= threshold`` (``inspection.dump_text`` /
+        ``dump_json``).  ``fmap``: a feature map
         file (``feature_map``): its names, and its types shown as xgboost does
         (indicator splits without a threshold, integer thresholds for ``int``:
         ``[age<=2]``, ``floor`` of daskboost's threshold, which xgboost writes
@@ -453,9 +455,12 @@ class Booster:
                           dump_format)
 
     def _dump(self, fmap, with_stats, dump_format):
-        if dump_format not in ("text", "json"):
-            raise ValueError(f"dump_format={dump_format!r} must be 'text' or 'json'")
+        if dump_format not in ("text", "json", "dot"):
+            raise ValueError(f"dump_format={dump_format!r} must be 'text', 'json' or 'dot'")
         feature_map = load_feature_map(fmap)
+        if dump_format == "dot":   # (to_graphviz's text, as xgboost's)
+            return [tree_dot(self, t, feature_map, with_stats=with_stats)
+                    for t in range(len(self.trees))]
         dump = inspection.dump_text if dump_format == "text" else inspection.dump_json
         return dump(self.trees, self.feature_names, with_stats, self.categories, feature_map)
 

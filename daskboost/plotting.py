@@ -14,8 +14,8 @@ integer (``int``) split ``name <= floor(threshold)``.
 
 import numpy as np
 
-from .feature_map import load_feature_map
-from .inspection import _depths, _Features, _Split
+from .inspection import _depths
+from .tree_dot import node_label, tree_dot, tree_splits
 
 
 def _pyplot():
@@ -108,30 +108,6 @@ def plot_metric(model, metric=None, dataset_names=None, ax=None, title="Metric d
     return ax
 
 
-def _node_label(tree, split, i, precision):
-    """A node's text: its leaf value, or ``split`` (an ``inspection._Split``)."""
-    if split is None:
-        return f"leaf {tree.value[i]:.{precision}g}"
-    if split.kind == "c":
-        shown = split.condition
-        listed = ", ".join(str(c) for c in shown[:6]) + (", ..." if len(shown) > 6 else "")
-        return f"{split.name} in {{{listed}}}"
-    if split.kind == "i":
-        return split.name
-    if split.kind == "int" and isinstance(split.condition, int):
-        return f"{split.name} <= {split.condition}"
-    return f"{split.name} <= {split.condition:.{precision}g}"
-
-
-def _splits(booster, t, fmap):
-    """Tree ``t``'s split nodes as dumps show them (``inspection._Split``), by node id
-    (None for leaves), named by the feature map file ``fmap`` if given."""
-    tree = booster.trees[t]
-    features = _Features(booster.feature_names, load_feature_map(fmap))
-    return [None if tree.feature[i] < 0 else _Split(tree, t, i, features, booster.categories)
-            for i in range(tree.n_nodes)]
-
-
 def _leaf_order_positions(tree):
     """x position of every node: leaves 0, 1, 2, ... left to right, a split centred
     over its children."""
@@ -154,18 +130,30 @@ def _leaf_order_positions(tree):
     return x
 
 
-def plot_tree(model, tree_index=0, ax=None, precision=4, fontsize=8, figsize=None, fmap=""):
+def plot_tree(model, tree_index=None, ax=None, precision=4, fontsize=8, figsize=None, fmap="",
+              *, tree_idx=None, num_trees=None, rankdir=None, with_stats=False):
     """One tree drawn with matplotlib alone (no graphviz): a box per node, the split
     (``f <= t``, or ``f in {set}`` for categorical splits, whose set takes "yes") or the
-    leaf value; each edge says "yes" / "no" and, on the way missing values take,
-    "missing".  ``fmap``: a feature map file (the module's docstring)."""
+    leaf value (``with_stats``: and the node's gain and cover); each edge says "yes" /
+    "no" and, on the way missing values take, "missing".  ``fmap``: a feature map file
+    (the module's docstring).  The tree: ``tree_index``, or xgboost's names for it,
+    ``tree_idx`` and ``num_trees`` (default 0); ``rankdir``: xgboost's, top to bottom
+    ("TB") only here (``to_graphviz`` draws the others)."""
     booster = _booster(model)
+    given = {name: value for name, value in (("tree_index", tree_index), ("tree_idx", tree_idx),
+                                             ("num_trees", num_trees)) if value is not None}
+    if len(given) > 1:
+        raise ValueError(f"plot_tree: {' and '.join(given)} name the same tree; give one")
+    name, tree_index = next(iter(given.items()), ("tree_index", 0))
     if isinstance(tree_index, bool) or not isinstance(tree_index, (int, np.integer)) \
             or not 0 <= tree_index < len(booster.trees):
-        raise ValueError(f"tree_index={tree_index!r} must be in [0, {len(booster.trees)}) "
+        raise ValueError(f"{name}={tree_index!r} must be in [0, {len(booster.trees)}) "
                          "(the model's trees)")
+    if rankdir not in (None, "TB"):
+        raise ValueError(f"rankdir={rankdir!r}: plot_tree draws top to bottom ('TB'); "
+                         "to_graphviz(model, rankdir=...) draws the other directions")
     tree = booster.trees[int(tree_index)]
-    splits = _splits(booster, int(tree_index), fmap)
+    splits = tree_splits(booster, int(tree_index), fmap)
     x = _leaf_order_positions(tree)
     y = -_depths(tree).astype(float)
     ax = _axes(ax, figsize)
@@ -179,7 +167,11 @@ def plot_tree(model, tree_index=0, ax=None, precision=4, fontsize=8, figsize=Non
                 ax.text((x[i] + x[child]) / 2, (y[i] + y[child]) / 2, label,
                         fontsize=fontsize - 1, ha="center", va="center", color="0.3",
                         bbox=dict(facecolor="white", edgecolor="none", pad=0.5), zorder=2)
-        ax.text(x[i], y[i], _node_label(tree, split, i, precision),
+        label = node_label(tree, split, i, precision)
+        if with_stats:
+            label += (f"\ngain={tree.gain[i]:.{precision}g}" if split is not None else "") + \
+                f"\ncover={tree.cover[i]:.{precision}g}"
+        ax.text(x[i], y[i], label,
                 fontsize=fontsize, ha="center", va="center", zorder=3,
                 bbox=leaf_box if tree.feature[i] < 0 else box)
     ax.set_xlim(x.min() - 0.7, x.max() + 0.7)
@@ -211,37 +203,6 @@ def to_graphviz(booster, fmap="", num_trees=None, rankdir=None, yes_color=None, 
             or not 0 <= index < len(model.trees):
         raise ValueError(f"tree_idx={index!r} must be in [0, {len(model.trees)}) (the model's "
                          "trees)")
-    return graphviz.Source(_dot(model.trees[int(index)], _splits(model, int(index), fmap),
-                                rankdir or "TB", yes_color or "#0000FF", no_color or "#FF0000",
-                                condition_node_params or {"shape": "box"},
-                                leaf_node_params or {}, bool(with_stats)), **kwargs)
-
-
-def _dot(tree, splits, rankdir, yes_color, no_color, split_params, leaf_params, with_stats):
-    """One tree in graphviz's DOT language (``to_graphviz``); ``splits`` its nodes as
-    ``_splits`` gives them."""
-
-    def attributes(params):
-        return "".join(f", {k}={_quoted(v)}" for k, v in params.items())
-
-    lines = ["digraph {", f"    graph [rankdir={_quoted(rankdir)}]"]
-    for i, split in enumerate(splits):
-        label = _node_label(tree, split, i, 6)
-        if with_stats:
-            label += (f"\ngain={tree.gain[i]:.6g}" if tree.feature[i] >= 0 else "") + \
-                f"\ncover={tree.cover[i]:.6g}"
-        is_leaf = tree.feature[i] < 0
-        lines.append(f"    {i} [label={_quoted(label)}"
-                     f"{attributes(leaf_params if is_leaf else split_params)}]")
-        if is_leaf:
-            continue
-        for child, word, color in ((split.yes, "yes", yes_color), (split.no, "no", no_color)):
-            text = word + (", missing" if child == split.missing else "")
-            lines.append(f"    {i} -> {child} [label={_quoted(text)}, color={_quoted(color)}]")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _quoted(value):
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return '"' + text + '"'
+    return graphviz.Source(tree_dot(model, int(index), fmap, rankdir, yes_color, no_color,
+                                    condition_node_params, leaf_node_params, with_stats),
+                           **kwargs)

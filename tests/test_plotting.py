@@ -63,6 +63,25 @@ def test_plot_tree_draws_every_node_and_edge(fitted):
         db.plot_tree(fitted, tree_index=99)
 
 
+def test_plot_tree_takes_xgboosts_keywords(fitted):
+    """xgboost's ``plot_tree(booster, tree_idx=, num_trees=, with_stats=, rankdir=)``."""
+    booster = fitted.get_booster()
+    texts = [t.get_text() for t in db.plot_tree(booster, tree_index=1).texts]
+    assert [t.get_text() for t in db.plot_tree(booster, tree_idx=1).texts] == texts
+    assert [t.get_text() for t in db.plot_tree(booster, num_trees=1, rankdir="TB").texts] \
+        == texts
+    tree = booster.trees[1]
+    with_stats = [t.get_text() for t in db.plot_tree(booster, tree_idx=1, with_stats=True).texts]
+    assert sum("\ngain=" in t for t in with_stats) == int((tree.feature >= 0).sum())
+    assert sum("\ncover=" in t for t in with_stats) == tree.n_nodes
+    with pytest.raises(ValueError, match="tree_idx=99"):
+        db.plot_tree(booster, tree_idx=99)
+    with pytest.raises(ValueError, match="tree_index and tree_idx name the same tree"):
+        db.plot_tree(booster, 1, tree_idx=1)
+    with pytest.raises(ValueError, match="rankdir='LR': plot_tree draws top to bottom"):
+        db.plot_tree(booster, rankdir="LR")
+
+
 def test_to_graphviz_is_the_tree_in_dot(fitted):
     graphviz = pytest.importorskip("graphviz")
     booster = fitted.get_booster()
@@ -88,6 +107,10 @@ def test_to_graphviz_is_the_tree_in_dot(fitted):
     assert {int(line.split("->")[1].split("[")[0]) for line in pair} == {
         int(tree.left[first]), int(tree.right[first])}
     assert db.to_graphviz(booster, num_trees=0).source == db.to_graphviz(booster).source
+    # xgboost's get_dump(dump_format="dot"): each tree's to_graphviz text
+    dumps = booster.get_dump(with_stats=True, dump_format="dot")
+    assert len(dumps) == len(booster.trees)
+    assert dumps[index] == db.to_graphviz(booster, tree_idx=index, with_stats=True).source
     with pytest.raises(ValueError, match="tree_idx=99"):
         db.to_graphviz(booster, tree_idx=99)
     with pytest.raises(FileNotFoundError, match="features.txt"):
