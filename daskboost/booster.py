@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pandas as pd
 
-from . import contributions, inspection
+from . import contributions, inspection, ubjson
 from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION, check_model,
                          garbage_collection_paused, model_source, parse_model,
                          read_model_json)
@@ -28,7 +28,7 @@ from .objectives import CustomObjective, get_objective
 from .sparse import DENSE_CELLS, dense_rows, is_sparse
 from .tree import PackedForest, dense_floats
 from .tree_dot import tree_dot
-from .xgboost_format import from_xgboost, is_xgboost_model, to_xgboost
+from .xgboost_format import UBJSON_ARRAY_TYPES, from_xgboost, is_xgboost_model, to_xgboost
 
 
 # rows explained by one task (a dense block of them: 8 MiB at most, ``DENSE_CELLS``)
@@ -547,8 +547,10 @@ class Booster:
         """Write the model to ``path`` (atomically: no half-written file):
         ``format="daskboost"``, its own versioned JSON, or ``"xgboost"``, xgboost's JSON
         model (``xgboost.Booster(model_file=path)`` and treelite load it; see
-        ``xgboost_format``)."""
-        write_json_atomically(path, self.to_payload(format))
+        ``xgboost_format``).  As xgboost does, a name ending in ``.ubj`` is written in
+        UBJSON (binary JSON), and so is xgboost's format under any name but ``.json``
+        (``write_model_file``); ``load`` reads both."""
+        write_model_file(path, self.to_payload(format), format)
 
     def to_payload(self, format="daskboost"):
         """The model file's JSON object in ``format`` (see ``save_model``)."""
@@ -575,11 +577,11 @@ class Booster:
         """The model file's bytes, as a ``bytearray`` (xgboost's ``save_raw``): what
         ``save_model(path, format)`` writes, for a database or a message rather than a
         file; ``Booster.load`` and the estimators' ``load_model`` read them back.
-        ``raw_format``: "json" (daskboost writes no binary format)."""
-        if raw_format != "json":
-            raise ValueError(f"raw_format={raw_format!r:.40}: daskboost writes JSON models "
-                             "only ('json')")
-        return bytearray(json.dumps(self.to_payload(format), **JSON_STYLE).encode("utf-8"))
+        ``raw_format``: "json", or "ubj" (UBJSON, xgboost's binary JSON: for xgboost's
+        format, the bytes xgboost's own ``save_raw()`` gives)."""
+        if raw_format not in ("json", "ubj"):
+            raise ValueError(f"raw_format={raw_format!r:.40} must be 'json' or 'ubj'")
+        return bytearray(model_bytes(self.to_payload(format), format, raw_format))
 
     @classmethod
     @garbage_collection_paused()
@@ -683,9 +685,28 @@ def _matrix_rows(X, n_outputs, feature_names):
     return X.data, None if margin is None else _margin_rows(margin, n_outputs)
 
 
-def write_json_atomically(path, payload):
-    """Write JSON to ``path`` through a temporary file in the same directory."""
-    write_atomically(path, lambda f: json.dump(payload, f, **JSON_STYLE))
+def write_model_file(path, payload, format="daskboost"):
+    """Write the model file's object ``payload`` (in ``format``) to ``path`` through a
+    temporary file in the same directory: as UBJSON when the name ends in ``.ubj`` and,
+    in xgboost's format, whatever the name but ``.json`` (xgboost's rule, so that xgboost
+    reads it); as JSON otherwise."""
+    name = os.fspath(path).lower()
+    binary = name.endswith(".ubj") or (format == "xgboost" and not name.endswith(".json"))
+    data = model_bytes(payload, format, "ubj" if binary else "json")
+    write_atomically(path, lambda f: f.write(data), binary=True)
+
+
+def model_bytes(payload, format, raw_format):
+    """A model file's bytes: ``payload`` as compact JSON (``raw_format="json"``) or as
+    UBJSON (``"ubj"``; xgboost's format with its typed arrays and float32 numbers,
+    daskboost's with float64 ones, lossless)."""
+    if raw_format == "json":
+        return json.dumps(payload, **JSON_STYLE).encode("utf-8")
+    if raw_format == "ubj":
+        if format == "xgboost":
+            return ubjson.encode(payload, UBJSON_ARRAY_TYPES, float_marker=b"d")
+        return ubjson.encode(payload)
+    raise ValueError(f"raw_format={raw_format!r:.40} must be 'json' or 'ubj'")
 
 
 def write_atomically(path, write, binary=False):

@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from numbers import Integral, Real
 from typing import Dict, List, Tuple, Union
 
-from .booster import Booster, write_atomically, write_json_atomically
+from .booster import Booster, write_atomically, write_model_file
 
 METHODS = ("before_training", "after_training", "before_iteration", "after_iteration")
 
@@ -351,5 +351,5 @@ class TrainingCheckPoint(TrainingCallback):
         if self.as_pickle:
             write_atomically(stem + ".pkl", lambda f: pickle.dump(model, f), binary=True)
         else:
-            write_json_atomically(f"{stem}.{self.default_format}", model.to_payload())
+            write_model_file(f"{stem}.{self.default_format}", model.to_payload())
         return False

@@ -25,7 +25,7 @@ import pandas as pd
 
 from . import inspection
 from .blockstore import StoreConfig, check_cache_dirs, parse_memory_budget
-from .booster import Booster, map_row_chunks, write_json_atomically
+from .booster import Booster, map_row_chunks, write_model_file
 from .callbacks import CallbackList
 from .contributions import wants_contributions
 from .training import Checkpoint, train
@@ -544,7 +544,7 @@ class _DaskBoostModel(RoutingConsumer):
                                       for k, w in self.class_weight.items()]
         payload[ESTIMATOR_KEY] = {"class": type(self).__name__, "params": params,
                                   **self._model_extras()}
-        write_json_atomically(path, payload)
+        write_model_file(path, payload)
 
     @garbage_collection_paused()
     def load_model(self, path):

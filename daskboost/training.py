@@ -34,7 +34,7 @@ import numpy as np
 from .binning import BinMapper
 from .blockstore import StoreConfig, StoreRef, block_rows_for, check_cache_dirs
 from .callbacks import CallbackList, Patience
-from .booster import Booster, write_json_atomically
+from .booster import Booster, write_model_file
 from .data import categorical_features, checked_categories, partition_input, same_input
 from .grower import stack_node_arrays
 from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
@@ -469,7 +469,7 @@ def _write_checkpoint(path, trees, base_margin, objective, data, objective_param
     """The model so far, written atomically (a crash never leaves half a file)."""
     booster = _trained_model(trees, base_margin, objective, data, objective_params,
                              categories=categories)
-    write_json_atomically(path, booster.to_dict())
+    write_model_file(path, booster.to_dict())
 
 
 def _train(runtime, params, data, evals, classifier, previous=None, progress=None,

@@ -1,4 +1,5 @@
-"""Universal Binary JSON (ubjson.org, draft 12), read: xgboost's binary model format.
+"""Universal Binary JSON (ubjson.org, draft 12), read and written: xgboost's binary model
+format.
 
 xgboost writes a model as UBJSON when its file name does not end in ``.json`` (its
 ``save_model("model.ubj")``) and in ``Booster.save_raw()``'s default.  The document is the
@@ -11,6 +12,10 @@ against the bytes left before anything is allocated, nesting is bounded, an unkn
 marker or bytes after the document are a ValueError, and an object key given twice is
 refused as in the JSON reader.  Typed number arrays come back as Python lists, as the
 JSON reader gives them.
+
+Written (``encode``) as xgboost writes it: lengths and counts as int64, objects ended by
+``}``, arrays count-prefixed, a list given a type in ``typed`` (by its key) as one typed
+array of raw big-endian values, any other list item by item.
 """
 
 import numpy as np
@@ -22,6 +27,57 @@ _NUMBERS = {b"i": ">i1", b"U": ">u1", b"I": ">i2", b"l": ">i4", b"L": ">i8", b"d
             b"D": ">f8"}
 _INTEGERS = (b"i", b"U", b"I", b"l", b"L")
 _TYPED = tuple(_NUMBERS) + (b"S", b"C")  # what a typed container may hold here
+
+
+def encode(value, typed=None, float_marker=b"D"):
+    """``value`` (what ``json.dumps`` takes: dicts with string keys, lists, strings,
+    numbers, booleans, None) as a UBJSON document (bytes).  ``typed``: {key: marker} of
+    the lists to write as typed arrays of that number type (b"d" float32, b"l" int32,
+    b"U" uint8, b"L" int64...: xgboost's model fields); other floats are written with
+    ``float_marker`` (b"D" float64, lossless; b"d" float32)."""
+    out = []
+    _write(value, out, typed or {}, float_marker, 0)
+    return b"".join(out)
+
+
+def _write(value, out, typed, float_marker, depth, key=None):
+    if depth > MAX_DEPTH:
+        raise ValueError(f"the document nests deeper than {MAX_DEPTH} levels")
+    if value is None:
+        out.append(b"Z")
+    elif value is True or value is False:
+        out.append(b"T" if value else b"F")
+    elif isinstance(value, (int, np.integer)):
+        out.append(b"L" + np.array(value, dtype=">i8").tobytes())
+    elif isinstance(value, (float, np.floating)):
+        out.append(float_marker + np.array(value, dtype=_NUMBERS[float_marker]).tobytes())
+    elif isinstance(value, str):
+        out.append(b"S" + _length(value.encode("utf-8")))
+    elif isinstance(value, dict):
+        out.append(b"{")
+        for k, item in value.items():
+            if not isinstance(k, str):
+                raise TypeError(f"an object key must be a string; got {k!r:.40}")
+            out.append(_length(k.encode("utf-8")))
+            _write(item, out, typed, float_marker, depth + 1, k)
+        out.append(b"}")
+    elif isinstance(value, (list, tuple)):
+        marker = typed.get(key)
+        if marker is not None:
+            values = np.asarray(value, dtype=_NUMBERS[marker]) if len(value) else \
+                np.empty(0, dtype=_NUMBERS[marker])
+            out.append(b"[$" + marker + b"#L" + np.array(len(values), ">i8").tobytes()
+                       + values.tobytes())
+        else:
+            out.append(b"[#L" + np.array(len(value), dtype=">i8").tobytes())
+            for item in value:
+                _write(item, out, typed, float_marker, depth + 1)
+    else:
+        raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _length(data):
+    return b"L" + np.array(len(data), dtype=">i8").tobytes() + data
 
 
 def is_ubjson(raw):

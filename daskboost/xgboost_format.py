@@ -49,6 +49,16 @@ MAX_CATEGORIES = MAX_BIN_LIMIT - 1
 EXPORT_VERSION = [2, 1, 0]
 _ROOT_PARENT = 2147483647  # xgboost's "no parent"
 
+# the typed arrays of xgboost's UBJSON model (its tree fields), by key: float32 "d",
+# int32 "l", uint8 "U", int64 "L"; its other lists are written item by item
+UBJSON_ARRAY_TYPES = {
+    **dict.fromkeys(("base_weights", "loss_changes", "split_conditions", "sum_hessian"), b"d"),
+    **dict.fromkeys(("left_children", "right_children", "parents", "split_indices",
+                     "categories", "categories_nodes"), b"l"),
+    **dict.fromkeys(("default_left", "split_type"), b"U"),
+    **dict.fromkeys(("categories_segments", "categories_sizes"), b"L"),
+}
+
 # objectives whose base_score xgboost stores through a link, and the link
 _BASE_SCORE_LINKS = {"binary:logistic": "logit", "reg:logistic": "logit",
                      "count:poisson": "log", "reg:gamma": "log", "reg:tweedie": "log"}

@@ -265,8 +265,20 @@ def test_save_raw_is_the_model_files_bytes(xy, tmp_path):
     np.testing.assert_array_equal(from_bytes.predict_proba(X), estimator.predict_proba(X))
     booster.save_model(tmp_path / "xgb.json", format="xgboost")
     assert bytes(booster.save_raw(format="xgboost")) == (tmp_path / "xgb.json").read_bytes()
-    with pytest.raises(ValueError, match="raw_format='ubj'"):
-        booster.save_raw("ubj")
+    # UBJSON (binary JSON), the same document: daskboost's float64 numbers exact
+    for format in ("daskboost", "xgboost"):
+        binary = bytes(booster.save_raw("ubj", format=format))
+        assert binary[:2] == b"{L"
+        assert Booster.load(binary).to_dict() == Booster.load(
+            booster.save_raw(format=format)).to_dict()
+    assert Booster.load(bytes(booster.save_raw("ubj"))).to_dict() == booster.to_dict()
+    estimator.save_model(tmp_path / "estimator.ubj")   # (a .ubj name: UBJSON, as xgboost's)
+    assert (tmp_path / "estimator.ubj").read_bytes()[:2] == b"{L"
+    np.testing.assert_array_equal(
+        DaskBoostClassifier().load_model(tmp_path / "estimator.ubj").predict_proba(X),
+        estimator.predict_proba(X))
+    with pytest.raises(ValueError, match="raw_format='deprecated' must be 'json' or 'ubj'"):
+        booster.save_raw("deprecated")
 
 
 # ---- xgboost's keywords and parameters of the native calls ------------------------------

@@ -65,6 +65,39 @@ def test_export_predicts_the_same_in_xgboost(tmp_path, data, kind, objective):
     np.testing.assert_allclose(xgboost_margins(path, X), ours, rtol=0, atol=TOL)
 
 
+@pytest.mark.parametrize("name", ["model.ubj", "model.bin", "model"])
+def test_export_in_ubjson_is_what_xgboost_reads(tmp_path, data, name):
+    """As xgboost writes: UBJSON for any name but .json, with its typed arrays; xgboost
+    reads it (an estimator's, multiclass; a categorical model) and predicts the same."""
+    X = data["X"]
+    model = db.DaskBoostClassifier(n_estimators=6, max_depth=4).fit(X, data["classes"])
+    model.save_model(tmp_path / name, format="xgboost")
+    model.save_model(tmp_path / "model.json", format="xgboost")
+    raw = (tmp_path / name).read_bytes()
+    assert raw[:2] == b"{L"
+    for field, marker in (("split_conditions", b"d"), ("left_children", b"l"),
+                          ("default_left", b"U")):   # typed arrays, as xgboost writes them
+        assert field.encode() + b"[$" + marker + b"#" in raw
+    assert (tmp_path / "model.json").read_bytes()[:2] == b'{"'
+    np.testing.assert_allclose(xgboost_margins(tmp_path / name, X),
+                               model.get_booster().predict_margin(X), rtol=0, atol=TOL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from_raw = xgb.Booster(model_file=model.get_booster().save_raw("ubj", format="xgboost"))
+        assert bytes(from_raw.save_raw("json")) == bytes(
+            xgb.Booster(model_file=str(tmp_path / "model.json")).save_raw("json"))
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"x": rng.standard_normal(2000).astype(np.float32),
+                          "c": pd.Categorical(rng.choice(list("pqrs"), 2000))})
+    regressor = db.DaskBoostRegressor(n_estimators=5, max_depth=3).fit(
+        frame, frame.x + 2.0 * (frame.c == "q"))
+    assert any(t.categories for t in regressor.get_booster().trees)
+    regressor.save_model(tmp_path / "cat.ubj", format="xgboost")
+    np.testing.assert_allclose(
+        xgboost_margins(tmp_path / "cat.ubj", frame, enable_categorical=True)[0],
+        regressor.predict(frame, output_margin=True), atol=TOL)
+
+
 def test_multiclass_starts_apart_go_into_the_first_round(tmp_path, data):
     """One base_score for every class (xgboost 2 reads no more): the classes' different
     starts are added to their first trees' leaves; the margins stay the same."""
