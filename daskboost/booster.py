@@ -387,7 +387,7 @@ class Booster:
                                    approx_contribs, pred_interactions, pred_leaf)
         if not strict_shape:
             return values
-        return _strict_shape(values, self.n_outputs, "leaf" if pred_leaf else
+        return strict_shape_of(values, self.n_outputs, "leaf" if pred_leaf else
                              "contributions" if pred_contribs or pred_interactions else "value")
 
     def _predict(self, X, output_margin, iteration_range, pred_contribs, approx_contribs,
@@ -429,7 +429,7 @@ class Booster:
             margin = self.predict_margin(data, rounds, None if base_margin is None else
                                          _margin_rows(base_margin, self.n_outputs))
         values = self.output(margin, output_margin=predict_type == "margin")
-        return _strict_shape(values, self.n_outputs, "value") if strict_shape else values
+        return strict_shape_of(values, self.n_outputs, "value") if strict_shape else values
 
     # ---- inspection -----------------------------------------------------------------
     def get_score(self, fmap="", importance_type="weight"):
@@ -595,7 +595,7 @@ class Booster:
 TRAINING_PARAM_CHANGES = {"learning_rate": "learning_rate", "eta": "learning_rate"}
 
 
-def _strict_shape(values, n_outputs, kind):
+def strict_shape_of(values, n_outputs, kind):
     """xgboost's ``strict_shape=True`` shapes, every axis kept whatever the model:
     values and margins (n, K) (a single output's, and ``multi:softmax``'s classes,
     (n, 1)); leaves (n, rounds, K, 1) (one tree per output and round: no

@@ -16,7 +16,9 @@ does not do is refused by name: ranking (``group``/``qid``) and survival bounds.
 import contextlib
 import math
 
-from .booster import Booster
+import numpy as np
+
+from .booster import Booster, strict_shape_of
 from .dmatrix import DMatrix, QuantileDMatrix
 from .native_train import train as native_train
 from .sklearn import DaskBoostClassifier, DaskBoostRegressor, booster_predictions
@@ -72,18 +74,18 @@ def predict(client, model, data, *, output_margin=False, missing=math.nan, pred_
     ``data`` (a ``DaskDMatrix`` or a dask collection): a dask array, one block per
     partition (a dask DataFrame's predictions as a dask Series, or a DataFrame of
     one column per output).  Margins, leaves and contributions as ``Booster.predict``'s;
-    ``iteration_range=(0, 0)``: every round."""
-    if strict_shape:
-        raise ValueError("strict_shape=True is not supported: predictions have "
-                         "Booster.predict's shapes")
+    ``iteration_range=(0, 0)``: every round.  ``strict_shape``: xgboost's shapes that keep
+    every axis (``Booster.predict``'s), as a dask array."""
     booster = _booster_of(model)
     kind = _prediction_kind(output_margin, pred_leaf, pred_contribs, approx_contribs,
                             pred_interactions)
     if isinstance(data, DMatrix):  # (its missing value applied already)
-        return booster_predictions(booster, data.data, kind, _rounds(iteration_range),
-                                   validate_features)
-    return booster_predictions(booster, data, kind, _rounds(iteration_range),
-                               validate_features, missing=missing)
+        values = booster_predictions(booster, data.data, kind, _rounds(iteration_range),
+                                     validate_features)
+    else:
+        values = booster_predictions(booster, data, kind, _rounds(iteration_range),
+                                     validate_features, missing=missing)
+    return _strict(values, booster, kind) if strict_shape else values
 
 
 def inplace_predict(client, model, data, *, iteration_range=(0, 0), predict_type="value",
@@ -93,13 +95,11 @@ def inplace_predict(client, model, data, *, iteration_range=(0, 0), predict_type
     or "margin", ``base_margin`` per row (partitioned like ``data``)."""
     if predict_type not in ("value", "margin"):
         raise ValueError(f"predict_type={predict_type!r} must be 'value' or 'margin'")
-    if strict_shape:
-        raise ValueError("strict_shape=True is not supported: predictions have "
-                         "Booster.predict's shapes")
-    return booster_predictions(_booster_of(model), data,
-                               "margin" if predict_type == "margin" else "value",
-                               _rounds(iteration_range), validate_features, base_margin,
-                               missing)
+    booster = _booster_of(model)
+    kind = "margin" if predict_type == "margin" else "value"
+    values = booster_predictions(booster, data, kind, _rounds(iteration_range),
+                                 validate_features, base_margin, missing)
+    return _strict(values, booster, kind) if strict_shape else values
 
 
 # ---- helpers --------------------------------------------------------------------------
@@ -119,6 +119,22 @@ def _booster_of(model):
         raise TypeError(f"model must be train's result or a daskboost Booster; got "
                         f"{type(model).__name__}")
     return model
+
+
+def _strict(values, booster, kind):
+    """Lazy predictions ``values`` (a dask array, Series or DataFrame) in xgboost's
+    ``strict_shape`` (``booster.strict_shape_of``), as a dask array."""
+    if not hasattr(values, "map_blocks"):  # a dask Series / DataFrame: its rows' values
+        values = values.to_dask_array()
+    shaped = "leaf" if kind == "leaf" else "contributions" if kind.startswith(
+        ("contributions", "interactions")) else "value"
+    trailing = strict_shape_of(np.zeros((1,) + values.shape[1:], values.dtype),
+                               booster.n_outputs, shaped).shape[1:]
+    return values.map_blocks(strict_shape_of, booster.n_outputs, shaped,
+                             chunks=(values.chunks[0],) + tuple((d,) for d in trailing),
+                             new_axis=list(range(values.ndim, 1 + len(trailing)))
+                             if 1 + len(trailing) > values.ndim else None,
+                             dtype=values.dtype)
 
 
 def _rounds(iteration_range):

@@ -203,3 +203,25 @@ def test_what_is_not_done_is_refused_by_name(data, call, error, match):
     X, y, _ = data
     with pytest.raises(error, match=match):
         call(X, y)
+
+
+@pytest.mark.parametrize("kind", [{}, {"output_margin": True}, {"pred_leaf": True},
+                                  {"pred_contribs": True}, {"pred_interactions": True}])
+def test_strict_shape_is_the_boosters(data, kind):
+    """xgboost's ``strict_shape=True``: every axis kept (binary and multiclass, arrays and
+    frames), as ``Booster.predict(..., strict_shape=True)`` gives them."""
+    X, y, _ = data
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcde")), npartitions=3)
+    for params, labels in ((PARAMS, y), ({**PARAMS, "objective": "multi:softprob",
+                                          "num_class": 3}, X[:, 0] % 3)):
+        booster = daskboost.train(params, X, labels, 2)
+        expected = booster.predict(X, strict_shape=True, **kind)
+        assert expected.ndim > booster.predict(X, **kind).ndim or params is not PARAMS
+        for data_ in (chunked(X)[0], frame):
+            got = dxgb.predict(None, booster, data_, strict_shape=True, **kind).compute()
+            assert got.shape == expected.shape
+            np.testing.assert_allclose(got, expected, rtol=1e-6)
+        if not kind:
+            np.testing.assert_allclose(dxgb.inplace_predict(None, booster, chunked(X)[0],
+                                                            strict_shape=True).compute(),
+                                       expected, rtol=1e-6)
