@@ -203,8 +203,7 @@ def train(args):
     with scheduler(args.scheduler):
         model.fit(data[features], data[args.label], sample_weight=weight, eval_set=eval_set,
                   sample_weight_eval_set=eval_weights)
-    with written_into_place(args.output) as tmp:
-        model.save_model(tmp)
+    model.save_model(args.output)  # (atomic; by its name: UBJSON for .ubj, as xgboost)
     rounds = model.get_booster().n_rounds
     print(f"trained {rounds} rounds on {len(features)} features in "
           f"{time.perf_counter() - start:.1f} s; model written to {args.output}")
@@ -323,8 +322,7 @@ def export(args):
     """The model file in another format (xgboost's JSON model)."""
     model = load_model_file(args.model)
     model.get_booster().to_payload(args.format)  # what cannot be exported fails here
-    with written_into_place(args.output) as tmp:
-        model.save_model(tmp, format=args.format)
+    model.save_model(args.output, format=args.format)  # (atomic; JSON or UBJSON by its name)
     print(f"{args.format} model written to {args.output}")
 
 

@@ -386,6 +386,12 @@ def test_export_writes_a_model_xgboost_loads(trained):
     X = frame[list("abcd")]
     theirs = xgb.Booster(model_file=str(out)).predict(xgb.DMatrix(X))
     np.testing.assert_allclose(theirs, model.predict_proba(X)[:, 1], atol=1e-6)
+    # any other name: xgboost's binary UBJSON, as xgboost writes it
+    assert main(["export", str(model_path), "--format", "xgboost", "--output",
+                 str(tmp / "xgb.ubj")]) == 0
+    assert (tmp / "xgb.ubj").read_bytes()[:2] == b"{L"
+    np.testing.assert_array_equal(
+        xgb.Booster(model_file=str(tmp / "xgb.ubj")).predict(xgb.DMatrix(X)), theirs)
     # and the xgboost file serves the other commands
     assert main(["explain", str(out), str(tmp / "lake"), "--output",
                  str(tmp / "c.parquet")]) == 0
