@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse
 
 import daskboost
-from daskboost import dmatrix_files
+from daskboost import dmatrix_files, text_files
 
 xgboost = pytest.importorskip("xgboost")
 pytestmark = [pytest.mark.filterwarnings("ignore:.*Text file input has been deprecated"),
@@ -143,14 +143,14 @@ def test_the_fast_path_is_floats_conversion(digits):
     taken = 0
     for text in texts:
         buf = np.frombuffer(text.encode(), dtype=np.uint8)
-        ok, value = dmatrix_files._fast_number(buf, 0, buf.size)
+        ok, value = text_files._fast_number(buf, 0, buf.size)
         assert not ok or (value == float(text) and np.signbit(value) == text.startswith("-"))
         taken += ok
     assert taken > 0.7 * len(texts)   # (not taken: over 15 digits, or beyond 1e22)
     for text in ("nan", "inf", "1e400", "0.12345678901234567", "1e-30", "1.2.3", "1e", "",
                  "-", ".", "1_0", "0x10"):
         buf = np.frombuffer(text.encode(), dtype=np.uint8)
-        assert not dmatrix_files._fast_number(buf, 0, buf.size)[0], text
+        assert not text_files._fast_number(buf, 0, buf.size)[0], text
 
 
 def test_a_file_trains_as_the_same_data_in_memory(tmp_path):
@@ -394,8 +394,11 @@ MALFORMED = [
     ("1,2,3\n4,5,6e\n", "csv&label_column=0", "line 2: '6e' is not a number.*no header"),
     ("1 0:1\n0 1:2\n\n1 0:1.2.3\n", "libsvm", "line 4: '1.2.3' is not a number"),
     ("1,2,3\n1,2,3,4\n1,2\n", "csv&label_column=0", "line 2: 4 fields, but 3 on"),
-    # (the lines' structure is checked before the numbers left to numpy)
-    ("1,2,3\n1,2,x\n1,2\n", "csv&label_column=0", "line 3: 2 fields, but 3 on"),
+    # the first error in line order: a number, then a line of another width
+    ("1,2,3\n1,2,x\n1,2\n", "csv&label_column=0", "line 2: 'x' is not a number"),
+    ("1,2,3\n1,2,1.2.3\n1,2\n", "csv&label_column=0", "line 2: '1.2.3' is not a number"),
+    ("1 0:1\n0 0:1.2.3\n1 0:1:2\n", "libsvm", "line 2: '1.2.3' is not a number"),
+    ("1 0:1\n0 0:1e400\n1 0:1:2\n", "libsvm", "line 3: '0:1:2' is not index:value"),
     ("1,2,3\n1,2,x\n1,2,3\n", "csv&label_column=0", "line 2: 'x' is not a number"),
     ("1,2\n1,2,3\n1,x,3\n", "csv&label_column=0", "line 2: 3 fields, but 2 on"),
 ]
@@ -409,29 +412,40 @@ def test_malformed_lines_name_the_line(tmp_path, text, uri, match):
 
 
 def test_a_file_in_pieces_reads_as_at_once(tmp_path, monkeypatch):
-    """Pieces as small as a line (each on a thread of its own), against one pass: the
-    same matrix, labels and weights, and the same first error with the same line."""
+    """Windows as small as a few bytes (a line longer than one makes it larger) cut into
+    pieces as small as a line, each on a thread of its own, against the file read at
+    once: the same matrix, labels and weights, and the same first error and line."""
     rng = np.random.default_rng(4)
     numbers = "\n".join(f"{i},{v:.17g},{'nan' if i % 7 == 0 else i}"
                         for i, v in enumerate(rng.standard_normal(50)))
     files = [(LIBSVM, "libsvm"), (WEIGHTED, "libsvm"), ("\ufeff" + LIBSVM, "libsvm"),
-             (CSV, "csv&label_column=0"), (CSV, "csv&label_column=1&weight_column=0"),
+             ("\n\n# none\n" + LIBSVM + "\n\n", "libsvm"), (CSV, "csv&label_column=0"),
+             (CSV, "csv&label_column=1&weight_column=0"), ("\n\n" + CSV, "csv&label_column=0"),
              (numbers, "csv&label_column=0")]
-    monkeypatch.setattr(dmatrix_files, "_MIN_PIECE_BYTES", 1)
+    at_once = []
     for i, (text, uri) in enumerate(files):
         path = write(tmp_path, f"f{i}.txt", text)
-        at_once = daskboost.DMatrix(f"{path}?format={uri}", nthread=1)
-        for n in (2, 5, 64):
-            in_pieces = daskboost.DMatrix(f"{path}?format={uri}", nthread=n)
-            assert len(dmatrix_files._pieces(np.frombuffer(text.encode(), np.uint8), n)) > 1
-            np.testing.assert_array_equal(dense(in_pieces), dense(at_once))
-            for field in ("label", "weight"):
-                np.testing.assert_array_equal(in_pieces.get_float_info(field),
-                                              at_once.get_float_info(field))
-    for text, uri, match in MALFORMED:
-        path = write(tmp_path, "bad.txt", text)
-        with pytest.raises(ValueError, match=f"bad.txt, {match}"):
-            daskboost.DMatrix(f"{path}?format={uri}", nthread=4)
+        at_once.append(daskboost.DMatrix(f"{path}?format={uri}", nthread=1))
+    most = []
+    pieces = text_files._Reading.pieces
+    monkeypatch.setattr(text_files._Reading, "pieces",
+                        lambda self, *a: most.append(len(pieces(self, *a))) or pieces(self, *a))
+    monkeypatch.setattr(text_files, "_MIN_PIECE_BYTES", 1)
+    for window in (4, 16, 64):
+        monkeypatch.setattr(text_files, "_WINDOW_BYTES", window)
+        for (text, uri), expected in zip(files, at_once):
+            path = tmp_path / f"f{files.index((text, uri))}.txt"
+            for n in (1, 3):
+                read = daskboost.DMatrix(f"{path}?format={uri}", nthread=n)
+                np.testing.assert_array_equal(dense(read), dense(expected))
+                for field in ("label", "weight"):
+                    np.testing.assert_array_equal(read.get_float_info(field),
+                                                  expected.get_float_info(field))
+        for text, uri, match in MALFORMED:
+            path = write(tmp_path, "bad.txt", text)
+            with pytest.raises(ValueError, match=f"bad.txt, {match}"):
+                daskboost.DMatrix(f"{path}?format={uri}", nthread=4)
+    assert max(most) > 1   # (pieces were read on several threads)
 
 
 def test_feature_names_name_a_libsvm_files_features(tmp_path):
