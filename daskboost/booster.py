@@ -28,7 +28,8 @@ from .objectives import CustomObjective, get_objective
 from .sparse import DENSE_CELLS, dense_rows, is_sparse
 from .tree import PackedForest, dense_floats
 from .tree_dot import tree_dot
-from .xgboost_format import UBJSON_ARRAY_TYPES, from_xgboost, is_xgboost_model, to_xgboost
+from .xgboost_format import (UBJSON_ARRAY_TYPES, from_xgboost, is_xgboost_model, to_xgboost,
+                             xgboost_config)
 
 
 # rows explained by one task (a dense block of them: 8 MiB at most, ``DENSE_CELLS``)
@@ -227,6 +228,19 @@ class Booster:
         xgb_model=booster)`` grows a round (or more) on it."""
         raise TypeError("Booster.update is not supported: daskboost.train(params, dtrain, "
                         "num_boost_round, xgb_model=booster) continues a model")
+
+    def save_config(self):
+        """xgboost's ``save_config``: the model's configuration as a JSON string, in
+        xgboost's layout (``xgboost_format.xgboost_config``: the objective and its
+        parameters, ``learner_model_param`` with ``base_score``, ``num_class`` and
+        ``num_feature``, the tree count, the metrics ``eval``/``eval_set`` report and the
+        ``nthread`` setting).  A fit's training parameters are not part of a model
+        here and are not in it."""
+        self._check_has_model()
+        default = self.get_objective().default_metric
+        metrics = [default if name is DEFAULT_METRIC else name
+                   for name in self._settings.get("eval_metric", [DEFAULT_METRIC])]
+        return json.dumps(xgboost_config(self, metrics, self._settings.get("nthread")))
 
     def copy(self):
         """An independent copy (xgboost's ``Booster.copy``), its settings too."""

@@ -34,7 +34,7 @@ from .data import (describe_features, feature_block, is_dask_collection,
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, model_source, read_model_json
 from .metrics import Metric
-from .xgboost_format import is_xgboost_model
+from .xgboost_format import base_scores, is_xgboost_model
 from .objectives import (OBJECTIVES, classifier_objectives, is_classification,
                          regressor_objectives)
 from .local_threads import check_n_jobs, local_threads
@@ -379,6 +379,15 @@ class _DaskBoostModel(RoutingConsumer):
         self._check_fitted()
         return inspection.feature_importances(self._booster.trees, self._booster.n_features,
                                               self.importance_type)
+
+    @property
+    def intercept_(self):
+        """Each output's start as xgboost's ``intercept_`` of a tree model gives it: its
+        ``base_score`` (a probability for ``binary:logistic``, the margin for the
+        objectives without a link), float32, one per output
+        (``xgboost_format.base_scores``)."""
+        self._check_fitted()
+        return base_scores(self._booster)
 
     def evals_result(self):
         """Metric values per eval set and round: ``{"validation_0": {"rmse": [...]}}``."""

@@ -210,6 +210,50 @@ def tree_to_xgboost(tree, tree_id, n_features):
     }
 
 
+def _learner_model_param(booster, start):
+    """xgboost's ``learner_model_param`` of ``booster``, whose outputs start at ``start``
+    (``_start_and_first_round``)."""
+    objective = booster.objective
+    return {"base_score": _base_score(objective, start), "boost_from_average": "1",
+            "num_class": str(booster.n_outputs if objective.startswith("multi:") else 0),
+            "num_feature": str(booster.n_features), "num_target": "1"}
+
+
+def base_scores(booster):
+    """Each output's start as xgboost's ``base_score`` holds it (a probability for the
+    logistic objectives, a mean for the log-link ones, the margin for the others), as
+    float32: xgboost's ``intercept_`` of a tree model."""
+    return np.array([float(_base_score(booster.objective, m)) for m in booster.base_margin],
+                    dtype=np.float32)
+
+
+def xgboost_config(booster, metrics, nthread):
+    """xgboost's ``save_config()`` object for ``booster``: what a model holds (its
+    objective and parameters, ``learner_model_param``, the tree booster and its tree
+    count, ``metrics`` and ``nthread``, the settings it predicts and evaluates with).
+    The training parameters (``eta``, ``max_depth``...) are a fit's, not kept in a model
+    here, and are left out; ValueError for a custom objective, as ``to_xgboost``."""
+    objective = booster.objective
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective={objective!r} has no xgboost equivalent; only models "
+                         f"of xgboost's objectives ({', '.join(OBJECTIVES)}) have its config")
+    start = _start_and_first_round(booster.base_margin, booster.trees[:booster.n_outputs])[0]
+    return {
+        "version": EXPORT_VERSION,
+        "learner": {
+            "generic_param": {"device": "cpu", "nthread": str(nthread or 0)},
+            "gradient_booster": {"name": "gbtree", "gbtree_model_param": {
+                "num_parallel_tree": "1", "num_trees": str(len(booster.trees))}},
+            "learner_model_param": _learner_model_param(booster, start),
+            "learner_train_param": {"booster": "gbtree", "objective": objective,
+                                    "multi_strategy": "one_output_per_tree",
+                                    "disable_default_eval_metric": "0"},
+            "metrics": [{"name": str(m)} for m in metrics],
+            "objective": _objective_section(objective, booster.objective_params),
+        },
+    }
+
+
 def to_xgboost(booster):
     """The model as an xgboost JSON model (a dict for ``json.dump``); ValueError for
     what xgboost cannot represent (a custom objective)."""
@@ -235,13 +279,7 @@ def to_xgboost(booster):
             "feature_names": list(booster.feature_names or []),
             "feature_types": feature_types if booster.feature_names or booster.categories
             else [],
-            "learner_model_param": {
-                "base_score": _base_score(objective, start),
-                "boost_from_average": "1",
-                "num_class": str(K if objective.startswith("multi:") else 0),
-                "num_feature": str(F),
-                "num_target": "1",
-            },
+            "learner_model_param": _learner_model_param(booster, start),
             "objective": _objective_section(objective, booster.objective_params),
             "gradient_booster": {
                 "name": "gbtree",

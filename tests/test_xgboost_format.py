@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xgboost as xgb
+from sklearn import exceptions as sklearn_exceptions
 
 import daskboost as db
 from daskboost.xgboost_format import daskboost_thresholds, xgboost_thresholds
@@ -500,3 +501,37 @@ def test_fuzzed_binary_models_never_crash_or_hang(tmp_path, data):
             outcomes["refused"] += 1
         slowest = max(slowest, time.perf_counter() - start)
     assert outcomes["refused"] > 200 and slowest < 1.0, (outcomes, slowest)
+
+
+@pytest.mark.parametrize("objective,label", [("binary:logistic", "binary"),
+                                             ("reg:squarederror", "positive"),
+                                             ("count:poisson", "positive"),
+                                             ("multi:softprob", "classes")])
+def test_intercept_and_config_are_xgboosts(data, objective, label):
+    """``intercept_`` and ``Booster.save_config()``'s model part, against xgboost's on
+    the same data (its base_score estimate is the same start as daskboost's)."""
+    X, y = data["X"], data[label]
+    kind = db.DaskBoostClassifier if objective.startswith(("binary", "multi")) else \
+        db.DaskBoostRegressor
+    ours = kind(objective=objective, n_estimators=3, max_depth=3).fit(X, y)
+    theirs = getattr(xgb, "XGBClassifier" if kind is db.DaskBoostClassifier
+                     else "XGBRegressor")(objective=objective, n_estimators=3,
+                                          max_depth=3).fit(X, y)
+    if objective != "multi:softprob":   # (xgboost's multiclass start: 0 for every class)
+        np.testing.assert_allclose(ours.intercept_, theirs.intercept_, rtol=1e-5)
+    assert ours.intercept_.dtype == np.float32 and ours.intercept_.shape == (
+        ours.get_booster().n_outputs,)
+    config = json.loads(ours.get_booster().save_config())["learner"]
+    expected = json.loads(theirs.get_booster().save_config())["learner"]
+    assert config["metrics"] == expected["metrics"]
+    assert config["objective"]["name"] == expected["objective"]["name"]
+    for name, params in expected["objective"].items():   # (numbers as written differ)
+        if isinstance(params, dict):
+            assert {k: float(v) for k, v in config["objective"][name].items()} == \
+                pytest.approx({k: float(v) for k, v in params.items()}), name
+    for key in ("num_class", "num_feature", "num_target"):
+        assert config["learner_model_param"][key] == expected["learner_model_param"][key]
+    assert config["gradient_booster"]["gbtree_model_param"]["num_trees"] == \
+        expected["gradient_booster"]["gbtree_model_param"]["num_trees"]
+    with pytest.raises(sklearn_exceptions.NotFittedError):
+        kind().intercept_
