@@ -192,6 +192,15 @@ def categorical_features(types):
     return tuple(f for f, t in enumerate(types) if t == "c")
 
 
+def check_unique_names(names, what):
+    """ValueError naming the first of ``names`` given twice (``what``: how to say where,
+    e.g. "X has the column")."""
+    if len(set(names)) != len(names):
+        repeated = next(n for i, n in enumerate(names) if n in names[:i])
+        raise ValueError(f"{what} {repeated!r:.80} more than once; feature names must be "
+                         "unique")
+
+
 def describe_features(X, enable_categorical=False, feature_types=None):
     """Return ``(feature_names, n_features, types)`` of X after checking its type and
     dtypes (``types``: ``feature_types_of``'s 'q'/'c' per feature)."""
@@ -199,10 +208,7 @@ def describe_features(X, enable_categorical=False, feature_types=None):
         if getattr(X, "ndim", 2) != 2:
             raise TypeError("X must be two-dimensional (a DataFrame, not a Series)")
         columns = list(X.columns)
-        if len(set(columns)) != len(columns):
-            repeated = next(c for i, c in enumerate(columns) if c in columns[:i])
-            raise ValueError(f"X has the column {repeated!r:.80} more than once; feature "
-                             "names must be unique")
+        check_unique_names(columns, "X has the column")
         types = feature_types_of(X, enable_categorical, feature_types)
         names = [str(c) for c in columns] if all(isinstance(c, str) for c in columns) else None
         return names, len(columns), types

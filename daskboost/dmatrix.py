@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from .data import table_as_frame
+from .data import check_unique_names, table_as_frame
 from .dmatrix_files import read_matrix_file, write_matrix_file
 from .local_threads import check_n_jobs
 from .metrics import WholeRowsMetric
@@ -424,10 +424,7 @@ def _named(data, feature_names):
     if len(names) != n_features:
         raise ValueError(f"feature_names has {len(names)} names; the data has {n_features} "
                          "features")
-    if len(set(names)) != len(names):
-        repeated = next(n for i, n in enumerate(names) if n in names[:i])
-        raise ValueError(f"feature_names has {repeated!r:.80} more than once; feature names "
-                         "must be unique")
+    check_unique_names(names, "feature_names has")
     if is_sparse(data) or is_sparse(getattr(data, "_meta", None)):
         return data, names
     if hasattr(data, "columns"):
