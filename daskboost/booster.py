@@ -402,7 +402,8 @@ class Booster:
         if not strict_shape:
             return values
         return strict_shape_of(values, self.n_outputs, "leaf" if pred_leaf else
-                             "contributions" if pred_contribs or pred_interactions else "value")
+                               "contributions" if pred_contribs or pred_interactions else
+                               "value")
 
     def _predict(self, X, output_margin, iteration_range, pred_contribs, approx_contribs,
                  pred_interactions, pred_leaf):
@@ -460,11 +461,10 @@ class Booster:
     def get_dump(self, fmap="", with_stats=False, dump_format="text"):
         """One text (JSON, or graphviz's DOT: ``to_graphviz``'s) dump per tree, xgboost's
         ``get_dump``; splits read ``x <= threshold`` (``inspection.dump_text`` /
-        ``dump_json``).  ``fmap``: a feature map
-        file (``feature_map``): its names, and its types shown as xgboost does
-        (indicator splits without a threshold, integer thresholds for ``int``:
-        ``[age<=2]``, ``floor`` of daskboost's threshold, which xgboost writes
-        ``[age<3]``)."""
+        ``dump_json``).  ``fmap``: a feature map file (``feature_map``): its names, and
+        its types shown as xgboost does (indicator splits without a threshold, integer
+        thresholds for ``int``: ``[age<=2]``, ``floor`` of daskboost's threshold, which
+        xgboost writes ``[age<3]``)."""
         return self._dump(_fmap_argument(fmap, "get_dump", "with_stats"), with_stats,
                           dump_format)
 
@@ -591,8 +591,8 @@ class Booster:
         """The model file's bytes, as a ``bytearray`` (xgboost's ``save_raw``): what
         ``save_model(path, format)`` writes, for a database or a message rather than a
         file; ``Booster.load`` and the estimators' ``load_model`` read them back.
-        ``raw_format``: "json", or "ubj" (UBJSON, xgboost's binary JSON: for xgboost's
-        format, the bytes xgboost's own ``save_raw()`` gives)."""
+        ``raw_format``: "json", or "ubj" (UBJSON, binary JSON: for xgboost's format,
+        written as xgboost's own ``save_raw()`` writes it, which xgboost loads)."""
         if raw_format not in ("json", "ubj"):
             raise ValueError(f"raw_format={raw_format!r:.40} must be 'json' or 'ubj'")
         return bytearray(model_bytes(self.to_payload(format), format, raw_format))
