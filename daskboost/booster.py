@@ -458,6 +458,23 @@ class Booster:
         return inspection.get_score(self.trees, self.feature_names, self.n_features,
                                     importance_type, feature_map)
 
+    def get_split_value_histogram(self, feature, fmap="", bins=None, as_pandas=True):
+        """xgboost's ``get_split_value_histogram``: how often the numeric splits on the
+        feature named ``feature`` use each threshold (daskboost's, ``x <= t``), in at most
+        ``bins`` bins: a DataFrame of ``SplitValue`` (a bin's right edge) and ``Count``
+        (``as_pandas=False``: the ``(n, 2)`` array); ``inspection.split_value_histogram``."""
+        values = inspection.split_value_histogram(
+            self.trees, self.feature_names, self.n_features, self.categories, feature,
+            load_feature_map(fmap), bins)
+        return pd.DataFrame(values, columns=["SplitValue", "Count"]) if as_pandas else values
+
+    def reset(self):
+        """xgboost's ``reset`` (release what training cached): a trained Booster here
+        holds no training data; its packed trees for prediction are dropped (built again
+        on the next ``predict``).  Returns the Booster."""
+        self._packed = {}
+        return self
+
     def get_dump(self, fmap="", with_stats=False, dump_format="text"):
         """One text (JSON, or graphviz's DOT: ``to_graphviz``'s) dump per tree, xgboost's
         ``get_dump``; splits read ``x <= threshold`` (``inspection.dump_text`` /

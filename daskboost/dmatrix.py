@@ -20,9 +20,10 @@ import numbers
 import os
 
 import numpy as np
+import pandas as pd
 
-from .data import check_unique_names, table_as_frame
-from .dmatrix_files import read_matrix_file, write_matrix_file
+from .data import check_unique_names, is_dask_collection, table_as_frame
+from .dmatrix_files import frame_values, read_matrix_file, write_matrix_file
 from .local_threads import check_n_jobs
 from .metrics import WholeRowsMetric
 from .missing_values import with_missing_as_nan
@@ -78,11 +79,46 @@ class DMatrix:
     # ---- xgboost's accessors -------------------------------------------------------------
     @property
     def feature_names(self):
-        """The columns' names (a DataFrame's, or those given with sparse data), else None."""
+        """The columns' names (a DataFrame's, or those given with sparse data), else None.
+        Set (xgboost's ``dtrain.feature_names = [...]``) as the constructor's
+        ``feature_names``; None takes away the names of an array or sparse data."""
         if self._sparse_names is not None:
             return list(self._sparse_names)
         columns = getattr(self.data, "columns", None)
         return None if columns is None else [str(c) for c in columns]
+
+    @feature_names.setter
+    def feature_names(self, names):
+        if names is not None:
+            self.data, self._sparse_names = _named(self.data, names)
+        elif self._sparse_names is not None:
+            self._sparse_names = None
+        elif hasattr(self.data, "columns"):
+            raise ValueError("feature_names = None: the data is a DataFrame, whose columns "
+                             "are its feature names; give other names to rename them")
+
+    def get_data(self):
+        """xgboost's ``get_data``: the features as a float32 scipy.sparse CSR matrix of the
+        values that are not missing (a categorical column as its category codes).
+        In-memory data only."""
+        import scipy.sparse
+
+        data = self.data
+        if is_dask_collection(data):
+            raise TypeError("get_data: the data is a dask collection; compute the rows "
+                            "wanted first (get_data reads in-memory data)")
+        if is_sparse(data):
+            return scipy.sparse.csr_matrix(data, dtype=np.float32)
+        if hasattr(data, "columns"):
+            data = data.apply(lambda c: c.cat.codes.where(c.cat.codes >= 0)
+                              if isinstance(c.dtype, pd.CategoricalDtype) else c)
+            values = frame_values(data, "get_data", "")
+        else:
+            values = np.asarray(data)
+        values = np.asarray(values, dtype=np.float32)
+        rows, columns = np.nonzero(~np.isnan(values))
+        return scipy.sparse.csr_matrix((values[rows, columns], (rows, columns)),
+                                       shape=values.shape)
 
     def num_row(self):
         """The number of rows (a dask collection's computed when not known)."""

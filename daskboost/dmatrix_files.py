@@ -170,7 +170,7 @@ def _matrix_arrays(matrix):
                       indices=np.asarray(csr.indices), indptr=np.asarray(csr.indptr))
         _numeric(arrays["data"], "the data (a sparse matrix's values)")
     elif hasattr(data, "columns") and hasattr(data, "dtypes"):   # a pandas DataFrame
-        arrays.update(kind=np.array("dense"), data=_frame_values(data))
+        arrays.update(kind=np.array("dense"), data=frame_values(data))
     else:
         values = np.asarray(data)
         _numeric(values, "the data")
@@ -197,16 +197,18 @@ def _numeric(values, what):
                         "lake instead: df.to_parquet / dd.to_parquet)")
 
 
-def _frame_values(frame):
+def frame_values(frame, caller="save_binary", advice=" (a binary DMatrix file holds "
+                 "numbers only: write the frame as a parquet lake instead, df.to_parquet, "
+                 "read with dd.read_parquet)"):
     """A pandas DataFrame's values as one numeric array: its dtype when the columns
-    share one numpy dtype, else float64 (missing values NaN)."""
+    share one numpy dtype, else float64 (missing values NaN); TypeError from ``caller``
+    naming a column that is not numeric."""
     import pandas as pd
     for column, dtype in frame.dtypes.items():
         if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)) \
                 or isinstance(dtype, pd.CategoricalDtype):
-            raise TypeError(f"save_binary: column {column!r} has dtype {dtype}; a binary "
-                            "DMatrix file holds numbers only.  Write the frame as a parquet "
-                            "lake instead (df.to_parquet, read with dd.read_parquet)")
+            raise TypeError(f"{caller}: column {column!r} has dtype {dtype}, not numbers"
+                            f"{advice}")
     dtypes = set(frame.dtypes)
     if len(dtypes) == 1 and isinstance(next(iter(dtypes)), np.dtype):
         return frame.to_numpy()

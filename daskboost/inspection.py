@@ -100,6 +100,30 @@ def _namer(feature_names):
     return name
 
 
+def split_value_histogram(trees, feature_names, n_features, categories, feature, feature_map,
+                          bins):
+    """xgboost's ``get_split_value_histogram``: the thresholds of the numeric splits on the
+    feature named ``feature`` (by ``feature_map``'s names if given, else the model's, else
+    ``f<i>``), as an ``(n, 2)`` array of (a bin's right edge, its count), the empty bins
+    left out: ``bins`` bins (default, or when more, one per distinct threshold).
+    ValueError for a name that is no feature, or for a categorical feature."""
+    features = _Features(feature_names, feature_map)
+    names = [features.name(f) for f in range(n_features)]
+    if feature not in names:
+        raise ValueError(f"feature={feature!r:.80} is not one of the model's features "
+                         f"{names!r:.200}")
+    index = names.index(feature)
+    if index in categories:
+        raise ValueError(f"feature {feature!r:.80} is categorical: its splits are category "
+                         "sets, which have no split values")
+    values = np.concatenate([t.threshold[t.feature == index] for t in trees] or [[]])
+    n_unique = len(np.unique(values))
+    counts, edges = np.histogram(values, bins=max(n_unique if bins is None else
+                                                  min(n_unique, bins), 1))
+    stacked = np.column_stack((edges[1:], counts))
+    return stacked[stacked[:, 1] > 0]
+
+
 class _Features:
     """The names, and the feature map's types, that a dump shows features with."""
 

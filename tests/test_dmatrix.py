@@ -509,3 +509,38 @@ def test_a_sparse_matrix_named_by_its_matrix(data):
     assert on_dask.feature_names == names
     with pytest.raises(ValueError, match="feature_names has 2 names; the data has 5"):
         daskboost.DMatrix(csr, label=y, feature_names=["a", "b"])
+
+
+def test_get_data_and_the_feature_names_setter_are_xgboosts():
+    """``get_data()``: the values not missing as a float32 CSR matrix, as xgboost's (a
+    categorical column as its codes); ``dtrain.feature_names = [...]`` names the data."""
+    import scipy.sparse
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4)).astype(np.float32)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["c"] = pd.Categorical(rng.choice(["x", "y", None], 200))
+    for data in (X, frame, scipy.sparse.random(200, 4, density=0.3, format="csr",
+                                               random_state=0)):
+        options = {"enable_categorical": True} if isinstance(data, pd.DataFrame) else {}
+        ours, theirs = (m(data, **options).get_data() for m in (daskboost.DMatrix,
+                                                                 xgboost.DMatrix))
+        assert ours.dtype == np.float32 and ours.shape == theirs.shape
+        assert ours.nnz == theirs.nnz and (ours != theirs).nnz == 0
+    with pytest.raises(TypeError, match="get_data: column 's' has dtype .*, not numbers"):
+        daskboost.DMatrix(pd.DataFrame({"s": ["a", "b"]})).get_data()
+    with pytest.raises(TypeError, match="get_data: the data is a dask collection"):
+        daskboost.DMatrix(da.from_array(X, chunks=100)).get_data()
+    sparse = daskboost.DMatrix(scipy.sparse.csr_matrix(np.eye(3)))
+    sparse.feature_names = ["p", "q", "r"]
+    assert sparse.feature_names == ["p", "q", "r"]
+    sparse.feature_names = None
+    assert sparse.feature_names is None
+    dense = daskboost.DMatrix(X)
+    dense.feature_names = list("wxyz")
+    assert dense.feature_names == list("wxyz") and list(dense.data.columns) == list("wxyz")
+    with pytest.raises(ValueError, match="feature_names has 2 names; the data has 4"):
+        dense.feature_names = ["a", "b"]
+    with pytest.raises(ValueError, match="the data is a DataFrame"):
+        dense.feature_names = None

@@ -448,3 +448,24 @@ def test_cv_with_a_native_custom_objective_is_xgboosts():
                                rtol=0, atol=1e-6)
     with pytest.raises(ValueError, match="fpreproc: cv grows the folds together"):
         daskboost.cv({}, daskboost.DMatrix(X, label=y), 2, fpreproc=lambda *a: a)
+
+
+def test_split_value_histogram_and_reset(xy):
+    """xgboost's ``get_split_value_histogram``: the thresholds of a feature's numeric
+    splits binned (its algorithm on daskboost's thresholds); ``reset`` keeps the model."""
+    X, y = xy
+    booster = daskboost.train({"max_depth": 3}, X, y, num_boost_round=8)
+    name = booster.feature_names[0] if booster.feature_names else "f0"
+    thresholds = np.concatenate([t.threshold[t.feature == 0] for t in booster.trees])
+    histogram = booster.get_split_value_histogram(name)
+    assert list(histogram.columns) == ["SplitValue", "Count"]
+    assert histogram.Count.sum() == len(thresholds) > 0
+    assert len(histogram) <= len(np.unique(thresholds))
+    two = booster.get_split_value_histogram(name, bins=2, as_pandas=False)
+    assert two.shape[1] == 2 and len(two) <= 2 and two[:, 1].sum() == len(thresholds)
+    assert two[-1, 0] == pytest.approx(thresholds.max())
+    with pytest.raises(ValueError, match="is not one of the model's features"):
+        booster.get_split_value_histogram("nope")
+    before = booster.predict(X)
+    assert booster.reset() is booster
+    np.testing.assert_array_equal(booster.predict(X), before)
