@@ -229,6 +229,13 @@ class Booster:
         raise TypeError("Booster.update is not supported: daskboost.train(params, dtrain, "
                         "num_boost_round, xgb_model=booster) continues a model")
 
+    def boost(self, dtrain, iteration, grad, hess):
+        """Not here (xgboost's one round from given gradients), as ``update``: a custom
+        objective, ``daskboost.train(params, dtrain, 1, obj=f, xgb_model=booster)``."""
+        raise TypeError("Booster.boost is not supported: daskboost.train(params, dtrain, "
+                        "num_boost_round, obj=f, xgb_model=booster) grows rounds from a "
+                        "custom objective's gradients")
+
     def save_config(self):
         """xgboost's ``save_config``: the model's configuration as a JSON string, in
         xgboost's layout (``xgboost_format.xgboost_config``: the objective and its

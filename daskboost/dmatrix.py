@@ -150,6 +150,14 @@ class DMatrix:
     def set_base_margin(self, margin):
         self.base_margin = margin
 
+    def set_group(self, group):
+        """Refused: query groups are for ranking, which daskboost does not train."""
+        _refuse_ranking_fields(type(self).__name__, {"group": group})
+
+    def get_group(self):
+        """Refused: query groups are for ranking, which daskboost does not train."""
+        _refuse_ranking_fields(type(self).__name__, {"group": "get_group"})
+
     def get_float_info(self, field):
         """xgboost's ``get_float_info``: ``"label"``, ``"weight"`` or ``"base_margin"`` as
         a float32 numpy array (empty when not set; a dask collection is computed)."""

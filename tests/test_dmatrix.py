@@ -142,6 +142,10 @@ def test_a_matrix_of_dask_collections(data):
      "DMatrix: qid is for ranking or survival"),
     (lambda m, X, y: daskboost.DMatrix(X, label=y, feature_names=["a"]), ValueError,
      "feature_names has 1 names; the data has 5 features"),
+    (lambda m, X, y: m.set_group([len(y)]), ValueError, "DMatrix: group is for ranking"),
+    (lambda m, X, y: m.get_group(), ValueError, "DMatrix: group is for ranking"),
+    (lambda m, X, y: daskboost.train(PARAMS, m, 1).boost(m, 1, y, y), TypeError,
+     "Booster.boost is not supported: .*obj=f, xgb_model=booster"),
 ])
 def test_bad_calls_name_what_is_wrong(data, call, error, match):
     X, y, _ = data
