@@ -210,6 +210,15 @@ def tree_to_xgboost(tree, tree_id, n_features):
     }
 
 
+def _xgboosts_objective(booster, what):
+    """``booster``'s objective, one of xgboost's; ValueError saying that only such models
+    ``what`` otherwise (a custom objective)."""
+    if booster.objective not in OBJECTIVES:
+        raise ValueError(f"objective={booster.objective!r} has no xgboost equivalent; only "
+                         f"models of xgboost's objectives ({', '.join(OBJECTIVES)}) {what}")
+    return booster.objective
+
+
 def _learner_model_param(booster, start):
     """xgboost's ``learner_model_param`` of ``booster``, whose outputs start at ``start``
     (``_start_and_first_round``)."""
@@ -233,10 +242,7 @@ def xgboost_config(booster, metrics, nthread):
     count, ``metrics`` and ``nthread``, the settings it predicts and evaluates with).
     The training parameters (``eta``, ``max_depth``...) are a fit's, not kept in a model
     here, and are left out; ValueError for a custom objective, as ``to_xgboost``."""
-    objective = booster.objective
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective={objective!r} has no xgboost equivalent; only models "
-                         f"of xgboost's objectives ({', '.join(OBJECTIVES)}) have its config")
+    objective = _xgboosts_objective(booster, "have its config")
     start = _start_and_first_round(booster.base_margin, booster.trees[:booster.n_outputs])[0]
     return {
         "version": EXPORT_VERSION,
@@ -257,10 +263,7 @@ def xgboost_config(booster, metrics, nthread):
 def to_xgboost(booster):
     """The model as an xgboost JSON model (a dict for ``json.dump``); ValueError for
     what xgboost cannot represent (a custom objective)."""
-    objective = booster.objective
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective={objective!r} has no xgboost equivalent; only models "
-                         f"of xgboost's objectives ({', '.join(OBJECTIVES)}) export")
+    objective = _xgboosts_objective(booster, "export")
     K = booster.n_outputs
     F = booster.n_features
     types = booster.feature_types or ["q"] * F
