@@ -89,7 +89,7 @@ class _FoldBoosting(_Boosting):
         # rows in fold order (``fold_states._in_fold_order``): with quantized gradients,
         # and not for adaptive leaves (whose residual sketches take the rows in order)
         in_fold_order = (bool(self.params.quantized_grad)
-                         and self.objective.leaf_quantile is None)
+                         and self.objective.leaf_quantiles is None)
         return super()._bin_args() + (self.layout, self._label_sketch, in_fold_order)
 
     def _last_args(self, data, offsets, extra=()):
@@ -105,11 +105,10 @@ class _FoldBoosting(_Boosting):
         size = sketch_size_for(self.params.max_bin)
         self.states, summaries = self.runtime.map_reduce(
             fold_leaf_residual_summaries, self.states,
-            (pending, self.mapper.missing_code, size), LeafSummaryMerger(size))
-        for f, grower in enumerate(growers):
-            refit_from_summaries(grower, {leaf: s for (g, leaf), s in summaries.items()
-                                          if g == f},
-                                 self.objective.leaf_quantile, self.params.learning_rate)
+            (pending, self.mapper.missing_code, size, self.objective.outputs_per_model),
+            LeafSummaryMerger(size))
+        refit_from_summaries(growers, summaries, self.objective.leaf_quantiles,
+                             self.params.learning_rate)
         return None
 
     def _evaluate(self, growers, round_, pending):

@@ -37,7 +37,9 @@ class FoldObjective:
         self.objective = objective
         self.nfold = nfold
         self.outputs_per_model = objective.n_outputs()
-        self.leaf_quantile = objective.leaf_quantile  # adaptive leaves: one output
+        # adaptive leaves: each fold's outputs refit at the objective's quantiles
+        self.leaf_quantiles = (None if objective.leaf_quantiles is None
+                               else tuple(objective.leaf_quantiles) * nfold)
 
     def n_outputs(self):
         return self.nfold * self.outputs_per_model
@@ -186,21 +188,22 @@ def _fold_state(state, folds, label_scans=None):
 
 
 def fold_leaf_residual_summaries(state, arg):
-    """``partition.leaf_residual_summaries`` for the folds' trees (objectives with
-    adaptive leaves have one output: tree f is fold f's): {(fold, leaf): sketch of the
-    residuals of the leaf's rows that the fold trains on}."""
-    splits, missing_code, size = arg
+    """``partition.leaf_residual_summaries`` for the folds' trees (tree ``t`` is output
+    ``t % K`` of fold ``t // K``): {(tree, leaf): sketch of the residuals of the leaf's
+    rows that the tree's fold trains on}.  ``arg``: (pending splits, missing_code, sketch
+    size, K outputs per model)."""
+    splits, missing_code, size, K = arg
     positions = leaf_positions(state, splits, missing_code)
     folds, label, margin, weight = (whole(a) for a in (state.folds, state.label,
                                                        state.margin, state.weight))
     summaries = {}
-    for f in range(positions.shape[0]):
-        trains = np.flatnonzero(folds != f)
-        residuals = label[trains].astype(np.float64) - margin[f, trains]
+    for t in range(positions.shape[0]):
+        trains = np.flatnonzero(folds != t // K)
+        residuals = label[trains].astype(np.float64) - margin[t, trains]
         for leaf, summary in residual_summaries(
-                positions[f, trains], residuals, None if weight is None else weight[trains],
+                positions[t, trains], residuals, None if weight is None else weight[trains],
                 size).items():
-            summaries[(f, leaf)] = summary
+            summaries[(t, leaf)] = summary
     return with_positions(state, positions), summaries
 
 

@@ -759,6 +759,12 @@ def _check_objective(name, base, objective):
     if base in _SINGLE_OUTPUT and multiclass:
         raise ValueError(f"eval_metric={name!r} is not a multiclass metric "
                          f"(objective={obj!r}); use 'mlogloss' or 'merror'")
+    levels = getattr(objective, "leaf_quantiles", None) if obj == "reg:quantileerror" else None
+    if levels is not None and len(levels) > 1 and base != "quantile":
+        raise ValueError(f"eval_metric={name!r} scores one prediction per row; "
+                         f"objective={obj!r} with quantile_alpha={list(levels)} predicts "
+                         f"{len(levels)} quantiles per row: use 'quantile' (the pinball loss "
+                         "averaged over the levels)")
 
 
 def get_metric(name, objective=None, quantile_alpha=0.5, huber_slope=1.0):

@@ -269,16 +269,19 @@ def _pseudo_huber_kernel(margin, y, weight, grad, hess, slope):
 
 
 @numba.njit(nogil=True, cache=True)
-def _quantile_kernel(margin, y, weight, grad, hess, alpha):
-    # pinball loss l = alpha (y - m) for y >= m, (1 - alpha)(m - y) for y < m
-    # -> g = 1 - alpha if m >= y else -alpha (a subgradient at m = y); h = 1 as in xgboost
-    for i in range(y.shape[0]):
-        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
-        if margin[0, i] >= y[i]:
-            grad[0, i] = _weighted(1.0 - alpha, w)
-        else:
-            grad[0, i] = _weighted(-alpha, w)
-        hess[0, i] = w
+def _quantile_kernel(margin, y, weight, grad, hess, alphas):
+    # pinball loss at level alpha_k for output k: l = alpha (y - m) for y >= m,
+    # (1 - alpha)(m - y) for y < m -> g = 1 - alpha if m >= y else -alpha (a subgradient
+    # at m = y); h = 1 as in xgboost
+    for k in range(alphas.shape[0]):
+        alpha = alphas[k]
+        for i in range(y.shape[0]):
+            w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
+            if margin[k, i] >= y[i]:
+                grad[k, i] = _weighted(1.0 - alpha, w)
+            else:
+                grad[k, i] = _weighted(-alpha, w)
+            hess[k, i] = w
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
@@ -445,8 +448,9 @@ class Objective:
         Number of classes (``multi:*`` only, an integer >= 2).
     huber_slope : float
         ``delta`` of the pseudo-Huber loss (``reg:pseudohubererror`` only), > 0.
-    quantile_alpha : float
-        Target quantile of ``reg:quantileerror``, in (0, 1).
+    quantile_alpha : float or sequence of float
+        Target quantile of ``reg:quantileerror``, in (0, 1); several (xgboost's list)
+        give a model with one output per level.
     tweedie_variance_power : float
         ``rho`` of ``reg:tweedie``, in [1, 2).
     max_delta_step : float
@@ -481,10 +485,11 @@ class Objective:
     max_margin : float
         The largest margin whose prediction is finite (``exp`` overflows beyond
         ``log(float max)``); a model file whose trees could add up to more is refused.
-    leaf_quantile : float or None
-        If not None, each leaf's value is to be re-estimated after growing as this
-        weighted quantile of the residuals ``y - margin`` of its rows (xgboost's
-        adaptive leaves, Friedman 2001 Algorithm 3); the caller does the refit.
+    leaf_quantiles : tuple of float or None
+        If not None, one quantile per output: each leaf of output ``k``'s tree is to be
+        re-estimated after growing as the weighted ``leaf_quantiles[k]`` quantile of the
+        residuals ``y - margin_k`` of its rows (xgboost's adaptive leaves, Friedman 2001
+        Algorithm 3); the caller does the refit.
     needs_label_summary : bool
         :meth:`base_margin` reads ``stats.label_summary``.
     needs_class_weights : bool
@@ -507,7 +512,7 @@ class Objective:
     probability_output = False
     default_metric = None
     max_margin = math.inf
-    leaf_quantile = None
+    leaf_quantiles = None
     needs_label_summary = False
     needs_class_weights = False
     bounded_hessian = False
@@ -666,7 +671,7 @@ class Objective:
         stats = self._weighted_stats(stats)
         if not stats.weight_sum > 0:
             raise ValueError(f"objective='{self.name}': weight_sum={stats.weight_sum} must be > 0")
-        return np.array([float(self._base_margin(stats))], dtype=np.float64)
+        return np.array(self._base_margin(stats), dtype=np.float64).reshape(self.n_outputs())
 
     def _weighted_mean(self, stats):
         return stats.weighted_label_sum / stats.weight_sum
@@ -772,7 +777,7 @@ class AbsoluteError(Objective):
 
     ``g = sign(m - y)``, ``h = 1`` (xgboost's convention; the true second derivative is 0
     almost everywhere).  Leaves are re-estimated as weighted medians of the residuals
-    (``leaf_quantile = 0.5``; Friedman 2001, Algorithm 3, LAD_TreeBoost).  ``F0`` is read
+    (``leaf_quantiles = (0.5,)``; Friedman 2001, Algorithm 3, LAD_TreeBoost).  ``F0`` is read
     from ``stats.label_summary`` with :func:`sketch.weighted_quantile`, so its weighted
     rank is within ``eps * W / 2`` of ``W / 2`` (exact for an exact summary).
     """
@@ -780,13 +785,13 @@ class AbsoluteError(Objective):
     name = "reg:absoluteerror"
     kind = REGRESSION
     default_metric = "mae"
-    leaf_quantile = 0.5
+    leaf_quantiles = (0.5,)
     bounded_hessian = True  # 1 (and the leaves refit from the residuals)
     needs_label_summary = True
     _kernel = staticmethod(_absolute_error_kernel)
 
     def _base_margin(self, stats):
-        return sketch.weighted_quantile(_require_summary(self, stats), self.leaf_quantile)
+        return sketch.weighted_quantile(_require_summary(self, stats), 0.5)
 
     def _loss(self, y, m):
         return np.abs(y - m)
@@ -799,7 +804,9 @@ class QuantileError(Objective):
     ``g = 1 - alpha`` if ``m >= y`` else ``-alpha``, ``h = 1`` (xgboost's convention).
     ``F0`` = weighted ``alpha``-quantile of the label sketch (rank within ``eps * W / 2``
     of ``alpha * W``); leaves are re-estimated at the same quantile of the residuals
-    (``leaf_quantile = alpha``).  One ``alpha`` only (xgboost also accepts a list).
+    (``leaf_quantiles``).  Several levels (xgboost's ``quantile_alpha`` list) give one
+    output per level, each with its own trees, start and leaves, as xgboost's
+    multi-quantile regression; predictions are then ``(n, Q)``.
     """
 
     name = "reg:quantileerror"
@@ -810,24 +817,46 @@ class QuantileError(Objective):
     _kernel = staticmethod(_quantile_kernel)
 
     def _configure(self, *, quantile_alpha, **_):
-        a = _check_real(quantile_alpha, "quantile_alpha")
-        if not 0.0 < a < 1.0:
-            raise ValueError(f"quantile_alpha={quantile_alpha!r} must be in (0, 1)")
-        self.quantile_alpha = a
-        self.leaf_quantile = a
+        several = isinstance(quantile_alpha, (list, tuple, np.ndarray))
+        levels = list(quantile_alpha) if several else [quantile_alpha]
+        if not levels:
+            raise ValueError(f"quantile_alpha={quantile_alpha!r} must be a number in (0, 1) "
+                             "or a non-empty list of such")
+        alphas = []
+        for i, value in enumerate(levels):
+            name = f"quantile_alpha[{i}]" if several else "quantile_alpha"
+            a = _check_real(value, name)
+            if not 0.0 < a < 1.0:
+                raise ValueError(f"{name}={value!r} must be in (0, 1)")
+            alphas.append(a)
+        self.quantile_alpha = alphas[0] if len(alphas) == 1 else tuple(alphas)
+        self.leaf_quantiles = tuple(alphas)
+        self._alphas = np.array(alphas, dtype=np.float64)
 
     def __repr__(self):
         return f"QuantileError(quantile_alpha={self.quantile_alpha!r})"
 
+    def n_outputs(self):
+        return len(self.leaf_quantiles)
+
     def _kernel_args(self):
-        return (self.quantile_alpha,)
+        return (self._alphas,)
 
     def _base_margin(self, stats):
-        return sketch.weighted_quantile(_require_summary(self, stats), self.quantile_alpha)
+        summary = _require_summary(self, stats)
+        return [sketch.weighted_quantile(summary, a) for a in self.leaf_quantiles]
 
-    def _loss(self, y, m):
-        d = y - m
-        return np.maximum(self.quantile_alpha * d, (self.quantile_alpha - 1.0) * d)
+    def transform(self, margin):
+        """The margins themselves: ``(n,)`` for one level, ``(n, Q)`` for several."""
+        m = self._margin(margin)
+        return m[0].copy() if m.shape[0] == 1 else m.T.copy()
+
+    def loss(self, y, margin):
+        """Elementwise unweighted loss, ``(n,)`` float64, summed over the levels."""
+        y = np.asarray(y, dtype=np.float64)
+        d = y - self._margin(margin)                                   # (Q, n)
+        alpha = self._alphas[:, None]
+        return np.maximum(alpha * d, (alpha - 1.0) * d).sum(axis=0)
 
 
 class PseudoHuberError(Objective):
@@ -1388,7 +1417,7 @@ class CustomObjective:
     """
 
     name = "custom"
-    leaf_quantile = None
+    leaf_quantiles = None
 
     def __init__(self, func=None, num_class=None, classifier=False, **_ignored):
         self.func = func

@@ -56,7 +56,7 @@ class TrainingParams:
     early_stopping_rounds: Optional[int]
     num_class: Optional[int]
     huber_slope: float
-    quantile_alpha: float
+    quantile_alpha: Union[float, tuple]  # a tuple: several levels, one output each
     tweedie_variance_power: float
     base_score: Optional[Union[float, tuple]]  # a tuple: one per output
     # xgboost's weight of the rows labelled 1 in the logistic losses' gradients
@@ -151,6 +151,27 @@ def _real(name, value, low, strict=False):
     if value < low or (strict and value == low):
         raise ValueError(f"{name}={value!r} must be {'>' if strict else '>='} {low}")
     return value
+
+
+def quantile_levels(value):
+    """``quantile_alpha`` checked: one level in (0, 1) as a float, or several (xgboost's
+    list: a model with one output per level) as a tuple of floats; a one-level list is
+    that level."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        levels = np.asarray(value, dtype=object)
+        if levels.ndim != 1 or levels.size == 0:
+            raise ValueError(f"quantile_alpha={value!r:.80} must be a number in (0, 1) or a "
+                             "non-empty list of such")
+        levels = tuple(_quantile_level(v, f"quantile_alpha[{i}]") for i, v in enumerate(levels))
+        return levels[0] if len(levels) == 1 else levels
+    return _quantile_level(value, "quantile_alpha")
+
+
+def _quantile_level(value, name):
+    level = _real(name, value, 0.0, strict=True)
+    if not level < 1.0:
+        raise ValueError(f"{name}={value!r} must be in (0, 1)")
+    return level
 
 
 TREE_METHODS = ("hist", "approx", "exact")
@@ -388,7 +409,7 @@ def validate_params(raw, valid_objectives):
         eval_metric=metric,
         **optional_int,
         huber_slope=_real("huber_slope", raw["huber_slope"], 0.0, strict=True),
-        quantile_alpha=_real("quantile_alpha", raw["quantile_alpha"], 0.0, strict=True),
+        quantile_alpha=quantile_levels(raw["quantile_alpha"]),
         tweedie_variance_power=_real("tweedie_variance_power", raw["tweedie_variance_power"],
                                      1.0),
         base_score=base_score,

@@ -907,18 +907,23 @@ def _draw_rows(state, rows):
 
 
 def leaf_residual_summaries(state, arg):
-    """Move rows to their leaves; per leaf, a weighted sketch of ``y - margin``.
+    """Move rows to their leaves; per leaf of each tree, a weighted sketch of
+    ``y - margin`` (tree k's residuals from output k's margins).
 
     For objectives whose leaves are re-estimated as a quantile of their rows' residuals
-    (Friedman's LAD, quantile regression).  ``arg`` = (pending splits (1, n_nodes) or
-    None, missing_code, sketch size).  Returns the new state and {leaf: summary}.
+    (Friedman's LAD, quantile regression).  ``arg`` = (pending splits (K, n_nodes) or
+    None, missing_code, sketch size).  Returns the new state and {(tree, leaf): summary}.
     (A state held in row blocks is read whole here, one partition at a time.)
     """
     splits, missing_code, size = arg
     positions = leaf_positions(state, splits, missing_code)
-    residuals = whole(state.label).astype(np.float64) - whole(state.margin)[0]
-    weight = whole(state.weight)
-    summaries = residual_summaries(positions[0], residuals, weight, size)
+    label, margin, weight = whole(state.label), whole(state.margin), whole(state.weight)
+    summaries = {}
+    for k in range(positions.shape[0]):
+        residuals = label.astype(np.float64) - margin[k]
+        for leaf, summary in residual_summaries(positions[k], residuals, weight,
+                                                size).items():
+            summaries[(k, leaf)] = summary
     return with_positions(state, positions), summaries
 
 
@@ -973,7 +978,7 @@ def residual_summaries(leaves, residuals, weight, size):
 
 
 class LeafSummaryMerger:
-    """Combine {leaf: summary} dicts of two partition groups (a before b)."""
+    """Combine {(tree, leaf): summary} dicts of two partition groups (a before b)."""
 
     def __init__(self, size):
         self.size = size

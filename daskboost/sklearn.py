@@ -673,11 +673,20 @@ class DaskBoostRegressor(_DaskBoostModel):
                                pred_interactions):
             return self._explain(X, iteration_range, base_margin, approx_contribs,
                                  pred_interactions, validate_features)
-        return self._predict_values(X, _Output(output_margin), None, iteration_range,
-                                    base_margin, validate_features)
+        self._check_fitted()
+        K = self._booster.n_outputs  # several quantile levels: (n, K)
+        return self._predict_values(X, _Output(output_margin), None if K == 1 else list(range(K)),
+                                    iteration_range, base_margin, validate_features)
 
     def score(self, X, y, sample_weight=None):
         """R^2 of the predictions (in-memory data)."""
+        self._check_fitted()
+        if self._booster.n_outputs > 1:
+            levels = list(self._booster.objective_params.get("quantile_alpha", ()))
+            raise ValueError(f"score is the R^2 of one prediction per row; this model predicts "
+                             f"{self._booster.n_outputs} quantiles per row (quantile_alpha="
+                             f"{levels}): score each column of predict(X), e.g. with "
+                             "sklearn.metrics.mean_pinball_loss")
         pred = np.asarray(self.predict(X))
         y = np.asarray(_target_input(y, numeric=True), dtype=np.float64)
         w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)

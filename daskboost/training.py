@@ -122,11 +122,16 @@ def _categorical_spec(data, params):
     return features, names, params.max_cat
 
 
+def _as_stored(value):
+    """A parameter as a model file holds it (several quantile levels: a list)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
 def resolve_objective(params, scanned, classifier, known_classes=None):
     """The objective, the sorted classes (classifiers) and the label statistics.
     ``known_classes``: a classifier's classes when y need not hold them all (sorted and
     unique: ``partial_fit``'s); y's labels must be among them."""
-    objective_params = {k: getattr(params, k) for k in OBJECTIVE_PARAMS
+    objective_params = {k: _as_stored(getattr(params, k)) for k in OBJECTIVE_PARAMS
                         if getattr(params, k) is not None}
     objective_params.update({k: getattr(params, k) for k, default
                              in OBJECTIVE_PARAMS_WHEN_CHANGED.items()
@@ -681,7 +686,7 @@ class _Boosting:
         p = self.params
         if (self.eval_sets or progress is not None or self.every_round
                 or p.tree_method == "approx"
-                or p.trim_fraction or self.objective.leaf_quantile is not None):
+                or p.trim_fraction or self.objective.leaf_quantiles is not None):
             return 1
         count = end - round_
         if checkpoint is not None:
@@ -744,7 +749,7 @@ class _Boosting:
             partition_step, add_histograms, add_histograms_into)
         all_scores = []
         for round_, (growers, pending) in zip(rounds, grown):
-            if objective.leaf_quantile is not None:
+            if objective.leaf_quantiles is not None:
                 pending = self._refit_leaves(growers, pending)
             all_scores.append(self._evaluate(growers, round_, pending))
             # the round is done: only now does it change what the next round starts from
@@ -755,7 +760,7 @@ class _Boosting:
 
     def _refit_leaves(self, growers, pending):
         """Adaptive leaves (``_refit_leaves``); returns the splits left pending (none)."""
-        self.states, pending = _refit_leaves(self.runtime, self.states, pending, growers[0],
+        self.states, pending = _refit_leaves(self.runtime, self.states, pending, growers,
                                              self.objective, self.mapper, self.params)
         return pending
 
@@ -877,24 +882,27 @@ class _SummaryMerger:
         return merge_blocks(a, b, self.size)
 
 
-def _refit_leaves(runtime, states, pending, grower, objective, mapper, params):
-    """Adaptive leaves: each leaf becomes the weighted ``leaf_quantile`` of its rows'
-    residuals (Friedman's LAD step for absolute error; quantile regression likewise),
-    from per-partition residual sketches merged per leaf.  The pass also moves the rows
-    to their leaves, so no splits are left pending."""
+def _refit_leaves(runtime, states, pending, growers, objective, mapper, params):
+    """Adaptive leaves: each leaf of output k's tree becomes the weighted
+    ``leaf_quantiles[k]`` quantile of its rows' residuals (Friedman's LAD step for
+    absolute error; quantile regression likewise), from per-partition residual sketches
+    merged per (tree, leaf).  The pass also moves the rows to their leaves, so no splits
+    are left pending."""
     size = sketch_size_for(params.max_bin)
     states, summaries = runtime.map_reduce(
         leaf_residual_summaries, states, (pending, mapper.missing_code, size),
         LeafSummaryMerger(size))
-    refit_from_summaries(grower, summaries, objective.leaf_quantile, params.learning_rate)
+    refit_from_summaries(growers, summaries, objective.leaf_quantiles, params.learning_rate)
     return states, None
 
 
-def refit_from_summaries(grower, summaries, quantile, eta):
-    """Set each leaf of ``summaries`` ({leaf: residual sketch}) to ``eta`` times the
-    weighted ``quantile`` of its rows' residuals."""
-    grower.refit_leaves({leaf: eta * float(weighted_quantile(summary, quantile))
-                         for leaf, summary in summaries.items() if summary.total_weight > 0})
+def refit_from_summaries(growers, summaries, quantiles, eta):
+    """Set each leaf of ``summaries`` ({(tree, leaf): residual sketch}) to ``eta`` times
+    the weighted ``quantiles[tree]`` quantile of its rows' residuals, in ``growers[tree]``."""
+    for t, grower in enumerate(growers):
+        grower.refit_leaves({leaf: eta * float(weighted_quantile(summary, quantiles[t]))
+                             for (tree, leaf), summary in summaries.items()
+                             if tree == t and summary.total_weight > 0})
 
 
 def _binned_round(growers):

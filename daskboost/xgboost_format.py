@@ -74,8 +74,9 @@ def _objective_section(objective, params):
     elif objective == "reg:pseudohubererror":
         section["pseudo_huber_param"] = {"huber_slope": _number(params["huber_slope"])}
     elif objective == "reg:quantileerror":
+        levels = np.atleast_1d(params["quantile_alpha"])
         section["quantile_loss_param"] = {
-            "quantile_alpha": f"[{_number(params['quantile_alpha'])}]"}
+            "quantile_alpha": f"[{','.join(_number(a) for a in levels)}]"}
     elif objective == "count:poisson":
         section["poisson_regression_param"] = {
             "max_delta_step": _number(params.get("max_delta_step") or 0.7)}
@@ -225,7 +226,8 @@ def _learner_model_param(booster, start):
     objective = booster.objective
     return {"base_score": _base_score(objective, start), "boost_from_average": "1",
             "num_class": str(booster.n_outputs if objective.startswith("multi:") else 0),
-            "num_feature": str(booster.n_features), "num_target": "1"}
+            "num_feature": str(booster.n_features),
+            "num_target": str(1 if objective.startswith("multi:") else booster.n_outputs)}
 
 
 def base_scores(booster):
@@ -353,18 +355,20 @@ def _from_xgboost(data, source):
     if int(model["gbtree_model_param"].get("num_parallel_tree", "1")) != 1:
         raise ValueError(f"{source}: num_parallel_tree > 1 (boosted random forests) cannot "
                          "be read: daskboost grows one tree per output and round")
-    if int(params.get("num_target", "1")) != 1:
+    n_targets = int(params.get("num_target", "1"))
+    if n_targets != 1 and objective != "reg:quantileerror":
         raise ValueError(f"{source}: num_target = {params['num_target']} (several targets) "
-                         "cannot be read")
+                         "cannot be read: daskboost's models with several outputs are "
+                         "multiclass or multi-quantile ones")
     n_features = int(params["num_feature"])
-    K = max(1, int(params.get("num_class", "0")))
+    K = max(1, int(params.get("num_class", "0")), n_targets)
     trees = model["trees"]
     if not isinstance(trees, list):
         raise ValueError(f"{source}: gradient_booster.model.trees must be an array")
     tree_info = list(model.get("tree_info", [t % K for t in range(len(trees))]))
     if len(trees) % K or tree_info != [t % K for t in range(len(trees))]:
         raise ValueError(f"{source}: the trees are not whole rounds of {K} trees, one per "
-                         "class in class order (tree_info)")
+                         "output in output order (tree_info)")
     feature_types = list(learner.get("feature_types") or [])
     categorical = [f for f, t in enumerate(feature_types) if t == "c"]
     parsed = [_tree_from_xgboost(tree, t, source) for t, tree in enumerate(trees)]
@@ -463,11 +467,12 @@ def _objective_params(objective, section, n_outputs):
     if objective == "reg:pseudohubererror":
         params["huber_slope"] = float(section["pseudo_huber_param"]["huber_slope"])
     elif objective == "reg:quantileerror":
-        alphas = str(section["quantile_loss_param"]["quantile_alpha"]).strip("[]").split(",")
-        if len(alphas) != 1:
-            raise ValueError(f"quantile_alpha {alphas} (several quantiles) cannot be read: "
-                             "daskboost fits one quantile")
-        params["quantile_alpha"] = float(alphas[0])
+        text = str(section["quantile_loss_param"]["quantile_alpha"])
+        alphas = [float(a) for a in text.strip("[]").split(",")]
+        if len(alphas) != n_outputs:
+            raise ValueError(f"quantile_alpha {text} has {len(alphas)} levels, but the model "
+                             f"has {n_outputs} outputs (num_target)")
+        params["quantile_alpha"] = alphas[0] if n_outputs == 1 else alphas
     elif objective == "reg:tweedie":
         params["tweedie_variance_power"] = float(
             section["tweedie_regression_param"]["tweedie_variance_power"])

@@ -81,12 +81,15 @@ def test_each_fold_equals_its_fit_lossguide_poisson_categorical():
                                   DaskBoostRegressor, nfold=3)
 
 
-@pytest.mark.parametrize("objective", ["reg:absoluteerror", "reg:quantileerror"])
-def test_each_fold_equals_its_fit_with_adaptive_leaves(objective):
-    # leaves refitted to quantiles of each fold's own training residuals
+@pytest.mark.parametrize("objective,alpha", [("reg:absoluteerror", 0.3),
+                                             ("reg:quantileerror", 0.3),
+                                             ("reg:quantileerror", [0.3, 0.8])])
+def test_each_fold_equals_its_fit_with_adaptive_leaves(objective, alpha):
+    # leaves refitted to quantiles of each fold's own training residuals (with several
+    # quantile levels: each output's at its own level)
     X, y, rng = discrete(seed=9)
     weight = rng.uniform(0.5, 2.0, len(X))
-    _separate_fits_equal_cv_folds({**FAST, "objective": objective, "quantile_alpha": 0.3},
+    _separate_fits_equal_cv_folds({**FAST, "objective": objective, "quantile_alpha": alpha},
                                   X, y, DaskBoostRegressor, nfold=3, weight=weight, rounds=4)
 
 

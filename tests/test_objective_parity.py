@@ -372,6 +372,25 @@ def test_adaptive_leaves_match_xgboost_with_sample_weights(objective, alpha, max
     assert agreement(ours.predict(X_test), theirs.predict(X_test), tol=1e-3) >= 0.95
 
 
+@pytest.mark.parametrize("max_depth", [1, 4])
+def test_several_quantiles_match_xgboost_with_sample_weights(max_depth):
+    """quantile_alpha as a list: one output per level (its start, trees and adaptive
+    leaves at its own level), as xgboost's multi-quantile regression."""
+    X, y, rng = heavy_tailed(250 + max_depth)
+    w = rng.uniform(0.5, 2.0, len(y))
+    params = dict(objective="reg:quantileerror", quantile_alpha=[0.2, 0.5, 0.9],
+                  n_estimators=5, max_depth=max_depth, learning_rate=0.5)
+    ours = DaskBoostRegressor(**params).fit(X, y, sample_weight=w)
+    theirs = xgb.XGBRegressor(**params, **XGB_COMMON).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.get_booster().base_margin, xgb_intercept(theirs),
+                               rtol=1e-6)
+    X_test = held_out_rows(260 + max_depth)
+    expected = theirs.predict(X_test)
+    assert expected.shape == (len(X_test), 3)
+    assert np.std(expected, axis=0).min() > 0.05
+    assert agreement(ours.predict(X_test), expected, tol=1e-3) >= 0.95
+
+
 @pytest.mark.parametrize("objective,alpha", QUANTILE_CASES)
 @pytest.mark.xfail(strict=True, reason=(
     "bug (xgboost parity): without sample weights xgboost's adaptive leaves use "

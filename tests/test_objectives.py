@@ -426,11 +426,11 @@ def test_default_metrics_are_xgboosts():
 
 
 def test_leaf_quantiles():
-    assert get_objective("reg:absoluteerror").leaf_quantile == 0.5
-    assert get_objective("reg:quantileerror", quantile_alpha=0.2).leaf_quantile == 0.2
+    assert get_objective("reg:absoluteerror").leaf_quantiles == (0.5,)
+    assert get_objective("reg:quantileerror", quantile_alpha=0.2).leaf_quantiles == (0.2,)
     for name in OBJECTIVES:
         if name not in KINKED:
-            assert get_objective(name, num_class=3).leaf_quantile is None
+            assert get_objective(name, num_class=3).leaf_quantiles is None
 
 
 # ---------------------------------------------------------------------------

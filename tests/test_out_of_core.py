@@ -67,6 +67,9 @@ MODELS = [
                                     trim_fraction=0.1, quantized_grad=True, **kw),
     lambda **kw: DaskBoostRegressor(n_estimators=3, max_depth=3, quantized_grad=True,
                                     objective="reg:absoluteerror", **kw),
+    # several quantile levels: each output's leaves refit from its own residuals
+    lambda **kw: DaskBoostRegressor(n_estimators=3, max_depth=3, objective="reg:quantileerror",
+                                    quantile_alpha=[0.2, 0.8], **kw),
     lambda **kw: DaskBoostRegressor(n_estimators=3, max_depth=3, trim_fraction=0.1,
                                     objective="reg:pseudohubererror", **kw),
 ]
