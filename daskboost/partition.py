@@ -966,15 +966,36 @@ def store_whole(column, array):
 
 
 def residual_summaries(leaves, residuals, weight, size):
-    """{leaf: weighted sketch of its rows' ``residuals``} (rows in their order)."""
-    order = np.argsort(leaves, kind="stable")
-    bounds = np.flatnonzero(np.diff(leaves[order])) + 1
+    """{leaf: weighted sketch of its rows' ``residuals``} (each leaf's rows in their
+    order), in increasing leaf order."""
+    if leaves.shape[0] == 0:
+        return {}
+    order, starts = rows_by_leaf(leaves, int(leaves.max()) + 1)
     summaries = {}
-    for rows in np.split(order, bounds):
-        if len(rows):
-            weights = None if weight is None else weight[rows].astype(np.float64)
-            summaries[int(leaves[rows[0]])] = summarize_column(residuals[rows], weights, size)
+    for leaf in np.flatnonzero(np.diff(starts)):
+        rows = order[starts[leaf]:starts[leaf + 1]]
+        weights = None if weight is None else weight[rows].astype(np.float64)
+        summaries[int(leaf)] = summarize_column(residuals[rows], weights, size)
     return summaries
+
+
+@numba.njit(nogil=True, cache=True)
+def rows_by_leaf(leaves, n_nodes):
+    """A counting sort of the rows by node (stable: a node's rows in row order):
+    ``order[starts[v]:starts[v + 1]]`` are node ``v``'s rows.  O(n), where a stable
+    argsort took half of the adaptive leaves' pass."""
+    starts = np.zeros(n_nodes + 1, dtype=np.int64)
+    for i in range(leaves.shape[0]):
+        starts[leaves[i] + 1] += 1
+    for v in range(n_nodes):
+        starts[v + 1] += starts[v]
+    fill = starts[:-1].copy()
+    order = np.empty(leaves.shape[0], dtype=np.int64)
+    for i in range(leaves.shape[0]):
+        v = leaves[i]
+        order[fill[v]] = i
+        fill[v] += 1
+    return order, starts
 
 
 class LeafSummaryMerger:
