@@ -92,3 +92,13 @@ def test_absolute_error_beats_squared_error_on_heavy_tails():
     lad = DaskBoostRegressor(objective="reg:absoluteerror", n_estimators=30, max_depth=3).fit(X, y)
     l2 = DaskBoostRegressor(n_estimators=30, max_depth=3).fit(X, y)
     assert mae(lad) < mae(l2)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32])
+def test_rows_grouped_by_leaf_are_a_stable_sort(dtype):
+    from daskboost.partition import rows_by_leaf
+    rng = np.random.default_rng(7)
+    leaves = rng.choice([3, 4, 9, 10, 11], size=5000).astype(dtype)
+    order, starts = rows_by_leaf(leaves, 12)
+    np.testing.assert_array_equal(order, np.argsort(leaves, kind="stable"))
+    np.testing.assert_array_equal(np.diff(starts), np.bincount(leaves, minlength=12))
