@@ -14,7 +14,8 @@ from .booster import Booster  # noqa: E402
 from .callbacks import TrainingCallback  # noqa: E402
 from .cross_validation import cv  # noqa: E402
 from .cv_models import CVBooster  # noqa: E402
-from .dmatrix import DMatrix, QuantileDMatrix  # noqa: E402
+from .data_iter import DataIter  # noqa: E402
+from .dmatrix import DMatrix, ExtMemQuantileDMatrix, QuantileDMatrix  # noqa: E402
 from .folds import cv_folds  # noqa: E402
 from .native_train import train  # noqa: E402
 from .plotting import plot_importance, plot_metric, plot_tree, to_graphviz  # noqa: E402
@@ -42,8 +43,6 @@ _NOT_HERE = {
     "XGBRanker": "learning to rank (rank:* objectives, qid/group) is not implemented",
     "XGBRFClassifier": "random forests (num_parallel_tree > 1) are not implemented",
     "XGBRFRegressor": "random forests (num_parallel_tree > 1) are not implemented",
-    "DataIter": "external-memory iterators are not read: give a dask collection (a parquet "
-                "lake with dd.read_parquet) and memory_budget",
     "collective": "there is no collective (rabit) layer: dask's scheduler does that",
     "tracker": "there is no collective (rabit) layer: dask's scheduler does that",
     "spark": "there is no Spark integration",
@@ -57,7 +56,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'daskboost' has no attribute {name!r}")
 
 __all__ = ["Booster", "CVBooster", "DMatrix", "DaskBoostClassifier", "DaskBoostRegressor",
-           "QuantileDMatrix", "TrainingCallback", "XGBClassifier", "XGBModel", "XGBRegressor",
+           "DataIter", "ExtMemQuantileDMatrix", "QuantileDMatrix", "TrainingCallback",
+           "XGBClassifier", "XGBModel", "XGBRegressor",
            "callback",
            "config_context", "cv", "cv_folds", "get_config", "plot_importance", "plot_metric",
            "plot_tree", "set_config", "to_graphviz", "train", "__version__"]

@@ -403,6 +403,10 @@ class Booster:
         ``DMatrix`` of in-memory data (xgboost's call): its base margins are the start.
         ``strict_shape``: xgboost's shapes that keep every axis (``_strict_shape``).
         Threads: ``set_param(nthread=...)``'s, else ``n_jobs``/dask's ``num_workers``."""
+        if isinstance(X, DMatrix) and X.batch_files is not None:  # batch by batch
+            return np.concatenate([self.predict(
+                batch, output_margin, iteration_range, pred_contribs, approx_contribs,
+                pred_interactions, pred_leaf, strict_shape) for batch in X.in_memory_batches()])
         with self._threads():
             values = self._predict(X, output_margin, iteration_range, pred_contribs,
                                    approx_contribs, pred_interactions, pred_leaf)

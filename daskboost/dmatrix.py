@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .data import check_unique_names, is_dask_collection, table_as_frame
+from .data_iter import DataIter, read_batches, remove_with
 from .dmatrix_files import frame_values, read_matrix_file, write_matrix_file
 from .local_threads import check_n_jobs
 from .metrics import WholeRowsMetric
@@ -30,7 +31,8 @@ from .missing_values import with_missing_as_nan
 from .params import one_given
 from .sparse import is_sparse
 
-__all__ = ["DMatrix", "NativeObjective", "QuantileDMatrix", "matrix_arguments"]
+__all__ = ["DMatrix", "ExtMemQuantileDMatrix", "NativeObjective", "QuantileDMatrix",
+           "matrix_arguments"]
 
 
 class DMatrix:
@@ -46,6 +48,12 @@ class DMatrix:
     accepted and unused.
     """
 
+    # a matrix made from a ``DataIter`` writes its batches to files (read back as a dask
+    # collection) rather than joining them in memory
+    _spills_batches = False
+    # the directory of those files (while this matrix lives), else None
+    batch_files = None
+
     def __init__(self, data, label=None, *, weight=None, base_margin=None, missing=None,
                  silent=False, feature_names=None, feature_types=None, nthread=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
@@ -56,7 +64,14 @@ class DMatrix:
         if data_split_mode not in (None, 0, "row"):
             raise ValueError(f"{type(self).__name__}: data_split_mode={data_split_mode!r}: "
                              "data is split by rows (partitions) here")
-        if isinstance(data, (str, bytes, os.PathLike)):  # a file (dmatrix_files)
+        if isinstance(data, DataIter):  # xgboost's iterator: its batches, read once
+            (data, label, weight, base_margin, names, types,
+             directory) = read_batches(data, type(self).__name__, self._spills_batches)
+            remove_with(self, directory)
+            self.batch_files = directory
+            feature_names = names if feature_names is None else feature_names
+            feature_types = types if feature_types is None else feature_types
+        elif isinstance(data, (str, bytes, os.PathLike)):  # a file (dmatrix_files)
             read = read_matrix_file(data, type(self).__name__,
                                     check_n_jobs(nthread, "nthread"))
             data = read.data  # what is given here wins over the file's (as xgboost's)
@@ -231,6 +246,23 @@ class DMatrix:
             setattr(sliced, name, None if value is None else _rows_at(value, rows, name))
         return sliced
 
+    def in_memory_batches(self):
+        """A matrix of batch files (``ExtMemQuantileDMatrix``): each batch read back as an
+        in-memory matrix, one at a time (``Booster.predict`` goes batch by batch)."""
+        data = self.data
+        parts = data.to_delayed() if hasattr(data, "dtypes") else data.to_delayed().ravel()
+        margins = self.base_margin
+        margins = [None] * len(parts) if margins is None else list(
+            margins.to_delayed() if hasattr(margins, "dtype") and hasattr(margins, "index")
+            else margins.to_delayed().ravel())
+        for part, margin in zip(parts, margins):
+            batch = copy.copy(self)
+            batch.batch_files = None
+            batch.data = part.compute()
+            batch.label = batch.weight = None
+            batch.base_margin = None if margin is None else margin.compute()
+            yield batch
+
     # ---- what a fit takes from it --------------------------------------------------------
     def data_set(self):
         """``(X, y, sample_weight, base_margin)``, as a fit takes a data set."""
@@ -313,6 +345,25 @@ class QuantileDMatrix(DMatrix):
 
     def _more_params(self):
         return {} if self.max_bin is None else {"max_bin": self.max_bin}
+
+
+class ExtMemQuantileDMatrix(QuantileDMatrix):
+    """xgboost's ``ExtMemQuantileDMatrix(it)``: the batches of a ``DataIter`` written to
+    files of a cache directory (beside the iterator's ``cache_prefix``), one partition
+    each of the dask collection this matrix holds; every pass over the raw data reads
+    them from disk.  Give the fit a ``memory_budget`` to keep its binned blocks on disk
+    too.  The directory is removed with the matrix."""
+
+    _spills_batches = True
+
+    def __init__(self, data, label=None, *, max_bin=None, ref=None,
+                 max_quantile_batches=None, **kwargs):
+        if not isinstance(data, DataIter):
+            raise TypeError(f"ExtMemQuantileDMatrix takes a daskboost.DataIter (xgboost's "
+                            f"external-memory iterator); got {type(data).__name__}: give "
+                            "other data to DMatrix or QuantileDMatrix")
+        super().__init__(data, label, max_bin=max_bin, ref=ref,
+                         max_quantile_batches=max_quantile_batches, **kwargs)
 
 
 class NativeObjective:

@@ -194,7 +194,7 @@ def test_xgboosts_module_names_run_a_script_as_it_is(xy):
     assert model.best_iteration is not None
     # what daskboost does not do says so, and hasattr stays False
     for name, words in (("XGBRanker", "learning to rank"), ("XGBRFClassifier", "random forests"),
-                        ("DataIter", "dask collection"), ("collective", "dask's scheduler")):
+                        ("collective", "dask's scheduler")):
         with pytest.raises(AttributeError, match=f"{name}.*{words}"):
             getattr(daskboost, name)
         assert not hasattr(daskboost, name)
