@@ -249,6 +249,9 @@ def predict(args):
             out["prediction"] = model.predict(X)
         else:
             out = model.predict(X)
+            if out.ndim == 2:  # several quantile levels: a prediction per level
+                levels = model.get_booster().objective_params["quantile_alpha"]
+                out.columns = [f"prediction_{a:g}" for a in levels]
         frame = out.to_frame(name="margin" if args.margin else "prediction") \
             if hasattr(out, "to_frame") else out
         if args.id is not None:

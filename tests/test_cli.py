@@ -48,6 +48,20 @@ def test_train_then_predict_matches_the_library(lake, capsys):
                                rtol=1e-12)
 
 
+def test_several_quantiles_predict_a_column_per_level(lake, capsys):
+    tmp, frame = lake
+    model_path, preds_path = tmp / "q.json", tmp / "q.parquet"
+    assert main(["train", str(tmp / "lake"), "--label", "r", "--drop", "y", "--quiet",
+                 "--objective", "reg:quantileerror", "--param", "quantile_alpha=[0.1, 0.9]",
+                 "--param", "n_estimators=5", "--output", str(model_path)]) == 0
+    assert main(["predict", str(model_path), str(tmp / "lake"),
+                 "--output", str(preds_path)]) == 0
+    preds = pd.read_parquet(preds_path)
+    assert list(preds.columns) == ["prediction_0.1", "prediction_0.9"]
+    expected = DaskBoostRegressor().load_model(model_path).predict(frame[list("abcd")])
+    np.testing.assert_allclose(preds.to_numpy(), expected, rtol=1e-12)
+
+
 def test_regression_with_params_and_quiet(lake, capsys):
     tmp, frame = lake
     model_path = tmp / "reg.json"
