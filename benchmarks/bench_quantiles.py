@@ -69,7 +69,7 @@ def contestant(name, levels, lake, X, y):
                                        max_depth=MAX_DEPTH, max_bin=MAX_BIN, reg_lambda=1.0,
                                        min_child_weight=1.0, **common)
             model.fit(frame[FEATURE_NAMES], frame[LABEL_NAME])
-            return lambda X_test: np.asarray(model.predict(X_test))
+            return lambda X_test: np.asarray(model.predict(X_test)).reshape(len(X_test), -1)
         return fit
     if name == "xgboost":
         import xgboost as xgb

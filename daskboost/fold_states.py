@@ -22,9 +22,10 @@ import numba
 import numpy as np
 
 from .blockstore import RowColumn
+from .leaf_sketches import LeafSketches, sketch_leaves
 from .partition import (PartitionState, encode_labels, in_row_blocks, leaf_positions,
-                        margins_ahead, merge_scans, read_partition, residual_summaries,
-                        scan_labels, start_state, started_again, whole, with_positions)
+                        margins_ahead, merge_scans, read_partition, scan_labels,
+                        start_state, started_again, whole, with_positions)
 from .reduction import reduce_all
 from .training import _PartialsCombiner
 
@@ -189,22 +190,20 @@ def _fold_state(state, folds, label_scans=None):
 
 def fold_leaf_residual_summaries(state, arg):
     """``partition.leaf_residual_summaries`` for the folds' trees (tree ``t`` is output
-    ``t % K`` of fold ``t // K``): {(tree, leaf): sketch of the residuals of the leaf's
-    rows that the tree's fold trains on}.  ``arg``: (pending splits, missing_code, sketch
+    ``t % K`` of fold ``t // K``): the ``LeafSketches`` of the residuals of each leaf's
+    rows that the tree's fold trains on.  ``arg``: (pending splits, missing_code, sketch
     size, K outputs per model)."""
     splits, missing_code, size, K = arg
     positions = leaf_positions(state, splits, missing_code)
     folds, label, margin, weight = (whole(a) for a in (state.folds, state.label,
                                                        state.margin, state.weight))
-    summaries = {}
+    parts = []
     for t in range(positions.shape[0]):
         trains = np.flatnonzero(folds != t // K)
         residuals = label[trains].astype(np.float64) - margin[t, trains]
-        for leaf, summary in residual_summaries(
-                positions[t, trains], residuals, None if weight is None else weight[trains],
-                size).items():
-            summaries[(t, leaf)] = summary
-    return with_positions(state, positions), summaries
+        parts.append(sketch_leaves(t, positions[t, trains], residuals,
+                                   None if weight is None else weight[trains], size))
+    return with_positions(state, positions), LeafSketches.joined(parts)
 
 
 def take_label_scans(state, _):

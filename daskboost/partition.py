@@ -32,6 +32,7 @@ from .lake import ParquetColumns
 from .histogram import (add_block_histograms, add_leaf_values, add_root_histograms,
                         build_histograms, kernel_threads_of, new_histograms, row_blocks)
 from .keyed_random import GOLDEN, MIX1, global_row, uniform
+from .leaf_sketches import LeafSketches, merge_leaf_sketches, sketch_leaves
 from .quantize import GradientMaxima, gradient_maxima, quantize, row_dtype
 from .row_partition import RowRuns, run_row_bytes
 from .sketch import merge, merge_blocks, summarize_block, summarize_column, summarize_columns_of
@@ -912,19 +913,17 @@ def leaf_residual_summaries(state, arg):
 
     For objectives whose leaves are re-estimated as a quantile of their rows' residuals
     (Friedman's LAD, quantile regression).  ``arg`` = (pending splits (K, n_nodes) or
-    None, missing_code, sketch size).  Returns the new state and {(tree, leaf): summary}.
+    None, missing_code, sketch size).  Returns the new state and the ``LeafSketches`` of
+    every (tree, leaf).
     (A state held in row blocks is read whole here, one partition at a time.)
     """
     splits, missing_code, size = arg
     positions = leaf_positions(state, splits, missing_code)
     label, margin, weight = whole(state.label), whole(state.margin), whole(state.weight)
-    summaries = {}
-    for k in range(positions.shape[0]):
-        residuals = label.astype(np.float64) - margin[k]
-        for leaf, summary in residual_summaries(positions[k], residuals, weight,
-                                                size).items():
-            summaries[(k, leaf)] = summary
-    return with_positions(state, positions), summaries
+    label = label.astype(np.float64)
+    sketches = LeafSketches.joined([sketch_leaves(k, positions[k], label - margin[k], weight,
+                                                  size) for k in range(positions.shape[0])])
+    return with_positions(state, positions), sketches
 
 
 def with_positions(state, positions):
@@ -965,50 +964,14 @@ def store_whole(column, array):
         column.set(i, array[..., start:stop])
 
 
-def residual_summaries(leaves, residuals, weight, size):
-    """{leaf: weighted sketch of its rows' ``residuals``} (each leaf's rows in their
-    order), in increasing leaf order."""
-    if leaves.shape[0] == 0:
-        return {}
-    order, starts = rows_by_leaf(leaves, int(leaves.max()) + 1)
-    summaries = {}
-    for leaf in np.flatnonzero(np.diff(starts)):
-        rows = order[starts[leaf]:starts[leaf + 1]]
-        weights = None if weight is None else weight[rows].astype(np.float64)
-        summaries[int(leaf)] = summarize_column(residuals[rows], weights, size)
-    return summaries
-
-
-@numba.njit(nogil=True, cache=True)
-def rows_by_leaf(leaves, n_nodes):
-    """A counting sort of the rows by node (stable: a node's rows in row order):
-    ``order[starts[v]:starts[v + 1]]`` are node ``v``'s rows.  O(n), where a stable
-    argsort took half of the adaptive leaves' pass."""
-    starts = np.zeros(n_nodes + 1, dtype=np.int64)
-    for i in range(leaves.shape[0]):
-        starts[leaves[i] + 1] += 1
-    for v in range(n_nodes):
-        starts[v + 1] += starts[v]
-    fill = starts[:-1].copy()
-    order = np.empty(leaves.shape[0], dtype=np.int64)
-    for i in range(leaves.shape[0]):
-        v = leaves[i]
-        order[fill[v]] = i
-        fill[v] += 1
-    return order, starts
-
-
 class LeafSummaryMerger:
-    """Combine {(tree, leaf): summary} dicts of two partition groups (a before b)."""
+    """Combine the ``LeafSketches`` of two partition groups (a before b)."""
 
     def __init__(self, size):
         self.size = size
 
     def __call__(self, a, b):
-        out = dict(a)
-        for leaf, summary in b.items():
-            out[leaf] = merge(out[leaf], summary, self.size) if leaf in out else summary
-        return out
+        return merge_leaf_sketches(a, b, self.size)
 
 
 def hessian_summaries(x, w, state, size, encoders=None):

@@ -896,9 +896,11 @@ def _refit_leaves(runtime, states, pending, growers, objective, mapper, params):
     return states, None
 
 
-def refit_from_summaries(growers, summaries, quantiles, eta):
-    """Set each leaf of ``summaries`` ({(tree, leaf): residual sketch}) to ``eta`` times
-    the weighted ``quantiles[tree]`` quantile of its rows' residuals, in ``growers[tree]``."""
+def refit_from_summaries(growers, sketches, quantiles, eta):
+    """Set each leaf of ``sketches`` (the merged ``LeafSketches`` of the residuals) to
+    ``eta`` times the weighted ``quantiles[tree]`` quantile of its rows' residuals, in
+    ``growers[tree]``."""
+    summaries = sketches.summaries()
     for t, grower in enumerate(growers):
         grower.refit_leaves({leaf: eta * float(weighted_quantile(summary, quantiles[t]))
                              for (tree, leaf), summary in summaries.items()

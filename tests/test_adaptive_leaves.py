@@ -96,9 +96,46 @@ def test_absolute_error_beats_squared_error_on_heavy_tails():
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32])
 def test_rows_grouped_by_leaf_are_a_stable_sort(dtype):
-    from daskboost.partition import rows_by_leaf
+    from daskboost.leaf_sketches import rows_by_leaf
     rng = np.random.default_rng(7)
     leaves = rng.choice([3, 4, 9, 10, 11], size=5000).astype(dtype)
     order, starts = rows_by_leaf(leaves, 12)
     np.testing.assert_array_equal(order, np.argsort(leaves, kind="stable"))
     np.testing.assert_array_equal(np.diff(starts), np.bincount(leaves, minlength=12))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_packed_leaf_sketches_are_the_sketch_modules_summaries_and_merges(weighted):
+    """``leaf_sketches`` builds and merges each leaf's sketch in compiled loops; the
+    entries, totals and eps are ``sketch.summarize_column``'s and ``sketch.merge``'s to
+    the bit, pruned (a small ``size``) or not, with ties, zero weights and a leaf that
+    one side lacks."""
+    from daskboost.leaf_sketches import LeafSketches, merge_leaf_sketches, sketch_leaves
+    from daskboost.sketch import merge, summarize_column
+    rng = np.random.default_rng(11)
+    n, size = 6000, 64
+    leaves = rng.choice([3, 4, 7, 8], size=n).astype(np.int16)
+    leaves[:3000][leaves[:3000] == 8] = 7          # leaf 8 only in the second half
+    residuals = np.round(rng.standard_t(3, n), 1)   # ties
+    w = rng.uniform(0.5, 2.0, n) if weighted else None
+    if weighted:
+        w[rng.random(n) < 0.1] = 0.0
+    halves = [slice(0, 3000), slice(3000, n)]
+    packed = [LeafSketches.joined([sketch_leaves(t, leaves[h], residuals[h] + t,
+                                                 None if w is None else w[h], size)
+                                   for t in (0, 1)]) for h in halves]
+    merged = merge_leaf_sketches(packed[0], packed[1], size).summaries()
+    for t in (0, 1):
+        for leaf in (3, 4, 7, 8):
+            parts = []
+            for h in halves:
+                rows = np.flatnonzero(leaves[h] == leaf) + h.start
+                if len(rows):
+                    parts.append(summarize_column(residuals[rows] + t,
+                                                  None if w is None else w[rows], size))
+            expected = parts[0] if len(parts) == 1 else merge(parts[0], parts[1], size)
+            got = merged[(t, leaf)]
+            for field in ("values", "rmin", "rmax", "wmin"):
+                np.testing.assert_array_equal(getattr(got, field), getattr(expected, field))
+            assert (got.eps, got.total_weight) == (expected.eps, expected.total_weight)
+    assert sorted(merged) == [(t, v) for t in (0, 1) for v in (3, 4, 7, 8)]
