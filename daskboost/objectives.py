@@ -817,19 +817,8 @@ class QuantileError(Objective):
     _kernel = staticmethod(_quantile_kernel)
 
     def _configure(self, *, quantile_alpha, **_):
-        several = isinstance(quantile_alpha, (list, tuple, np.ndarray))
-        levels = list(quantile_alpha) if several else [quantile_alpha]
-        if not levels:
-            raise ValueError(f"quantile_alpha={quantile_alpha!r} must be a number in (0, 1) "
-                             "or a non-empty list of such")
-        alphas = []
-        for i, value in enumerate(levels):
-            name = f"quantile_alpha[{i}]" if several else "quantile_alpha"
-            a = _check_real(value, name)
-            if not 0.0 < a < 1.0:
-                raise ValueError(f"{name}={value!r} must be in (0, 1)")
-            alphas.append(a)
-        self.quantile_alpha = alphas[0] if len(alphas) == 1 else tuple(alphas)
+        alphas = quantile_levels(quantile_alpha)
+        self.quantile_alpha = alphas[0] if len(alphas) == 1 else alphas
         self.leaf_quantiles = tuple(alphas)
         self._alphas = np.array(alphas, dtype=np.float64)
 
@@ -1293,6 +1282,24 @@ class SoftMax(_Softmax):
 
     def transform(self, margin):
         return self.class_index(margin)
+
+
+def quantile_levels(value):
+    """``quantile_alpha`` checked: a tuple of its levels, each in (0, 1) (one number, or
+    xgboost's non-empty list); ValueError naming the parameter (and the position)."""
+    several = isinstance(value, (list, tuple, np.ndarray))
+    levels = np.asarray(value, dtype=object) if several else np.array([value], dtype=object)
+    if levels.ndim != 1 or levels.size == 0:
+        raise ValueError(f"quantile_alpha={value!r:.80} must be a number in (0, 1) or a "
+                         "non-empty list of such")
+    alphas = []
+    for i, level in enumerate(levels):
+        name = f"quantile_alpha[{i}]" if several else "quantile_alpha"
+        a = _check_real(level, name)
+        if not 0.0 < a < 1.0:
+            raise ValueError(f"{name}={level!r} must be in (0, 1)")
+        alphas.append(a)
+    return tuple(alphas)
 
 
 def _check_real(value, name):

@@ -17,7 +17,7 @@ import numpy as np
 
 from .binning import MAX_BIN_LIMIT
 from .metrics import Metric
-from .objectives import check_scale_pos_weight
+from .objectives import check_scale_pos_weight, quantile_levels
 from .quantize import max_rows
 
 MAX_EXACT_VALUES = 65535  # tree_method="exact": candidates per feature (one bin per value)
@@ -153,25 +153,12 @@ def _real(name, value, low, strict=False):
     return value
 
 
-def quantile_levels(value):
-    """``quantile_alpha`` checked: one level in (0, 1) as a float, or several (xgboost's
-    list: a model with one output per level) as a tuple of floats; a one-level list is
-    that level."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        levels = np.asarray(value, dtype=object)
-        if levels.ndim != 1 or levels.size == 0:
-            raise ValueError(f"quantile_alpha={value!r:.80} must be a number in (0, 1) or a "
-                             "non-empty list of such")
-        levels = tuple(_quantile_level(v, f"quantile_alpha[{i}]") for i, v in enumerate(levels))
-        return levels[0] if len(levels) == 1 else levels
-    return _quantile_level(value, "quantile_alpha")
-
-
-def _quantile_level(value, name):
-    level = _real(name, value, 0.0, strict=True)
-    if not level < 1.0:
-        raise ValueError(f"{name}={value!r} must be in (0, 1)")
-    return level
+def quantile_alphas(value):
+    """``quantile_alpha`` checked (``objectives.quantile_levels``): one level as a float,
+    several (xgboost's list: a model with one output per level) as a tuple; a one-level
+    list is that level."""
+    levels = quantile_levels(value)
+    return levels[0] if len(levels) == 1 else levels
 
 
 TREE_METHODS = ("hist", "approx", "exact")
@@ -409,7 +396,7 @@ def validate_params(raw, valid_objectives):
         eval_metric=metric,
         **optional_int,
         huber_slope=_real("huber_slope", raw["huber_slope"], 0.0, strict=True),
-        quantile_alpha=quantile_levels(raw["quantile_alpha"]),
+        quantile_alpha=quantile_alphas(raw["quantile_alpha"]),
         tweedie_variance_power=_real("tweedie_variance_power", raw["tweedie_variance_power"],
                                      1.0),
         base_score=base_score,
