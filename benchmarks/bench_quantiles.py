@@ -85,29 +85,26 @@ def contestant(name, levels, lake, X, y):
         return fit
     if name == "lightgbm":
         import lightgbm as lgb
-
-        def fit(small=False):
-            rows = slice(0, WARMUP_ROWS) if small else slice(None)
-            models = [lgb.LGBMRegressor(objective="quantile", alpha=a, num_leaves=64,
-                                        max_depth=MAX_DEPTH, max_bin=MAX_BIN - 1,
-                                        reg_lambda=1.0, min_child_weight=1.0,
-                                        n_jobs=THREADS, verbose=-1, **common)
-                      .fit(X[rows], y[rows]) for a in levels]
-            return lambda X_test: np.column_stack([m.predict(X_test) for m in models])
-        return fit
+        return _one_model_per_level(levels, X, y, lambda a: lgb.LGBMRegressor(
+            objective="quantile", alpha=a, num_leaves=64, max_depth=MAX_DEPTH,
+            max_bin=MAX_BIN - 1, reg_lambda=1.0, min_child_weight=1.0, n_jobs=THREADS,
+            verbose=-1, **common))
     if name == "sklearn":
         from sklearn.ensemble import HistGradientBoostingRegressor
-
-        def fit(small=False):
-            rows = slice(0, WARMUP_ROWS) if small else slice(None)
-            models = [HistGradientBoostingRegressor(
-                loss="quantile", quantile=a, max_iter=N_ESTIMATORS, max_depth=MAX_DEPTH,
-                max_leaf_nodes=None, learning_rate=LEARNING_RATE, max_bins=MAX_BIN - 1,
-                l2_regularization=1.0, early_stopping=False).fit(X[rows], y[rows])
-                for a in levels]
-            return lambda X_test: np.column_stack([m.predict(X_test) for m in models])
-        return fit
+        return _one_model_per_level(levels, X, y, lambda a: HistGradientBoostingRegressor(
+            loss="quantile", quantile=a, max_iter=N_ESTIMATORS, max_depth=MAX_DEPTH,
+            max_leaf_nodes=None, learning_rate=LEARNING_RATE, max_bins=MAX_BIN - 1,
+            l2_regularization=1.0, early_stopping=False))
     raise ValueError(f"unknown library {name!r}")
+
+
+def _one_model_per_level(levels, X, y, model_at):
+    """``fit`` for a library with one quantile a model: ``model_at(level)`` each."""
+    def fit(small=False):
+        rows = slice(0, WARMUP_ROWS) if small else slice(None)
+        models = [model_at(a).fit(X[rows], y[rows]) for a in levels]
+        return lambda X_test: np.column_stack([m.predict(X_test) for m in models])
+    return fit
 
 
 def main(argv=None):

@@ -129,6 +129,43 @@ def _one_sketch(column, weights, weighted, size):
 
 
 @numba.njit(nogil=True, cache=True)
+def _new_packed(m, capacity):
+    # (keys, offsets, values, rmin, rmax, wmin, totals, eps) for m sketches of at most
+    # ``capacity`` entries in all
+    return (np.empty((m, 2), dtype=np.int64), np.zeros(m + 1, dtype=np.int64),
+            np.empty(capacity, np.float64), np.empty(capacity, np.float64),
+            np.empty(capacity, np.float64), np.empty(capacity, np.float64),
+            np.empty(m, np.float64), np.empty(m, np.float64))
+
+
+@numba.njit(nogil=True, cache=True)
+def _put(packed, j, key0, key1, sketch, total, e):
+    # sketch j of ``packed``: its key, its entries (after sketch j - 1's), total and eps
+    keys, offsets, values, rmin, rmax, wmin, totals, eps = packed
+    sv, sr, sx, sw = sketch
+    k = sv.shape[0]
+    o = offsets[j]
+    values[o:o + k] = sv
+    rmin[o:o + k] = sr
+    rmax[o:o + k] = sx
+    wmin[o:o + k] = sw
+    keys[j, 0] = key0
+    keys[j, 1] = key1
+    totals[j] = total
+    eps[j] = e
+    offsets[j + 1] = o + k
+
+
+@numba.njit(nogil=True, cache=True)
+def _trimmed(packed):
+    # the packed arrays with the entries' unused room cut off
+    keys, offsets, values, rmin, rmax, wmin, totals, eps = packed
+    used = offsets[keys.shape[0]]
+    return (keys, offsets, values[:used].copy(), rmin[:used].copy(), rmax[:used].copy(),
+            wmin[:used].copy(), totals, eps)
+
+
+@numba.njit(nogil=True, cache=True)
 def _sketch_leaves(tree, leaves, n_nodes, residuals, weights, weighted, size):
     order, starts = rows_by_leaf(leaves, n_nodes)
     m = 0
@@ -138,14 +175,7 @@ def _sketch_leaves(tree, leaves, n_nodes, residuals, weights, weighted, size):
         if rows:
             m += 1
             capacity += rows
-    keys = np.empty((m, 2), dtype=np.int64)
-    offsets = np.zeros(m + 1, dtype=np.int64)
-    values = np.empty(capacity, np.float64)
-    rmin = np.empty(capacity, np.float64)
-    rmax = np.empty(capacity, np.float64)
-    wmin = np.empty(capacity, np.float64)
-    totals = np.empty(m, np.float64)
-    eps = np.empty(m, np.float64)
+    packed = _new_packed(m, capacity)
     j = 0
     for v in range(n_nodes):
         a, b = starts[v], starts[v + 1]
@@ -158,21 +188,9 @@ def _sketch_leaves(tree, leaves, n_nodes, residuals, weights, weighted, size):
             if weighted:
                 w[r - a] = weights[order[r]]
         sv, sr, sx, sw, total, e = _one_sketch(column, w, weighted, size)
-        k = sv.shape[0]
-        o = offsets[j]
-        values[o:o + k] = sv
-        rmin[o:o + k] = sr
-        rmax[o:o + k] = sx
-        wmin[o:o + k] = sw
-        keys[j, 0] = tree
-        keys[j, 1] = v
-        totals[j] = total
-        eps[j] = e
-        offsets[j + 1] = o + k
+        _put(packed, j, tree, v, (sv, sr, sx, sw), total, e)
         j += 1
-    used = offsets[m]
-    return (keys, offsets, values[:used].copy(), rmin[:used].copy(), rmax[:used].copy(),
-            wmin[:used].copy(), totals, eps)
+    return _trimmed(packed)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -192,15 +210,7 @@ def _merge_packed(ka, oa, va, ra, xa, wa, ta, ea, kb, ob, vb, rb, xb, wb, tb, eb
             i += 1
             j += 1
         m += 1
-    capacity = va.shape[0] + vb.shape[0]
-    keys = np.empty((m, 2), dtype=np.int64)
-    offsets = np.zeros(m + 1, dtype=np.int64)
-    values = np.empty(capacity, np.float64)
-    rmin = np.empty(capacity, np.float64)
-    rmax = np.empty(capacity, np.float64)
-    wmin = np.empty(capacity, np.float64)
-    totals = np.empty(m, np.float64)
-    eps = np.empty(m, np.float64)
+    packed = _new_packed(m, va.shape[0] + vb.shape[0])
     i = j = 0
     for out in range(m):
         take_a = j == nb or (i < na and (ka[i, 0], ka[i, 1]) <= (kb[j, 0], kb[j, 1]))
@@ -235,17 +245,5 @@ def _merge_packed(ka, oa, va, ra, xa, wa, ta, ea, kb, ob, vb, rb, xb, wb, tb, eb
             sv, sr, sx, sw = vb[b0:b1], rb[b0:b1], xb[b0:b1], wb[b0:b1]
             total, e, key0, key1 = tb[j], eb[j], kb[j, 0], kb[j, 1]
             j += 1
-        k = sv.shape[0]
-        o = offsets[out]
-        values[o:o + k] = sv
-        rmin[o:o + k] = sr
-        rmax[o:o + k] = sx
-        wmin[o:o + k] = sw
-        keys[out, 0] = key0
-        keys[out, 1] = key1
-        totals[out] = total
-        eps[out] = e
-        offsets[out + 1] = o + k
-    used = offsets[m]
-    return (keys, offsets, values[:used].copy(), rmin[:used].copy(), rmax[:used].copy(),
-            wmin[:used].copy(), totals, eps)
+        _put(packed, out, key0, key1, (sv, sr, sx, sw), total, e)
+    return _trimmed(packed)
