@@ -28,6 +28,7 @@ import weakref
 import numpy as np
 import pandas as pd
 
+from .data import is_dask_collection
 from .sparse import is_sparse
 
 __all__ = ["DataIter", "read_batches", "remove_with"]
@@ -108,7 +109,7 @@ class _Batches:
 def _batch_data(data, where):
     if isinstance(data, pd.DataFrame) or is_sparse(data):
         return data
-    if hasattr(data, "__dask_graph__"):
+    if is_dask_collection(data):
         raise TypeError(f"{where}: data is a dask collection; a DataIter hands over "
                         "in-memory batches (give the dask collection to DMatrix itself)")
     values = np.asarray(data)

@@ -174,6 +174,10 @@ def test_what_is_not_an_iterator_of_batches_is_refused(tmp_path):
         daskboost.ExtMemQuantileDMatrix(np.zeros((3, 2)))
     with pytest.raises(NotImplementedError, match=r"DataIter.reset\(\) must be written"):
         daskboost.DMatrix(daskboost.DataIter())
+    with pytest.raises(TypeError, match="batch 0: data is a dask collection"):
+        daskboost.DMatrix(Batches([(da.zeros((4, 2)), np.zeros(4), np.ones(4))]))
+    with pytest.raises(ValueError, match=r"batch 0: data must be two-dimensional"):
+        daskboost.DMatrix(Batches([(np.zeros(4), np.zeros(4), np.ones(4))]))
     # batches refused: no cache directory is left behind
     broken = Odd("label")
     broken.cache_prefix = str(tmp_path / "cache")
