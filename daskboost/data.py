@@ -30,6 +30,7 @@ from . import sparse
 from .graphs import ref, task, value
 from .lake import (ParquetColumns, lake_frame_input, lake_input, lake_partition_groups,
                    open_features, read_frames, read_series)
+from .query_groups import qid_block, snap_to_groups
 
 ROWS_PER_BLOCK = 2 ** 17
 MIN_ROWS_PER_BLOCK = 2 ** 15
@@ -50,6 +51,7 @@ class PartitionedInput:
     feature_types: list = None      # 'q'/'c' per feature (categorical features: issue 13)
     in_memory: bool = False
     extra: dict = field(default_factory=dict)
+    q_keys: list = None             # per-row query ids (ranking: ``query_groups``), if given
 
     @property
     def n_partitions(self):
@@ -333,22 +335,26 @@ def _n_blocks(obj):
 LABEL_COLUMN = "__daskboost_label__"
 WEIGHT_COLUMN = "__daskboost_weight__"
 MARGIN_COLUMN = "__daskboost_margin_"
+QID_COLUMN = "__daskboost_qid__"
 
 
 def partition_input(X, y=None, sample_weight=None, base_margin=None, enable_categorical=False,
-                    feature_types=None, feature_names=None):
-    """Describe X (and y, weights, base margins) as aligned partitions of one raw graph.
+                    feature_types=None, feature_names=None, qid=None):
+    """Describe X (and y, weights, base margins, query ids) as aligned partitions of
+    one raw graph.
 
     ``base_margin`` may have one column per output (multiclass).  ``feature_names``: the
-    features' names when X holds none (a sparse matrix named by a ``DMatrix``).  Raises
-    TypeError/ValueError for input whose problems show in metadata alone.
+    features' names when X holds none (a sparse matrix named by a ``DMatrix``).
+    ``qid``: each row's query id (ranking); in-memory input is then cut into blocks at
+    query starts (``query_groups``).  Raises TypeError/ValueError for input whose
+    problems show in metadata alone.
     """
     own_names, n_features, types = describe_features(X, enable_categorical, feature_types)
     feature_names = _given_names(own_names, feature_names, n_features)
     if n_features == 0:
         raise ValueError("X has no feature columns")
     data = _partition_input(X, y, sample_weight, base_margin, feature_names, n_features,
-                            numeric="c" not in types)
+                            numeric="c" not in types, qid=qid)
     data.feature_types = types
     return data
 
@@ -367,8 +373,8 @@ def _given_names(own_names, given, n_features):
 
 
 def _partition_input(X, y, sample_weight, base_margin, feature_names, n_features,
-                     numeric=False):
-    named = {"y": y, "sample_weight": sample_weight, "base_margin": base_margin}
+                     numeric=False, qid=None):
+    named = {"y": y, "sample_weight": sample_weight, "base_margin": base_margin, "qid": qid}
     if is_dask_collection(X):
         for name, values in named.items():
             if values is not None:
@@ -383,7 +389,8 @@ def _partition_input(X, y, sample_weight, base_margin, feature_names, n_features
                 g, keys[name] = _dask_blocks(values)
                 graph.update(g)
         return PartitionedInput(graph, x_keys, keys["y"], keys["sample_weight"],
-                                keys["base_margin"], feature_names, n_features)
+                                keys["base_margin"], feature_names, n_features,
+                                q_keys=keys["qid"])
     return _partition_in_memory(X, named, feature_names, n_features)
 
 
@@ -405,18 +412,19 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
 
     # (planned from the read's expression alone: combining the collections below took
     # ~2 ms of a 40 ms small fit from a lake)
-    if numeric:
+    # (the lake readers read labels, weights and margins: with query ids, dask reads it)
+    if numeric and named["qid"] is None:
         lake = lake_input(X, named["y"], named["sample_weight"], named["base_margin"],
                           row_block_count)
         if lake is not None:
             return _partition_lake(lake, feature_names, n_features)
-    else:
+    elif named["qid"] is None:
         lake = lake_frame_input(X, named["y"], named["sample_weight"], named["base_margin"],
                                 row_block_count)
         if lake is not None:
             return _partition_lake_frames(lake, feature_names, n_features)
     columns = {LABEL_COLUMN: named["y"], WEIGHT_COLUMN: named["sample_weight"],
-               MARGIN_COLUMN: named["base_margin"]}
+               MARGIN_COLUMN: named["base_margin"], QID_COLUMN: named["qid"]}
     columns = {name: _as_dask_frame(v, name) for name, v in columns.items() if v is not None}
     meta = X._meta.copy()
     selections = {}
@@ -444,7 +452,8 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
             select = selections[name] if name == MARGIN_COLUMN else name
             graph[keys[name][-1]] = task(keys[name][-1], _select_columns, ref(key), select)
     return PartitionedInput(graph, x_keys, keys.get(LABEL_COLUMN), keys.get(WEIGHT_COLUMN),
-                            keys.get(MARGIN_COLUMN), feature_names, n_features)
+                            keys.get(MARGIN_COLUMN), feature_names, n_features,
+                            q_keys=keys.get(QID_COLUMN))
 
 
 def _read_together(graph, keys, groups, token):
@@ -512,7 +521,7 @@ def _as_dask_frame(values, name):
     return values
 
 
-_WHAT = {LABEL_COLUMN: "y", WEIGHT_COLUMN: "sample_weight"}
+_WHAT = {LABEL_COLUMN: "y", WEIGHT_COLUMN: "sample_weight", QID_COLUMN: "qid"}
 
 
 def _combine_partition(x, *others, names, partition_info=None):
@@ -538,6 +547,11 @@ def _partition_in_memory(X, named, feature_names, n_features):
     if sparse.is_sparse(X):
         X = sparse.canonical(X)  # CSR: row blocks are cheap slices
     slices = _row_slices(n_rows)
+    if named.get("qid") is not None and not is_dask_collection(named["qid"]):
+        # a block never splits a query's rows (checked here: the ids are at hand)
+        qid = named["qid"] = qid_block(_as_1d_in_memory("qid", named["qid"]))
+        if len(qid) == n_rows:
+            slices = snap_to_groups(slices, qid)
     token = f"daskboost-input-{id(X):x}"
     graph, all_keys = {}, {}
     for name, values in [("X", X)] + list(named.items()):
@@ -556,7 +570,8 @@ def _partition_in_memory(X, named, feature_names, n_features):
             graph[key] = value(key, block)
         all_keys[name] = keys
     return PartitionedInput(graph, all_keys["X"], all_keys["y"], all_keys["sample_weight"],
-                            all_keys["base_margin"], feature_names, n_features, in_memory=True)
+                            all_keys["base_margin"], feature_names, n_features, in_memory=True,
+                            q_keys=all_keys["qid"])
 
 
 def _as_rows_in_memory(name, values):

@@ -88,7 +88,7 @@ class FoldState(PartitionState):
 
 def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
                        layout, sketch_size, in_fold_order, row_offset=0, margins=None,
-                       given_folds=None):
+                       qid=None, given_folds=None):
     """``partition.bin_partition`` for a cross-validation: the state also holds its
     rows' folds (``layout``'s, or ``given_folds``: the partition's part of the folds
     the user gave) and, with ``sketch_size`` (the first binning), the folds' label
@@ -100,14 +100,14 @@ def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, s
     folds, order = _folds_and_order(layout, index, row_offset, encoded, given_folds,
                                     in_fold_order)
     state = start_state(X, encoded, weights, index, mapper, base_margin, None, previous,
-                        store, row_offset, margins, code_order=order)
+                        store, row_offset, margins, qid, code_order=order)
     scans = None if sketch_size is None else _label_scans(
         folds, layout.nfold, labels, weights, index, sketch_size, classes is not None)
     return in_row_blocks(_in_fold_order(_fold_state(state, folds, scans), order), store)
 
 
 def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
-                           layout, sketch_size, in_fold_order, row_offset, margins,
+                           layout, sketch_size, in_fold_order, row_offset, margins, qid,
                            new_trees, rounds, given_folds=None):
     """``partition.rebuild_partition`` for a cross-validation (a state lost with a
     worker, rebuilt with the folds' trees so far), in the rows' order of
@@ -117,7 +117,8 @@ def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previou
     folds, order = _folds_and_order(layout, index, row_offset, encoded, given_folds,
                                     in_fold_order)
     state = started_again(X, encoded, weights, index, mapper, base_margin, None, previous,
-                          store, row_offset, margins, new_trees, rounds, code_order=order)
+                          store, row_offset, margins, qid, new_trees, rounds,
+                          code_order=order)
     return in_row_blocks(_in_fold_order(_fold_state(state, folds), order), store)
 
 

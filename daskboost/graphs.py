@@ -59,6 +59,11 @@ def margin_input(data, i):
     return None if data.m_keys is None else ref(data.m_keys[i])
 
 
+def qid_input(data, i):
+    """A reference to partition ``i``'s query ids block, None without query ids."""
+    return None if data.q_keys is None else ref(data.q_keys[i])
+
+
 def add_tree_reduction(graph, keys, combine, name, *args):
     """Add the fixed pairwise reduction of ``keys`` (``reduction``) to ``graph`` as
     tasks ``combine(a, b, *args)``; return the key of the total."""

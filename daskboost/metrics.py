@@ -88,6 +88,7 @@ import numpy as np
 from .fast_exp import exp_nonpositive
 from .fast_log import log1p_unit
 from .links import class_index, sigmoid_direct
+from . import lambdarank
 from .objectives import BINARY, MULTICLASS, REGRESSION, objective_kind, objectives_of_kind
 from .reduction import reduce_all
 from .verbosity import DaskBoostWarning
@@ -114,6 +115,9 @@ class Metric:
 
     name = None
     higher_is_better = False
+    # the metric ranks the rows of each query group: ``partial`` takes the groups too
+    # (``partial_of``)
+    ranks_queries = False
 
     def partial(self, y, margin, weight, objective):
         """The partition's partial result: a small fixed-size float64 array."""
@@ -684,6 +688,95 @@ class CustomMetric(WholeRowsMetric):
             return self.func(y, pred)
         return self.func(y, pred, sample_weight=weight)
 
+# ---------------------------------------------------------------------------------------
+# ranking: a value per query group
+# ---------------------------------------------------------------------------------------
+_RANKING_KINDS = {"ndcg": lambdarank.NDCG, "map": lambdarank.MAP, "pre": lambdarank.PAIRWISE}
+_RANK_EPS = 1e-6  # xgboost's kRtEps: a mean above 1 by more is an error
+
+
+class QueryRankMetric(Metric):
+    """xgboost's ``ndcg``, ``map`` and ``pre`` (``@k``: the first k documents by score;
+    32 without it; ``-``: a query without a relevant document scores 0 instead of 1),
+    the mean over the query groups weighted by the queries' weights
+    (``lambdarank.ranking_metric_sums``).  The partial result of a partition is
+    ``[sum of weight * value, sum of weights]`` over its queries, whose rows are all in
+    it (``query_groups``).  ``exp_gain``: ``ndcg``'s gains ``2^y - 1`` (the objective's
+    ``ndcg_exp_gain``), else ``y``."""
+
+    higher_is_better = True
+    ranks_queries = True
+
+    def __init__(self, name, kind, top_k, minus, exp_gain=True):
+        self.name, self.kind, self.top_k, self.minus = name, kind, top_k, minus
+        self.exp_gain = exp_gain
+
+    def partial(self, y, margin, weight, objective, groups=None):
+        if groups is None:
+            raise ValueError(f"eval_metric={self.name!r} ranks the rows of each query: the "
+                             "data needs query ids (qid=...)")
+        y = np.ascontiguousarray(y, dtype=np.float32)
+        m = _as_margin(margin, len(y))
+        if m.shape[0] != 1:
+            raise ValueError(f"eval_metric={self.name!r} ranks by one score per row; the "
+                             f"model has {m.shape[0]} outputs")
+        self._check_labels(y)
+        query_weights = (np.empty(0, np.float32) if weight is None
+                         else np.asarray(weight, dtype=np.float32)[groups[:-1]])
+        total, weight_sum = lambdarank.ranking_metric_sums(
+            _RANKING_KINDS[self.kind], self.top_k, self.minus, self.exp_gain,
+            np.ascontiguousarray(m[0], dtype=np.float64), y, np.asarray(groups, np.int64),
+            query_weights)
+        return np.array([total, weight_sum])
+
+    def _check_labels(self, y):
+        if self.kind == "ndcg" and self.exp_gain:
+            ok = (y >= 0) & (y <= 31) & (y == np.floor(y))
+            what = "whole numbers in [0, 31] (gains 2^y - 1)"
+        elif self.kind in ("map", "pre"):
+            ok = (y == 0) | (y == 1)
+            what = "0 or 1 (relevant or not)"
+        else:
+            return
+        if not ok.all():
+            raise ValueError(f"eval_metric={self.name!r} needs relevance labels that are "
+                             f"{what}; found {float(y[~ok][0])}")
+
+    def finalize(self, total):
+        score = total[0] / total[1] if total[1] > 0 else total[0]
+        if score > 1.0 + _RANK_EPS:
+            raise ValueError(f"eval_metric={self.name!r} = {score} > 1: the query weights are "
+                             "not valid")
+        return min(1.0, float(score))
+
+
+def _ranking_metric(name, base, param, objective):
+    """``ndcg`` / ``map`` / ``pre`` with xgboost's ``@k`` and ``-`` suffixes."""
+    kind = base.rstrip("-")
+    minus = name.endswith("-") and kind != "pre"
+    if param.endswith("-") and kind != "pre":
+        param = param[:-1]
+    k = lambdarank.DEFAULT_TOP_K
+    default_top_k = getattr(objective, "default_metric_top_k", None)
+    if default_top_k is not None and default_top_k(name) is not None:
+        k = default_top_k(name)
+    if param:
+        k = int(param) if param.isdigit() else 0
+        if k < 1:
+            raise ValueError(f"eval_metric={name!r}: the form is {kind}@k (k a whole number "
+                             f">= 1, e.g. '{kind}@10')"
+                             f"{'' if kind == 'pre' else f' or {kind}@k-'}")
+    return QueryRankMetric(name, kind, k, minus, getattr(objective, "exp_gain", True))
+
+
+def partial_of(metric, y, margin, weight, objective, groups):
+    """``metric.partial``, given the rows' query groups (``group_ptr`` or None) where the
+    metric ranks within queries."""
+    if metric.ranks_queries:
+        return metric.partial(y, margin, weight, objective, groups)
+    return metric.partial(y, margin, weight, objective)
+
+
 
 # ---------------------------------------------------------------------------------------
 # lookup by name
@@ -706,10 +799,11 @@ _SIMPLE = {
 METRIC_NAMES = ("rmse", "rmsle", "mae", "mape", "mphe", "logloss", "error", "auc", "aucpr",
                 "mlogloss", "merror", "poisson-nloglik", "gamma-nloglik", "gamma-deviance",
                 "tweedie-nloglik",
-                "quantile")
+                "quantile", "ndcg", "map", "pre")
 
 _MULTICLASS_ONLY = frozenset({"mlogloss", "merror"})
 _SINGLE_OUTPUT = frozenset(METRIC_NAMES) - _MULTICLASS_ONLY - {"quantile"}
+_RANKING = frozenset(_RANKING_KINDS)
 
 
 def _positive_float(what, value):
@@ -738,8 +832,8 @@ def _parse_parameter(name, base, param):
 def _unknown(name):
     valid = ", ".join(repr(n) for n in METRIC_NAMES)
     return ValueError(f"eval_metric={name!r} is not supported; valid metrics: {valid} "
-                      "(and 'error@t', 'tweedie-nloglik@rho'), or a callable "
-                      "f(y_true, y_pred) -> float")
+                      "(and 'error@t', 'tweedie-nloglik@rho', 'ndcg@k', 'ndcg-', "
+                      "'map@k', 'pre@k'), or a callable f(y_true, y_pred) -> float")
 
 
 def _check_objective(name, base, objective):
@@ -785,6 +879,9 @@ def get_metric(name, objective=None, quantile_alpha=0.5, huber_slope=1.0):
     if not isinstance(name, str):
         raise _unknown(name)
     base, sep, param = name.partition("@")
+    if base.rstrip("-") in _RANKING and (not base.endswith("-") or not sep):
+        _check_objective(name, base.rstrip("-"), objective)
+        return _ranking_metric(name, base, param, objective)
     if base not in METRIC_NAMES:
         raise _unknown(name)
     _check_objective(name, base, objective)

@@ -48,10 +48,10 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from . import links, sketch
+from . import lambdarank, links, sketch
 
 __all__ = ["BINARY", "KINDS", "LabelStats", "MULTICLASS", "OBJECTIVES", "Objective",
-           "REGRESSION", "classifier_objectives", "get_objective", "is_classification",
+           "RANKING", "REGRESSION", "classifier_objectives", "get_objective", "is_classification",
            "objective_kind", "objectives_of_kind", "regressor_objectives"]
 
 # What an objective models (its ``kind``).  The kind also fixes how a classifier turns
@@ -60,7 +60,8 @@ __all__ = ["BINARY", "KINDS", "LabelStats", "MULTICLASS", "OBJECTIVES", "Objecti
 REGRESSION = "regression"      # a real-valued label (its mean, median, a quantile, ...)
 BINARY = "binary"              # classes 0 and 1
 MULTICLASS = "multiclass"      # classes 0 .. num_class - 1
-KINDS = (REGRESSION, BINARY, MULTICLASS)
+RANKING = "ranking"            # relevance labels, ranked within query groups
+KINDS = (REGRESSION, BINARY, MULTICLASS, RANKING)
 
 # XGBoost clamps the logistic and softmax hessians away from zero so that leaf weights
 # (Chen & Guestrin eq. 5, w* = -G / (H + lambda)) stay finite with lambda = 0.
@@ -112,6 +113,11 @@ class LabelStats:
     weighted_log1p_label_sum : float
         ``sum_i w_i log(1 + y_i)`` (-inf or nan when a label is <= -1): the start of
         ``reg:squaredlogerror``.
+    query_counts : tuple of int or None
+        Ranking (``qid`` given): the number of query groups of each partition, in
+        partition order; None without query ids.
+    query_weight_sum : float
+        The sum of the queries' weights (their number when unweighted).
     """
 
     n_rows: int
@@ -124,6 +130,8 @@ class LabelStats:
     class_weights: "dict | None" = None
     positive_weight: float = 0.0
     weighted_log1p_label_sum: float = 0.0
+    query_counts: "tuple | None" = None
+    query_weight_sum: float = 0.0
 
     @classmethod
     def from_labels(cls, y, weight=None, summary_size=None, classifier=False):
@@ -517,14 +525,16 @@ class Objective:
     needs_class_weights = False
     bounded_hessian = False
     outputs_classes = False
+    ranks_queries = False
 
     def __init__(self, num_class=None, huber_slope=1.0, quantile_alpha=0.5,
                  tweedie_variance_power=1.5, max_delta_step=0.0, scale_pos_weight=1.0,
-                 class_weight=None):
+                 class_weight=None, **ranking_params):
         self._configure(num_class=num_class, huber_slope=huber_slope,
                         quantile_alpha=quantile_alpha,
                         tweedie_variance_power=tweedie_variance_power,
-                        max_delta_step=max_delta_step, scale_pos_weight=scale_pos_weight)
+                        max_delta_step=max_delta_step, scale_pos_weight=scale_pos_weight,
+                        **ranking_params)
         self.class_weight = self._check_class_weight(class_weight)
 
     def _check_class_weight(self, class_weight):
@@ -1284,6 +1294,184 @@ class SoftMax(_Softmax):
         return self.class_index(margin)
 
 
+# -- learning to rank ---------------------------------------------------------------------
+
+# xgboost's lambdarank parameters and their defaults (``lambdarank_num_pair_per_sample``:
+# None stands for xgboost's default, 32 for "topk" and 1 for "mean")
+RANKING_DEFAULTS = {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": None,
+                    "ndcg_exp_gain": True, "lambdarank_normalization": True,
+                    "lambdarank_score_normalization": True, "lambdarank_unbiased": False}
+_PAIR_METHODS = {"topk": lambdarank.TOPK, "mean": lambdarank.MEAN}
+# ndcg's relevance labels with exponential gains 2^y - 1: at most this (xgboost's)
+MAX_EXP_GAIN_LABEL = 31
+
+
+class _LambdaRank(Objective):
+    """LambdaMART (Burges 2010) within query groups: see :mod:`daskboost.lambdarank`.
+
+    The rows of a query are consecutive, all in one partition (``query_groups``); the
+    gradients of a partition come from its queries alone (``query_gradients``), so the
+    objective needs the rows' query groups, which the plain ``gradients`` does not have.
+    Parameters (xgboost's): ``lambdarank_pair_method`` ("topk" or "mean"),
+    ``lambdarank_num_pair_per_sample`` (k), ``ndcg_exp_gain``,
+    ``lambdarank_normalization``, ``lambdarank_score_normalization``;
+    ``lambdarank_unbiased`` (position-bias estimation) is not implemented.
+
+    The start is 0: the loss of a query depends on the differences of its scores only,
+    so every constant is a minimiser (xgboost fits an intercept of the order of 1e-9
+    from float rounding).  The data's queries (``set_queries``) fix each query's place
+    among all of them (the random draws of "mean") and ``n_queries / sum of the query
+    weights``, which multiplies every gradient as in xgboost.
+    """
+
+    kind = RANKING
+    ranks_queries = True
+    _metric = None  # lambdarank.PAIRWISE / NDCG / MAP
+    _metric_name = "ndcg"
+
+    def _configure(self, lambdarank_pair_method="topk", lambdarank_num_pair_per_sample=None,
+                   ndcg_exp_gain=True, lambdarank_normalization=True,
+                   lambdarank_score_normalization=True, lambdarank_unbiased=False, **_):
+        if lambdarank_pair_method not in _PAIR_METHODS:
+            raise ValueError(f"lambdarank_pair_method={lambdarank_pair_method!r:.40} must be "
+                             "'topk' or 'mean'")
+        if lambdarank_num_pair_per_sample is None:
+            k = (lambdarank.DEFAULT_TOP_K if lambdarank_pair_method == "topk"
+                 else lambdarank.DEFAULT_MEAN_PAIRS)
+        else:
+            try:
+                k = operator.index(lambdarank_num_pair_per_sample)
+            except TypeError:
+                k = 0
+            if isinstance(lambdarank_num_pair_per_sample, bool) or k < 1:
+                raise ValueError(f"lambdarank_num_pair_per_sample="
+                                 f"{lambdarank_num_pair_per_sample!r:.40} must be an integer >= 1")
+        for name, value in (("ndcg_exp_gain", ndcg_exp_gain),
+                            ("lambdarank_normalization", lambdarank_normalization),
+                            ("lambdarank_score_normalization", lambdarank_score_normalization),
+                            ("lambdarank_unbiased", lambdarank_unbiased)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{name}={value!r:.40} must be True or False")
+        if lambdarank_unbiased:
+            raise ValueError("lambdarank_unbiased=True (xgboost's position-bias estimation) "
+                             "is not implemented; give unbiased labels or leave it False")
+        self.pair_method = lambdarank_pair_method
+        self.num_pair_per_sample = k
+        self.exp_gain = bool(ndcg_exp_gain)
+        self.normalization = bool(lambdarank_normalization)
+        self.score_normalization = bool(lambdarank_score_normalization)
+        self.first_queries = {}   # a partition's first row -> index of its first query
+        self.n_queries = 0
+        self.weight_norm = 1.0
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(pair_method={self.pair_method!r}, "
+                f"num_pair_per_sample={self.num_pair_per_sample})")
+
+    @property
+    def default_metric(self):
+        """xgboost's: ``ndcg@k`` (``map@k`` for ``rank:map``) with "topk", plain
+        ``ndcg`` / ``map`` with "mean" (``default_metric_top_k``)."""
+        if self.pair_method == "topk":
+            return f"{self._metric_name}@{self.num_pair_per_sample}"
+        return self._metric_name
+
+    def default_metric_top_k(self, name):
+        """The documents per query the metric ``name`` ranks when it is the default
+        metric of a "mean" fit: xgboost's ``ndcg`` then ranks them all (its ``map`` the
+        first 32, as any plain ``map``); None for any other metric."""
+        if self.pair_method == "mean" and name == "ndcg" and self._metric_name == "ndcg":
+            return sys.maxsize
+        return None
+
+    def _check_domain(self, stats):
+        pass
+
+    def _base_margin(self, stats):
+        return 0.0
+
+    def set_queries(self, stats, row_counts):
+        """Take the data's queries: ``stats.query_counts`` (per partition) and
+        ``stats.query_weight_sum``; ``row_counts``: the rows of each partition (a
+        partition's states know their first row)."""
+        if stats.query_counts is None:
+            raise ValueError(f"objective='{self.name}' ranks the rows of each query: give "
+                             "each row's query id (qid=...) or the query groups' sizes "
+                             "(group=...)")
+        first_rows = np.cumsum([0, *row_counts[:-1]])
+        first_queries = np.cumsum([0, *stats.query_counts[:-1]])
+        self.first_queries = {int(r): int(q) for r, q, n in
+                              zip(first_rows, first_queries, row_counts) if n}
+        self.n_queries = int(sum(stats.query_counts))
+        self.weight_norm = (self.n_queries / stats.query_weight_sum
+                            if stats.query_weight_sum > 0 else 1.0)
+
+    def gradients(self, margin, y, weight):
+        raise ValueError(f"objective='{self.name}' ranks the rows of each query: its "
+                         "gradients need the query groups (query_gradients)")
+
+    def query_gradients(self, margin, y, weight, group_ptr, first_row, iteration):
+        """The gradients of a partition's queries (``group_ptr``), ``(1, n)`` float32:
+        ``first_row``, the partition's first row among all the data's (which places its
+        queries among the data's: ``set_queries``); ``iteration``: the boosting round
+        (the draws of "mean")."""
+        m = self._margin(margin)[0]
+        labels = np.ascontiguousarray(y, dtype=np.float32)
+        query_weights = (np.empty(0, np.float32) if weight is None
+                         else np.asarray(weight, dtype=np.float32)[group_ptr[:-1]])
+        grad = np.empty((1, len(m)), dtype=np.float32)
+        hess = np.empty((1, len(m)), dtype=np.float32)
+        lambdarank.lambda_gradients(
+            self._metric, _PAIR_METHODS[self.pair_method], self.num_pair_per_sample,
+            self.exp_gain, self.score_normalization, self.normalization, m, labels,
+            np.asarray(group_ptr, dtype=np.int64), self.first_queries[int(first_row)],
+            max(self.n_queries, len(group_ptr) - 1), int(iteration), query_weights,
+            float(self.weight_norm), grad[0], hess[0])
+        return grad, hess
+
+    def _loss(self, y, m):
+        raise ValueError(f"objective='{self.name}' has no loss per row (it ranks the rows "
+                         "of each query)")
+
+
+class RankPairwise(_LambdaRank):
+    """``rank:pairwise``: RankNet's pairwise logistic loss (every pair's change 1). """
+    __doc__ += _LambdaRank.__doc__
+    name = "rank:pairwise"
+    _metric = lambdarank.PAIRWISE
+
+
+class RankNDCG(_LambdaRank):
+    """``rank:ndcg``: LambdaMART with the change of NDCG of each pair swapped; labels
+    are whole numbers in [0, 31] with ``ndcg_exp_gain`` (gains ``2^y - 1``). """
+    __doc__ += _LambdaRank.__doc__
+    name = "rank:ndcg"
+    _metric = lambdarank.NDCG
+
+    def _check_domain(self, stats):
+        if self.exp_gain and not (stats.all_integer and stats.label_min >= 0
+                                  and stats.label_max <= MAX_EXP_GAIN_LABEL):
+            raise ValueError(f"objective='rank:ndcg' with ndcg_exp_gain=True needs relevance "
+                             f"labels that are whole numbers in [0, {MAX_EXP_GAIN_LABEL}]; got "
+                             f"labels in [{stats.label_min}, {stats.label_max}]"
+                             f"{'' if stats.all_integer else ', not all whole'} (or set "
+                             "ndcg_exp_gain=False for gains equal to the labels)")
+
+
+class RankMAP(_LambdaRank):
+    """``rank:map``: LambdaMART with the change of mean average precision; labels are
+    0 or 1 (relevant). """
+    __doc__ += _LambdaRank.__doc__
+    name = "rank:map"
+    _metric = lambdarank.MAP
+    _metric_name = "map"
+
+    def _check_domain(self, stats):
+        if not (stats.all_integer and stats.label_min >= 0 and stats.label_max <= 1):
+            raise ValueError(f"objective='rank:map' needs labels 0 or 1 (relevant or not); "
+                             f"got labels in [{stats.label_min}, {stats.label_max}]")
+
+
 def quantile_levels(value):
     """``quantile_alpha`` checked: a tuple of its levels, each in (0, 1) (one number, or
     xgboost's non-empty list); ValueError naming the parameter (and the position)."""
@@ -1319,6 +1507,7 @@ OBJECTIVES = {cls.name: cls for cls in (
     RegLogistic, BinaryLogistic, BinaryLogitRaw, BinaryHinge,
     Poisson, Gamma, Tweedie, SquaredLogError,
     SoftProb, SoftMax,
+    RankPairwise, RankNDCG, RankMAP,
 )}
 # the objectives that weigh the rows labelled 1 by ``scale_pos_weight`` (xgboost also
 # applies it to ``reg:squarederror`` rows whose label is exactly 1; here that is refused)

@@ -34,6 +34,7 @@ from .histogram import (add_block_histograms, add_leaf_values, add_root_histogra
 from .keyed_random import GOLDEN, MIX1, global_row, uniform
 from .leaf_sketches import LeafSketches, merge_leaf_sketches, sketch_leaves
 from .quantize import GradientMaxima, gradient_maxima, quantize, row_dtype
+from .query_groups import group_pointer, partition_queries, qid_block
 from .row_partition import RowRuns, run_row_bytes
 from .sketch import merge, merge_blocks, summarize_block, summarize_column, summarize_columns_of
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
@@ -61,6 +62,9 @@ class ScanResult:
     # sum of w log1p(y) (numeric labels; -inf/nan where a label is <= -1): the start of
     # ``reg:squaredlogerror``
     weighted_log1p_label_sum: float = 0.0
+    # ranking: the ``query_groups.PartitionQueries`` of each partition, in partition
+    # order; None without qid
+    partition_queries: list = None
 
 
 def _where(index):
@@ -93,14 +97,16 @@ def read_partition(x, y, w, index, encoders=None, in_pieces=False):
 
 
 def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=None,
-                   keep=None, summarize_label=True):
+                   keep=None, summarize_label=True, qid=None):
     """First pass: sketch summaries and label statistics of one partition.
 
     ``categorical``: (feature indices, names, max_cat) of the categorical features, whose
     categories are collected (their sketches see only missing values).  ``keep``: None,
     or ``(fit id, key, cap)`` to keep the raw blocks for the bin pass (``raw_cache``).
     ``summarize_label``: whether a regression's labels are sketched too (only an
-    objective that starts from their quantiles reads it: ``needs_label_summary``)."""
+    objective that starts from their quantiles reads it: ``needs_label_summary``).
+    ``qid``: the rows' query ids block (ranking), checked; the result holds its queries'
+    bounds, count and weight (``ScanResult.partition_queries``)."""
     if keep is not None and categorical and isinstance(x, pd.DataFrame):
         # kept for the bin pass: its string columns factorized once, for both passes
         x = with_category_columns(x, categorical[0])
@@ -111,6 +117,11 @@ def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=Non
                          collect_classes)
     result.summaries = summarize_features(X, weights, sketch_size)
     result.categories = _partition_categories(x, categorical)
+    if qid is not None:
+        qid = qid_block(qid, index)
+        if len(qid) != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but qid has {len(qid)}{_where(index)}")
+        result.partition_queries = [partition_queries(qid, weights, index)]
     if keep is not None:
         fit_id, key, cap = keep
         raw_cache.keep(fit_id, key, (x, y, w), cap)
@@ -215,6 +226,7 @@ def merge_scans(a, b, sketch_size, categorical=None):
         else a.partition_class_counts + b.partition_class_counts,
         a.positive_weight + b.positive_weight,
         a.weighted_log1p_label_sum + b.weighted_log1p_label_sum,
+        None if a.partition_queries is None else a.partition_queries + b.partition_queries,
     )
 
 
@@ -260,6 +272,9 @@ class PartitionState:
     # that uses them (``row_runs_of``) and reused; False where the memory budget had no
     # room for them; the node ids ``positions`` may lag behind them (``_node_ids``)
     row_runs: object = None
+    # ranking: the query groups' row offsets, (n_groups + 1,) int64 (``query_groups``;
+    # a group's rows are consecutive and all in this partition); None without qid
+    groups: np.ndarray = None
     # (codes, each row's histogram cells of them: ``histogram.cells_of``, or None where
     # the memory budget had no room) where the features' widths differ, made by the
     # first tree grown in place; the histograms' additions of the levels grown in place
@@ -289,7 +304,7 @@ def encode_labels(labels, classes):
 
 
 def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, store=None,
-                  row_offset=0, margins=None):
+                  row_offset=0, margins=None, qid=None):
     """Second pass: bin one partition (of the training data or of an eval set) and set
     up its state.
 
@@ -297,13 +312,14 @@ def bin_partition(x, y, w, index, mapper, base_margin, classes, previous, store=
     else the (K,) ``base_margin`` of every row; plus, when ``previous`` (a Booster whose
     training continues) is given, its trees' outputs.  ``row_offset`` is the global
     index of the partition's first row (row sampling is keyed on global indices).
+    ``qid``: the rows' query ids block (ranking), kept as the groups' bounds.
     The per-row arrays go to the block store in row blocks when they do not fit the
     memory budget (``in_row_blocks``).
     """
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders,
                                         in_pieces=previous is None)
     return in_row_blocks(start_state(X, labels, weights, index, mapper, base_margin, classes,
-                                     previous, store, row_offset, margins), store)
+                                     previous, store, row_offset, margins, qid), store)
 
 
 # bytes a row of a training state holds besides its codes, per tree of a round (margin
@@ -380,7 +396,7 @@ def _binned_rows(X, mapper, start, stop, order=None):
 
 
 def start_state(X, labels, weights, index, mapper, base_margin, classes, previous, store,
-                row_offset, margins, code_order=None):
+                row_offset, margins, qid=None, code_order=None):
     """The training state of a read partition (``bin_partition``'s second half).
     ``code_order``: its codes binned with the rows in that order (``binned_codes``),
     the per-row arrays left as read: the caller puts them in that order too
@@ -404,37 +420,47 @@ def start_state(X, labels, weights, index, mapper, base_margin, classes, previou
         margin=start,
         row_offset=row_offset,
         rounds=0 if previous is None else previous.n_rounds,
+        groups=None if qid is None else _groups_of(qid, n, index),
     )
 
 
+def _groups_of(qid, n_rows, index):
+    """``group_ptr`` of a partition's query ids block (``query_groups``; the first
+    pass checked them and the weights: ``partition_queries``)."""
+    qid = qid_block(qid, index)
+    if len(qid) != n_rows:
+        raise ValueError(f"X has {n_rows} rows but qid has {len(qid)}{_where(index)}")
+    return group_pointer(qid)
+
+
 def rebuild_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
-                      row_offset, margins, new_trees, rounds):
+                      row_offset, margins, qid, new_trees, rounds):
     """A partition's state as training had it at the start of round ``rounds``: binned
     like ``bin_partition``, with the fit's finished trees ``new_trees`` added to the
     starting margins one by one, in order (the additions training made, so the same
     floating-point values).  Used to rebuild a state lost with a worker."""
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
     return started_again(X, labels, weights, index, mapper, base_margin, classes, previous,
-                         store, row_offset, margins, new_trees, rounds)
+                         store, row_offset, margins, qid, new_trees, rounds)
 
 
 def started_again(X, labels, weights, index, mapper, base_margin, classes, previous, store,
-                  row_offset, margins, new_trees, rounds, code_order=None):
+                  row_offset, margins, qid, new_trees, rounds, code_order=None):
     """``rebuild_partition``'s state of a read partition (``code_order``: as for
     ``start_state``; the margins, trees added, stay in the order read)."""
     state = start_state(X, labels, weights, index, mapper, base_margin, classes, previous,
-                        store, row_offset, margins, code_order)
+                        store, row_offset, margins, qid, code_order)
     PackedForest(new_trees, len(base_margin)).add_block_margin(X, state.margin)
     return replace(state, rounds=rounds)
 
 
 def rebuild_fit_partition(x, y, w, index, mapper, base_margin, classes, previous, store,
-                          row_offset, margins, new_trees, rounds):
+                          row_offset, margins, qid, new_trees, rounds):
     """``rebuild_partition`` for a fit's partition (training data or an eval set): its
     per-row arrays in row blocks as ``bin_partition`` has them."""
     return in_row_blocks(rebuild_partition(x, y, w, index, mapper, base_margin, classes,
-                                           previous, store, row_offset, margins, new_trees,
-                                           rounds), store)
+                                           previous, store, row_offset, margins, qid,
+                                           new_trees, rounds), store)
 
 
 @dataclass
@@ -787,6 +813,20 @@ def _start_round(state, step):
     if not step.quant_bins:
         hist = new_histograms(step.n_slots, step.cell_offsets)
     maxima = None
+    ranked = None
+    if state.groups is not None and getattr(step.objective, "ranks_queries", False):
+        # a query's gradients need all its rows' margins: the round's trees are added to
+        # every block first, and the partition's gradients made at once
+        if add_trees:
+            for i, rows, block in _state_blocks(state):
+                margin = _block_of(state.margin, i, rows)
+                _add_round_trees(block, _block_of(old_positions, i, rows), step, margin, margin)
+                if in_blocks:
+                    state.margin.set(i, margin)
+            add_trees = False
+        ranked = step.objective.query_gradients(
+            whole(state.margin), whole(state.label), whole(state.weight), state.groups,
+            state.row_offset, step.round)
     root_slots = np.ascontiguousarray(step.node_to_slot[:, 0])  # all rows start there
     reads = _round_start_reads(state, old_positions if add_trees else None)
     for i, rows, block in _state_blocks(state, reads):
@@ -800,7 +840,7 @@ def _start_round(state, step):
         else:
             block_positions = positions[:, rows]
             block_positions[...] = 0
-        grad, hess = _round_gradients(state, step, i, rows, margin)
+        grad, hess = _round_gradients(state, step, i, rows, margin, ranked)
         if not step.quant_bins:
             added, offsets = _added_of(state, block, step.cell_offsets)
             add_root_histograms(hist, added, grad, hess, root_slots, offsets, step.cell_width)
@@ -877,12 +917,15 @@ def margins_ahead(state, step):
     return out
 
 
-def _round_gradients(state, step, i, rows, margin):
+def _round_gradients(state, step, i, rows, margin, ranked=None):
     """The new round's (g, h) of row block ``i`` (``rows``; ``margin``: its margins),
-    with row subsampling and trimming applied."""
+    with row subsampling and trimming applied.  ``ranked``: the (g, h) of the whole
+    partition's queries (a ranking objective's), of which the block's are taken."""
     weight = _block_of(state.weight, i, rows)
     label = _block_of(state.label, i, rows)
-    if state.folds is None:
+    if ranked is not None:
+        grad, hess = ranked[0][:, rows], ranked[1][:, rows]
+    elif state.folds is None:
         grad, hess = step.objective.gradients(margin, label, weight)
     else:  # cross-validation: zero where a fold holds the row out (``fold_states``)
         grad, hess = step.objective.fold_gradients(margin, label, weight,

@@ -39,7 +39,7 @@ from .data import categorical_features, checked_categories, partition_input, sam
 from .grower import stack_node_arrays
 from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
                          stack_category_tables)
-from .metrics import WholeRowsMetric, get_metric
+from .metrics import WholeRowsMetric, get_metric, partial_of
 from .model_file import check_model, in_memory_checks_enabled
 from .objectives import (OBJECTIVES, CustomObjective, LabelStats, check_scale_pos_weight,
                          get_objective)
@@ -53,7 +53,8 @@ from .partition import (LeafSummaryMerger, LevelStep, bin_partition, category_ta
                         position_dtype, rebin_partition, rebuild_fit_partition, scan_partition,
                         store_whole, whole)
 from .graphs import (StatesLost, add_tree_reduction, margin_input, per_partition_graph,
-                     raw_inputs)
+                     qid_input, raw_inputs)
+from .query_groups import check_partition_bounds
 from .runtime import make_runtime
 from .sketch import merge_blocks, weighted_quantile
 from .tree import add_binned_tree_outputs
@@ -80,7 +81,8 @@ def scan(runtime, data, params, classifier):
     summarize_label = needs_label_summary(params.objective, classifier)
     graph, keys = per_partition_graph(
         data, name, lambda i: (scan_partition, *raw_inputs(data, i), i, size, classifier,
-                               categorical, runtime.keep_raw(data, i), summarize_label))
+                               categorical, runtime.keep_raw(data, i), summarize_label,
+                               qid_input(data, i)))
     total_key = add_tree_reduction(graph, keys, merge_scans, name, size, categorical)
     result = runtime.compute(graph, [total_key])[0]
     if result.n_rows == 0:
@@ -88,6 +90,8 @@ def scan(runtime, data, params, classifier):
     if result.weight_sum <= 0:
         raise ValueError("sample_weight is zero for every row (it sums to 0); at least one row "
                          "needs a positive weight")
+    if result.partition_queries is not None:
+        check_partition_bounds(result.partition_queries)
     return result
 
 
@@ -183,6 +187,8 @@ def resolve_objective(params, scanned, classifier, known_classes=None):
     else:
         objective = get_objective(name, **objective_params)
     objective.check_labels(stats)
+    if getattr(objective, "ranks_queries", False):
+        objective.set_queries(stats, scanned.partition_rows)
     return objective, objective_params, classes, stats
 
 
@@ -226,10 +232,13 @@ def label_stats(scanned, labels=None):
     """The ``LabelStats`` of scanned labels (a ``ScanResult``); ``labels``: a
     classifier's sorted classes (class ``i`` is the label ``labels[i]``), else None."""
     if labels is None:
+        queries = scanned.partition_queries
         return LabelStats(scanned.n_rows, scanned.weight_sum, scanned.weighted_label_sum,
                           scanned.label_min, scanned.label_max, scanned.all_integer,
                           scanned.label_summary, None, scanned.positive_weight,
-                          scanned.weighted_log1p_label_sum)
+                          scanned.weighted_log1p_label_sum,
+                          None if queries is None else tuple(q.count for q in queries),
+                          0.0 if queries is None else sum(q.weight_sum for q in queries))
     weights = {i: float(scanned.class_weights.get(label, 0.0)) for i, label in enumerate(labels)}
     return LabelStats(scanned.n_rows, scanned.weight_sum,
                       float(sum(i * w for i, w in weights.items())), 0.0,
@@ -288,7 +297,8 @@ def eval_step(state, step):
         store_whole(state.margin, margin)
         state.rounds = step.round + 1
     label, weight = whole(state.label), whole(state.weight)
-    partials = tuple(m.partial(label, margin, weight, step.objective) for m in step.metrics)
+    partials = tuple(partial_of(m, label, margin, weight, step.objective, state.groups)
+                     for m in step.metrics)
     return state, partials
 
 
@@ -311,7 +321,8 @@ def training_eval_step(state, step):
     to the same starting margins in the same order."""
     margin = margins_ahead(state, step.finish)
     label, weight = whole(state.label), whole(state.weight)
-    return state, tuple(m.partial(label, margin, weight, step.objective) for m in step.metrics)
+    return state, tuple(partial_of(m, label, margin, weight, step.objective, state.groups)
+                        for m in step.metrics)
 
 
 class _PartialsCombiner:
@@ -354,7 +365,8 @@ def resolve_metrics(params, objective, runtime):
 def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
           sample_weight_eval_set=None, previous=None, base_margin=None,
           base_margin_eval_set=None, progress=None, checkpoint=None, store_config=None,
-          callbacks=None, eval_names=None, known_classes=None, feature_names=None):
+          callbacks=None, eval_names=None, known_classes=None, feature_names=None,
+          qid=None, qid_eval_set=None):
     """Fit a Booster; ``params`` are validated hyperparameters (see ``params.py``).
 
     ``store_config``: a ``blockstore.StoreConfig`` (memory budget, cache dirs) for the
@@ -366,12 +378,13 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     methods (see ``callbacks``).  ``eval_names``: the eval sets' names in
     ``evals_result`` (default ``validation_<i>``).  ``known_classes``: a classifier's
     classes when y need not hold them all (``resolve_objective``).  ``feature_names``: the
-    features' names when X holds none (``partition_input``).  Returns ``(booster,
-    info)``: info has ``classes`` and ``evals_result``.
+    features' names when X holds none (``partition_input``).  ``qid`` (and
+    ``qid_eval_set``): each row's query id, for ranking (``query_groups``).  Returns
+    ``(booster, info)``: info has ``classes`` and ``evals_result``.
     """
     callbacks = CallbackList(callbacks)
     types = (params.enable_categorical, params.feature_types)
-    data = partition_input(X, y, sample_weight, base_margin, *types, feature_names)
+    data = partition_input(X, y, sample_weight, base_margin, *types, feature_names, qid)
     check_feature_weights(params.feature_weights, data.n_features)
     # split constraints name features: checked on X's features before any pass
     params = resolve_constraints(params, data.feature_names, data.n_features,
@@ -379,10 +392,11 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
     n_evals = len(eval_set or [])
     # an eval set that is the training data (the same X, y, weights and base margins)
     # is evaluated on the training states: None here
-    evals = [None if _is_training_data((Xe, ye, we, me), (X, y, sample_weight, base_margin))
-             else partition_input(Xe, ye, we, me, *types) for (Xe, ye), we, me in
+    evals = [None if _is_training_data((Xe, ye, we, me, qe),
+                                       (X, y, sample_weight, base_margin, qid))
+             else partition_input(Xe, ye, we, me, *types, qid=qe) for (Xe, ye), we, me, qe in
              zip(eval_set or [], sample_weight_eval_set or [None] * n_evals,
-                 base_margin_eval_set or [None] * n_evals)]
+                 base_margin_eval_set or [None] * n_evals, qid_eval_set or [None] * n_evals)]
     for i, e in enumerate(evals):
         if e is not None:
             _check_eval_types(data, e, i)
@@ -394,8 +408,8 @@ def train(params, X, y, sample_weight=None, classifier=False, eval_set=None,
 
 
 def _is_training_data(eval_inputs, training_inputs):
-    """Whether an eval set's (X, y, weights, base margins) are the training ones
-    (``data.same_input``, each)."""
+    """Whether an eval set's (X, y, weights, base margins, query ids) are the training
+    ones (``data.same_input``, each)."""
     return all(same_input(a, b) for a, b in zip(eval_inputs, training_inputs))
 
 
@@ -673,8 +687,10 @@ class _Boosting:
 
     @staticmethod
     def _last_args(data, offsets, extra=()):
-        """Per partition: global row offset, a ref to its base margins (or None), extra."""
-        return [(int(o), margin_input(data, i), *extra) for i, o in enumerate(offsets)]
+        """Per partition: global row offset, refs to its base margins and its query ids
+        (or None), extra."""
+        return [(int(o), margin_input(data, i), qid_input(data, i), *extra)
+                for i, o in enumerate(offsets)]
 
     def rounds_per_call(self, round_, end, progress, checkpoint):
         """How many rounds to grow in one go from ``round_``: all the rounds left (up to
