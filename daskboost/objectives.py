@@ -1306,6 +1306,32 @@ _PAIR_METHODS = {"topk": lambdarank.TOPK, "mean": lambdarank.MEAN}
 MAX_EXP_GAIN_LABEL = 31
 
 
+def ranking_settings(**given):
+    """xgboost's lambdarank parameters checked, with their defaults where not given
+    (``RANKING_DEFAULTS``; ``lambdarank_num_pair_per_sample`` settled: 32 for "topk", 1
+    for "mean"); ValueError naming the parameter otherwise.  The one check of them, for
+    the estimators' parameters and the ranking objectives."""
+    settings = {**RANKING_DEFAULTS, **given}
+    method = settings["lambdarank_pair_method"]
+    if method not in _PAIR_METHODS:
+        raise ValueError(f"lambdarank_pair_method={method!r:.40} must be 'topk' or 'mean'")
+    k = settings["lambdarank_num_pair_per_sample"]
+    if k is None:
+        k = lambdarank.DEFAULT_TOP_K if method == "topk" else lambdarank.DEFAULT_MEAN_PAIRS
+    elif isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"lambdarank_num_pair_per_sample={k!r:.40} must be an integer >= 1")
+    settings["lambdarank_num_pair_per_sample"] = int(k)
+    for name in ("ndcg_exp_gain", "lambdarank_normalization",
+                 "lambdarank_score_normalization", "lambdarank_unbiased"):
+        if not isinstance(settings[name], (bool, np.bool_)):
+            raise ValueError(f"{name}={settings[name]!r:.40} must be True or False")
+        settings[name] = bool(settings[name])
+    if settings["lambdarank_unbiased"]:
+        raise ValueError("lambdarank_unbiased=True (xgboost's position-bias estimation) is "
+                         "not implemented; leave it False")
+    return settings
+
+
 class _LambdaRank(Objective):
     """LambdaMART (Burges 2010) within query groups: see :mod:`daskboost.lambdarank`.
 
@@ -1329,37 +1355,14 @@ class _LambdaRank(Objective):
     _metric = None  # lambdarank.PAIRWISE / NDCG / MAP
     _metric_name = "ndcg"
 
-    def _configure(self, lambdarank_pair_method="topk", lambdarank_num_pair_per_sample=None,
-                   ndcg_exp_gain=True, lambdarank_normalization=True,
-                   lambdarank_score_normalization=True, lambdarank_unbiased=False, **_):
-        if lambdarank_pair_method not in _PAIR_METHODS:
-            raise ValueError(f"lambdarank_pair_method={lambdarank_pair_method!r:.40} must be "
-                             "'topk' or 'mean'")
-        if lambdarank_num_pair_per_sample is None:
-            k = (lambdarank.DEFAULT_TOP_K if lambdarank_pair_method == "topk"
-                 else lambdarank.DEFAULT_MEAN_PAIRS)
-        else:
-            try:
-                k = operator.index(lambdarank_num_pair_per_sample)
-            except TypeError:
-                k = 0
-            if isinstance(lambdarank_num_pair_per_sample, bool) or k < 1:
-                raise ValueError(f"lambdarank_num_pair_per_sample="
-                                 f"{lambdarank_num_pair_per_sample!r:.40} must be an integer >= 1")
-        for name, value in (("ndcg_exp_gain", ndcg_exp_gain),
-                            ("lambdarank_normalization", lambdarank_normalization),
-                            ("lambdarank_score_normalization", lambdarank_score_normalization),
-                            ("lambdarank_unbiased", lambdarank_unbiased)):
-            if not isinstance(value, (bool, np.bool_)):
-                raise ValueError(f"{name}={value!r:.40} must be True or False")
-        if lambdarank_unbiased:
-            raise ValueError("lambdarank_unbiased=True (xgboost's position-bias estimation) "
-                             "is not implemented; give unbiased labels or leave it False")
-        self.pair_method = lambdarank_pair_method
-        self.num_pair_per_sample = k
-        self.exp_gain = bool(ndcg_exp_gain)
-        self.normalization = bool(lambdarank_normalization)
-        self.score_normalization = bool(lambdarank_score_normalization)
+    def _configure(self, **params):
+        settings = ranking_settings(**{k: v for k, v in params.items()
+                                       if k in RANKING_DEFAULTS})
+        self.pair_method = settings["lambdarank_pair_method"]
+        self.num_pair_per_sample = settings["lambdarank_num_pair_per_sample"]
+        self.exp_gain = settings["ndcg_exp_gain"]
+        self.normalization = settings["lambdarank_normalization"]
+        self.score_normalization = settings["lambdarank_score_normalization"]
         self.first_queries = {}   # a partition's first row -> index of its first query
         self.n_queries = 0
         self.weight_norm = 1.0

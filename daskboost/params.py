@@ -17,7 +17,8 @@ import numpy as np
 
 from .binning import MAX_BIN_LIMIT
 from .metrics import Metric
-from .objectives import check_scale_pos_weight, quantile_levels
+from .objectives import (RANKING_DEFAULTS, check_scale_pos_weight, quantile_levels,
+                         ranking_settings)
 from .quantize import max_rows
 
 MAX_EXACT_VALUES = 65535  # tree_method="exact": candidates per feature (one bin per value)
@@ -85,6 +86,14 @@ class TrainingParams:
     # xgboost's ``fit(feature_weights=...)``: each feature's weight in column sampling
     # (a tuple of floats >= 0, one per feature), or None: every feature alike
     feature_weights: Optional[tuple] = None
+    # learning to rank (xgboost's lambdarank parameters: ``objectives.RANKING_DEFAULTS``;
+    # ``lambdarank_num_pair_per_sample`` None: xgboost's default for the pair method)
+    lambdarank_pair_method: str = "topk"
+    lambdarank_num_pair_per_sample: Optional[int] = None
+    ndcg_exp_gain: bool = True
+    lambdarank_normalization: bool = True
+    lambdarank_score_normalization: bool = True
+    lambdarank_unbiased: bool = False
 
     @property
     def lossguide(self):
@@ -200,6 +209,14 @@ MAX_GRAD_QUANT_BINS = 1024
 # unbounded hessian: rounded to steps of the largest, most rows' hessians become 0 or 1
 # step (gamma: +11.5% test deviance, benchmarks/bench_quantized_objectives.py).
 QUANTIZED_FROM_ROWS = 100_000
+
+
+def ranking_params(raw):
+    """The lambdarank parameters of ``raw`` (defaults where absent), checked
+    (``objectives.ranking_settings``) before any pass over the data."""
+    given = {k: raw[k] for k in RANKING_DEFAULTS if k in raw}
+    ranking_settings(**given)
+    return {**RANKING_DEFAULTS, **given}
 
 
 def quantization_params(raw):
@@ -406,6 +423,7 @@ def validate_params(raw, valid_objectives):
         interaction_constraints=_interaction_constraints(raw.get("interaction_constraints")),
         **categorical_params(raw),
         **quantization_params(raw),
+        **ranking_params(raw),
     )
 
 

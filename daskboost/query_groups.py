@@ -141,3 +141,55 @@ def qid_from_group(group, n_rows, name="group"):
     if int(sizes.sum()) != n_rows:
         raise ValueError(f"{name} sizes add up to {int(sizes.sum())} rows; X has {n_rows}")
     return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+
+
+def _is_dask(obj):
+    """A dask collection (told by its type's module: no dask import here)."""
+    return type(obj).__module__.split(".")[0] == "dask"
+
+
+def _is_frame(X):
+    """A pandas or a dask DataFrame."""
+    return isinstance(X, pd.DataFrame) or (_is_dask(X) and hasattr(X, "columns"))
+
+
+def query_input(X, qid=None, group=None, what="X", required=True):
+    """``(X, qid)`` of a ranking fit's input (xgboost's ``XGBRanker`` conventions): the
+    query ids given, or X's own ``qid`` column (taken out of X; a pandas or dask
+    DataFrame), or xgboost's ``group`` (each query's size, in memory) turned into query
+    ids.  ValueError when more than one is given, or none and ``required``."""
+    own = _is_frame(X) and "qid" in X.columns
+    given = [name for name, v in (("a 'qid' column", own), ("qid", qid is not None),
+                                  ("group", group is not None)) if v]
+    if len(given) > 1:
+        raise ValueError(f"{what} has {' and '.join(given)}: give the query groups once")
+    if own:
+        return X.drop(columns="qid"), X["qid"]
+    if group is not None:
+        if _is_dask(X) or not hasattr(X, "shape"):
+            raise ValueError(f"group (the size of each query) needs {what} in memory; for a "
+                             "dask collection give each row's query id (qid=..., partitioned "
+                             "like X, or a 'qid' column)")
+        return X, qid_from_group(group, X.shape[0])
+    if qid is None and required:
+        raise ValueError(f"ranking needs the query groups of {what}: give qid (each row's "
+                         "query id), group (each query's size) or a 'qid' column in X")
+    return X, qid
+
+
+def row_weights(sample_weight, qid):
+    """Ranking weights as one per row: xgboost's one weight per query (in memory, one
+    per query group of ``qid``, in order) repeated over the query's rows; weights with
+    one per row (a dask collection, or as many as the rows) as they are."""
+    if sample_weight is None or qid is None or _is_dask(sample_weight) or _is_dask(qid):
+        return sample_weight
+    weights = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+    ids = qid_block(qid)
+    sizes = np.diff(group_pointer(ids))
+    if len(weights) == len(ids):
+        return weights
+    if len(weights) != len(sizes):
+        raise ValueError(f"sample_weight has {len(weights)} values: ranking weighs queries, one "
+                         f"weight per query group ({len(sizes)} queries), or one per row "
+                         f"({len(ids)} rows, the same within each query)")
+    return np.repeat(weights, sizes)

@@ -1,4 +1,5 @@
-"""scikit-learn style estimators: ``DaskBoostRegressor`` and ``DaskBoostClassifier``.
+"""scikit-learn style estimators: ``DaskBoostRegressor``, ``DaskBoostClassifier`` and
+``DaskBoostRanker``.
 
 They follow scikit-learn's rules (``__init__`` only stores parameters, ``fit`` validates
 them, fitted attributes end in ``_``, ``get_params``/``set_params`` so ``clone`` and
@@ -33,10 +34,11 @@ from .data import (describe_features, feature_block, is_dask_collection,
                    margin_block, table_as_frame)
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, model_source, read_model_json
-from .metrics import Metric
+from .metrics import Metric, get_metric, partial_of
 from .xgboost_format import base_scores, is_xgboost_model
-from .objectives import (OBJECTIVES, classifier_objectives, is_classification,
-                         regressor_objectives)
+from .objectives import (OBJECTIVES, RANKING, classifier_objectives, is_classification,
+                         objective_kind, objectives_of_kind, regressor_objectives)
+from .query_groups import group_pointer, qid_block, query_input, row_weights
 from .local_threads import check_n_jobs, local_threads
 from .metadata_routing import RoutingConsumer
 from .missing_values import check_missing, with_missing_as_nan
@@ -182,9 +184,14 @@ class _DaskBoostModel(RoutingConsumer):
     # ---- scikit-learn parameter protocol ----------------------------------------------
     @classmethod
     def _param_names(cls):
-        signature = inspect.signature(cls.__init__)
-        return sorted(p.name for p in signature.parameters.values()
-                      if p.name != "self" and p.kind != p.VAR_KEYWORD)
+        """The parameters of the constructors of the class and of its bases up to this
+        one (``DaskBoostRanker`` adds its own to the shared ones)."""
+        names = set()
+        for klass in cls.__mro__:
+            if "__init__" in vars(klass) and issubclass(klass, _DaskBoostModel):
+                names.update(p.name for p in inspect.signature(klass.__init__).parameters.values()
+                             if p.name != "self" and p.kind != p.VAR_KEYWORD)
+        return sorted(names)
 
     def get_params(self, deep=True):
         return {name: getattr(self, name) for name in self._param_names()}
@@ -288,7 +295,7 @@ class _DaskBoostModel(RoutingConsumer):
     def _fit(self, X, y, sample_weight, classifier, eval_set, sample_weight_eval_set, xgb_model,
              base_margin=None, base_margin_eval_set=None, resume=False, callbacks=None,
              verbose=None, eval_names=None, feature_weights=None, known_classes=None,
-             feature_names=None):
+             feature_names=None, qid=None, qid_eval_set=None):
         self._fit_has_eval_set = bool(eval_set)
         # xgboost 2's constructor arguments, or (as before it) fit's: one or the other
         callbacks = CallbackList(  # (checked before any work)
@@ -327,7 +334,8 @@ class _DaskBoostModel(RoutingConsumer):
                                   base_margin_eval_set=base_margin_eval_set, progress=progress,
                                   checkpoint=checkpoint, store_config=store_config,
                                   callbacks=callbacks.callbacks, eval_names=eval_names,
-                                  known_classes=known_classes, feature_names=feature_names)
+                                  known_classes=known_classes, feature_names=feature_names,
+                                  qid=qid, qid_eval_set=qid_eval_set)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
         return info
@@ -608,6 +616,7 @@ class _DaskBoostModel(RoutingConsumer):
 # objectives and binary:logistic, the classifier the binary and multiclass ones
 REGRESSION_OBJECTIVES = regressor_objectives()
 CLASSIFICATION_OBJECTIVES = classifier_objectives()
+RANKING_OBJECTIVES = objectives_of_kind(RANKING)
 
 
 # The estimators' signature, as scikit-learn introspects it (``inspect.signature`` of the
@@ -813,6 +822,108 @@ class DaskBoostClassifier(_DaskBoostModel):
         return {"classes": list(range(2 if booster.n_outputs == 1 else booster.n_outputs))}
 
 
+class DaskBoostRanker(_DaskBoostModel):
+    """Gradient-boosted trees for learning to rank: LambdaMART (default objective
+    ``rank:ndcg``; also ``rank:pairwise`` and ``rank:map``), xgboost's ``XGBRanker``.
+
+    The rows of a query are consecutive, in non-decreasing order of their query ids, and
+    all in one partition of a dask collection (``daskboost.query_groups``).  The
+    lambdarank parameters are xgboost's (``lambdarank_pair_method`` "topk" or "mean",
+    ``lambdarank_num_pair_per_sample``, ``ndcg_exp_gain``, ``lambdarank_normalization``,
+    ``lambdarank_score_normalization``; ``lambdarank_unbiased`` is not implemented);
+    every other parameter is the other estimators'.
+    """
+
+    _estimator_type = "ranker"
+    _objectives = RANKING_OBJECTIVES
+
+    def __init__(self, *, objective="rank:ndcg", lambdarank_pair_method="topk",
+                 lambdarank_num_pair_per_sample=None, ndcg_exp_gain=True,
+                 lambdarank_normalization=True, lambdarank_score_normalization=True,
+                 lambdarank_unbiased=False, **params):
+        self.lambdarank_pair_method = lambdarank_pair_method
+        self.lambdarank_num_pair_per_sample = lambdarank_num_pair_per_sample
+        self.ndcg_exp_gain = ndcg_exp_gain
+        self.lambdarank_normalization = lambdarank_normalization
+        self.lambdarank_score_normalization = lambdarank_score_normalization
+        self.lambdarank_unbiased = lambdarank_unbiased
+        super().__init__(objective=objective, **params)
+
+    def fit(self, X, y, *, group=None, qid=None, sample_weight=None, base_margin=None,
+            eval_set=None, eval_group=None, eval_qid=None, verbose=None, xgb_model=None,
+            sample_weight_eval_set=None, base_margin_eval_set=None, feature_weights=None,
+            resume=False, callbacks=None):
+        """Fit on X and relevance labels y, ranked within the queries given by ``qid``
+        (each row's query id), ``group`` (each query's size, in memory) or a ``qid``
+        column of a pandas or dask DataFrame X; returns self.
+
+        ``sample_weight``: one weight per query (xgboost's), or per row (the same for
+        all the rows of a query; a dask collection's are per row).  ``eval_set`` with
+        ``eval_qid`` / ``eval_group`` (or ``qid`` columns) is scored with ``eval_metric``
+        (default ``ndcg@32``).  The other arguments: as for ``DaskBoostRegressor.fit``.
+        """
+        X, qid = query_input(X, qid, group)
+        sample_weight = row_weights(sample_weight, qid)
+        eval_qids, eval_weights = None, sample_weight_eval_set
+        if eval_set is not None:
+            n = len(eval_set)
+            for name, values in (("eval_qid", eval_qid), ("eval_group", eval_group),
+                                 ("sample_weight_eval_set", sample_weight_eval_set)):
+                if values is not None and len(values) != n:
+                    raise ValueError(f"{name} has {len(values)} entries but eval_set has {n}")
+            sets, eval_qids = [], []
+            for i, (Xe, ye) in enumerate(eval_set):
+                Xe, qe = query_input(Xe, (eval_qid or [None] * n)[i],
+                                     (eval_group or [None] * n)[i], f"eval_set[{i}]")
+                sets.append((Xe, ye))
+                eval_qids.append(qe)
+            eval_set = sets
+            if sample_weight_eval_set is not None:
+                eval_weights = [row_weights(w, q) for w, q in
+                                zip(sample_weight_eval_set, eval_qids)]
+        self._fit(X, y, sample_weight, False, eval_set, eval_weights, xgb_model, base_margin,
+                  base_margin_eval_set, resume, callbacks, verbose,
+                  feature_weights=feature_weights, qid=qid, qid_eval_set=eval_qids)
+        return self
+
+    def predict(self, X, output_margin=False, iteration_range=None, base_margin=None,
+                pred_contribs=False, approx_contribs=False, pred_interactions=False,
+                validate_features=True):
+        """The rows' scores (higher: ranked higher); a ``qid`` column of X is left out
+        (xgboost's).  The other arguments: as for ``DaskBoostRegressor.predict``."""
+        X, _ = query_input(X, required=False)
+        if wants_contributions(output_margin, pred_contribs, approx_contribs,
+                               pred_interactions):
+            return self._explain(X, iteration_range, base_margin, approx_contribs,
+                                 pred_interactions, validate_features)
+        self._check_fitted()
+        return self._predict_values(X, _Output(output_margin), None, iteration_range,
+                                    base_margin, validate_features)
+
+    def apply(self, X, iteration_range=None, validate_features=True):
+        X, _ = query_input(X, required=False)
+        return super().apply(X, iteration_range, validate_features)
+
+    def score(self, X, y, qid=None, group=None):
+        """The last of ``eval_metric`` (default: the objective's, ``ndcg@32``) on X, y
+        ranked within X's queries (a ``qid`` column, ``qid`` or ``group``), as xgboost's
+        ``XGBRanker.score``; X and its query ids are brought into memory."""
+        self._check_fitted()
+        X, qid = query_input(X, qid, group)
+        scores = np.asarray(self.predict(X, output_margin=True), dtype=np.float64)
+        labels = np.asarray(_target_input(y, numeric=True), dtype=np.float32)
+        ids = qid_block(np.asarray(qid))
+        if not len(ids) == len(labels) == len(scores):
+            raise ValueError(f"X has {len(scores)} rows, y {len(labels)} and qid {len(ids)}")
+        names = self.eval_metric if self.eval_metric is not None else []
+        names = names if isinstance(names, (list, tuple)) else [names]
+        objective = self._booster.get_objective()
+        metric = get_metric(names[-1] if names else objective.default_metric, objective)
+        groups = group_pointer(ids)
+        return float(metric.finalize(partial_of(metric, labels, scores[None, :], None,
+                                                objective, groups)))
+
+
 def estimator_or_call_value(estimator, name, value, call="fit()"):
     """The estimator's parameter ``name`` or ``value``, given to ``call`` for it (xgboost
     2 moved ``callbacks`` and ``feature_weights`` from ``fit`` to the constructor; the
@@ -971,8 +1082,8 @@ def booster_predictions(booster, X, kind="value", iteration_range=None,
 
 def load_estimator(path):
     """The estimator saved at ``path`` (or in a model file's bytes): a
-    ``DaskBoostClassifier`` or ``DaskBoostRegressor`` as the file says (checked
-    completely, as ``load_model``)."""
+    ``DaskBoostClassifier``, ``DaskBoostRegressor`` or ``DaskBoostRanker`` as the file
+    says (checked completely, as ``load_model``)."""
     source = model_source(path)
     payload = read_model_json(path)
     section = payload.get(ESTIMATOR_KEY, {})
@@ -982,8 +1093,10 @@ def load_estimator(path):
         objective = learner.get("objective") if isinstance(learner, dict) else None
         objective = objective.get("name") if isinstance(objective, dict) else None
         name = (DaskBoostClassifier.__name__ if is_classification(objective)
+                else DaskBoostRanker.__name__ if objective_kind(objective) == RANKING
                 else DaskBoostRegressor.__name__)
-    classes = {cls.__name__: cls for cls in (DaskBoostRegressor, DaskBoostClassifier)}
+    classes = {cls.__name__: cls for cls in (DaskBoostRegressor, DaskBoostClassifier,
+                                             DaskBoostRanker)}
     if not isinstance(name, str) or name not in classes:
         raise ValueError(f"{source}: {ESTIMATOR_KEY}.class = {name!r:.80} is not one of "
                          f"{sorted(classes)}")
@@ -1027,7 +1140,7 @@ def _fit_input(estimator, X, y, sample_weight):
     if y is None:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
                          "y is None")
-    numeric = estimator._estimator_type == "regressor"
+    numeric = estimator._estimator_type != "classifier"
     return _feature_input(X), _target_input(y, numeric), _as_numpy(sample_weight)
 
 

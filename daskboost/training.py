@@ -41,8 +41,8 @@ from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
                          stack_category_tables)
 from .metrics import WholeRowsMetric, get_metric, partial_of
 from .model_file import check_model, in_memory_checks_enabled
-from .objectives import (OBJECTIVES, CustomObjective, LabelStats, check_scale_pos_weight,
-                         get_objective)
+from .objectives import (OBJECTIVES, RANKING_DEFAULTS, CustomObjective, LabelStats,
+                         check_scale_pos_weight, get_objective)
 from .params import (MAX_EXACT_VALUES, changed_during_fit, check_feature_weights,
                      resolve_constraints, settle_quantized_grad)
 from .quantize import check_rows
@@ -65,7 +65,7 @@ log = logger()
 OBJECTIVE_PARAMS = ("num_class", "huber_slope", "quantile_alpha", "tweedie_variance_power")
 # objective parameters a model keeps only where they differ from these defaults (added
 # after model files existed: a model that does not use them keeps its bytes)
-OBJECTIVE_PARAMS_WHEN_CHANGED = {"scale_pos_weight": 1.0}
+OBJECTIVE_PARAMS_WHEN_CHANGED = {"scale_pos_weight": 1.0, **RANKING_DEFAULTS}
 
 
 def sketch_size_for(max_bin):
