@@ -25,6 +25,7 @@ from .local_threads import local_thread_count, local_threads
 from .metrics import evaluate, get_metric
 from .missing_values import with_missing_as_nan
 from .objectives import CustomObjective, get_objective
+from .query_groups import group_pointer, qid_block, row_weights
 from .sparse import DENSE_CELLS, dense_rows, is_sparse
 from .tree import PackedForest, dense_floats
 from .tree_dot import tree_dot
@@ -543,8 +544,11 @@ class Booster:
                 raise ValueError(f"eval_set: the DMatrix {name!r} has no label")
             with self._threads():
                 margin = self.predict_margin(X, None, base_margin)
-            weight = None if matrix.weight is None else np.asarray(matrix.weight, np.float64)
-            rows = [(np.asarray(matrix.label), margin, weight)]
+            qid = matrix.qid  # (ranking: each query's weight over its rows)
+            weight = (None if matrix.weight is None
+                      else np.asarray(row_weights(matrix.weight, qid), np.float64))
+            groups = None if qid is None else group_pointer(qid_block(np.asarray(qid)))
+            rows = [(np.asarray(matrix.label), margin, weight, groups)]
             for metric, output in metrics:
                 value = evaluate(metric, rows, output)  # (xgboost prints feval's with %f)
                 text = f"{value:f}" if isinstance(metric, NativeMetric) else f"{value:.17f}"

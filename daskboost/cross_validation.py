@@ -40,6 +40,7 @@ from .cv_models import CVBooster, FoldSplit
 from .folds import FoldLayout, check_nfold
 from .given_folds import check_fold_rows, fold_ids, partition_parts
 from .local_threads import local_threads
+from .metrics import get_metric
 from .missing_values import with_missing_as_nan
 from .objectives import classifier_objectives, is_classification, regressor_objectives
 from .params import check_feature_weights, integer_param, resolve_constraints, validate_params
@@ -255,6 +256,10 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
         if X.base_margin is not None:
             raise ValueError("cv: the DMatrix has a base_margin; cv starts every fold from "
                              "the objective's start (base_score)")
+        if X.qid is not None:
+            raise ValueError("cv: the DMatrix has query groups (qid / group); "
+                             "cross-validation of ranking (folds that keep each query whole) "
+                             "is not implemented")
         feature_weights = X.feature_weights_or(feature_weights, "cv")
         params = X.fit_params(params)
         feature_names = X.names_beside_data
@@ -262,6 +267,10 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
     elif y is None:
         raise TypeError("cv(params, X, y): y is missing (or give a DMatrix as X)")
     estimator, settings = estimator_and_settings(params, "cv")
+    if estimator._estimator_type == "ranker":
+        raise ValueError(f"cv: objective={estimator.objective!r} ranks within query groups; "
+                         "cross-validation of ranking (folds that keep each query whole) is "
+                         "not implemented")
     num_boost_round = setting("num_boost_round", num_boost_round, "n_estimators",
                               settings, 10)
     num_boost_round = integer_param("num_boost_round", num_boost_round, 1)
@@ -293,6 +302,12 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
         estimator_or_call_value(estimator, "feature_weights", feature_weights, "cv"))
     callbacks = estimator_or_call_value(estimator, "callbacks", callbacks, "cv")
     train_params = replace(train_params, feature_weights=feature_weights)
+    named = train_params.eval_metric
+    named = named if isinstance(named, (list, tuple)) else [named]
+    ranking = [name for name in named if isinstance(name, str) and get_metric(name).ranks_queries]
+    if ranking:
+        raise ValueError(f"cv: eval_metric={ranking[0]!r} ranks within query groups, which cv "
+                         "does not take (cross-validation of ranking is not implemented)")
     classifier = is_classification(train_params.objective)
     _check_supported(train_params, stratified, classifier)
     callbacks = CallbackList(callbacks)

@@ -11,8 +11,8 @@ at once (``dmatrix_files``): xgboost's text URIs (``"train.txt?format=libsvm"``,
 ``save_binary`` writes (not xgboost's binary format).  ``missing`` and
 ``feature_names`` apply to this matrix's X at once (a lazy mask or rename for dask
 data); ``feature_types``, ``enable_categorical`` and ``max_bin`` are parameters of a fit
-on it.  What daskboost does not train is refused by name: ranking (``group``/``qid``)
-and survival (label bounds).
+on it.  ``qid`` / ``group`` give ranking's query groups (``query_groups``); what
+daskboost does not train is refused by name: survival (label bounds).
 """
 
 import copy
@@ -29,6 +29,7 @@ from .local_threads import check_n_jobs
 from .metrics import WholeRowsMetric
 from .missing_values import with_missing_as_nan
 from .params import one_given
+from .query_groups import group_pointer, qid_block, qid_from_group
 from .sparse import is_sparse
 
 __all__ = ["DMatrix", "ExtMemQuantileDMatrix", "NativeObjective", "QuantileDMatrix",
@@ -58,9 +59,8 @@ class DMatrix:
                  silent=False, feature_names=None, feature_types=None, nthread=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, data_split_mode=None):
-        _refuse_ranking_fields(type(self).__name__, {
-            "group": group, "qid": qid, "label_lower_bound": label_lower_bound,
-            "label_upper_bound": label_upper_bound})
+        _refuse_survival_fields(type(self).__name__, {
+            "label_lower_bound": label_lower_bound, "label_upper_bound": label_upper_bound})
         if data_split_mode not in (None, 0, "row"):
             raise ValueError(f"{type(self).__name__}: data_split_mode={data_split_mode!r}: "
                              "data is split by rows (partitions) here")
@@ -87,6 +87,8 @@ class DMatrix:
         if missing is not None:  # (NaN: the data as it is)
             self.data = with_missing_as_nan(self.data, missing)
         self.label, self.weight, self.base_margin = label, weight, base_margin
+        self.qid = None
+        self._set_queries(qid, group)
         self.feature_types = None if feature_types is None else list(feature_types)
         self.enable_categorical = bool(enable_categorical)
         self.feature_weights = feature_weights
@@ -165,13 +167,36 @@ class DMatrix:
     def set_base_margin(self, margin):
         self.base_margin = margin
 
+    def _set_queries(self, qid, group):
+        """Ranking's query groups: each row's query id (``qid``), or each query's size
+        (``group``, turned into query ids: ``query_groups.qid_from_group``)."""
+        if qid is not None and group is not None:
+            raise ValueError(f"{type(self).__name__}: give qid or group, not both")
+        if group is not None:
+            if is_dask_collection(self.data):
+                raise ValueError(f"{type(self).__name__}: group (each query's size) needs "
+                                 "in-memory data; give a dask collection's qid instead "
+                                 "(partitioned like it)")
+            qid = qid_from_group(group, self.num_row())
+        self.qid = qid
+
     def set_group(self, group):
-        """Refused: query groups are for ranking, which daskboost does not train."""
-        _refuse_ranking_fields(type(self).__name__, {"group": group})
+        """xgboost's ``set_group``: the size of each query group, in order."""
+        self._set_queries(None, group)
 
     def get_group(self):
-        """Refused: query groups are for ranking, which daskboost does not train."""
-        _refuse_ranking_fields(type(self).__name__, {"group": "get_group"})
+        """The size of each query group (xgboost's ``get_group``; empty without)."""
+        return np.diff(self.get_uint_info("group_ptr")).astype(np.uint32)
+
+    def get_uint_info(self, field):
+        """xgboost's ``get_uint_info("group_ptr")``: the query groups' row offsets
+        (empty without query groups; a dask collection's query ids are computed)."""
+        if field != "group_ptr":
+            raise ValueError(f"get_uint_info({field!r}): the field is 'group_ptr'")
+        if self.qid is None:
+            return np.empty(0, dtype=np.uint32)
+        qid = self.qid.compute() if hasattr(self.qid, "compute") else self.qid
+        return group_pointer(qid_block(qid)).astype(np.uint32)
 
     def get_float_info(self, field):
         """xgboost's ``get_float_info``: ``"label"``, ``"weight"`` or ``"base_margin"`` as
@@ -188,11 +213,12 @@ class DMatrix:
         setattr(self, _float_field(field, "set_float_info"), data)
 
     def set_info(self, *, label=None, weight=None, base_margin=None, feature_types=None,
-                 feature_weights=None, **others):
-        """xgboost's ``set_info``: the fields given are set, the others kept.  Ranking
-        and survival fields (``group``, ``qid``, label bounds) are refused, as in the
-        constructor."""
-        _refuse_ranking_fields(type(self).__name__, others)
+                 feature_weights=None, group=None, qid=None, **others):
+        """xgboost's ``set_info``: the fields given are set, the others kept.  Survival
+        fields (label bounds) are refused, as in the constructor."""
+        _refuse_survival_fields(type(self).__name__, others)
+        if group is not None or qid is not None:
+            self._set_queries(qid, group)
         if others:
             raise TypeError(f"set_info: {sorted(others)[0]!r} is not a field of a "
                             f"{type(self).__name__} here")
@@ -239,8 +265,12 @@ class DMatrix:
         if rows.size and (rows.min() < -n or rows.max() >= n):
             raise IndexError(f"slice(rindex): a row position is outside [-{n}, {n}): "
                              f"[{rows.min()}, {rows.max()}]")
+        if self.qid is not None and not allow_groups:
+            raise ValueError("slice(rindex): this matrix has query groups; slicing rows "
+                             "would split them (allow_groups=True slices the query ids too)")
         sliced = copy.copy(self)
         sliced.data = _rows_at(self.data, rows, "the data")
+        sliced.qid = None if self.qid is None else _rows_at(self.qid, rows, "qid")
         for name in ("label", "weight", "base_margin"):
             value = getattr(self, name)
             setattr(sliced, name, None if value is None else _rows_at(value, rows, name))
@@ -265,8 +295,8 @@ class DMatrix:
 
     # ---- what a fit takes from it --------------------------------------------------------
     def data_set(self):
-        """``(X, y, sample_weight, base_margin)``, as a fit takes a data set."""
-        return self.data, self.label, self.weight, self.base_margin
+        """``(X, y, sample_weight, base_margin, qid)``, as a fit takes a data set."""
+        return self.data, self.label, self.weight, self.base_margin, self.qid
 
     @property
     def names_beside_data(self):
@@ -297,20 +327,20 @@ class DMatrix:
                          f"to the {type(self).__name__}")
 
 
-_RANKING_FIELDS = ("group", "qid", "label_lower_bound", "label_upper_bound")
+_SURVIVAL_FIELDS = ("label_lower_bound", "label_upper_bound")
 _FLOAT_FIELDS = ("label", "weight", "base_margin")
 
 
-def _refuse_ranking_fields(matrix, fields):
-    """ValueError naming the first ranking or survival field given in ``fields``."""
-    for name in _RANKING_FIELDS:
+def _refuse_survival_fields(matrix, fields):
+    """ValueError naming the first survival field given in ``fields``."""
+    for name in _SURVIVAL_FIELDS:
         if fields.get(name) is not None:
-            raise ValueError(f"{matrix}: {name} is for ranking or survival objectives, which "
-                             "daskboost does not train")
+            raise ValueError(f"{matrix}: {name} is for survival objectives, which daskboost "
+                             "does not train")
 
 
 def _float_field(field, caller):
-    _refuse_ranking_fields(f"{caller}({field!r})", {field: field})
+    _refuse_survival_fields(f"{caller}({field!r})", {field: field})
     if field not in _FLOAT_FIELDS:
         raise ValueError(f"{caller}({field!r}): the fields are {', '.join(_FLOAT_FIELDS)}")
     return field

@@ -149,7 +149,9 @@ def tree_reduce(metric, partials):
 
 
 def evaluate(metric, blocks, objective):
-    """The metric over in-memory ``blocks``, a list of ``(y, margin, weight)`` tuples.
+    """The metric over in-memory ``blocks``, a list of ``(y, margin, weight)`` tuples
+    (or ``(y, margin, weight, group_ptr)``: the block's query groups, for a metric that
+    ranks within them).
 
     Runs exactly what the distributed evaluation runs: ``partial`` per block, the fixed
     pairwise reduction, ``finalize``.  ``metric`` may be a name (see :func:`get_metric`).
@@ -159,7 +161,8 @@ def evaluate(metric, blocks, objective):
     blocks = list(blocks)
     if not blocks:
         raise ValueError("evaluate needs at least one block of (y, margin, weight)")
-    partials = [metric.partial(y, margin, weight, objective) for y, margin, weight in blocks]
+    partials = [partial_of(metric, *block[:3], objective, block[3] if len(block) > 3 else None)
+                for block in blocks]
     return float(metric.finalize(tree_reduce(metric, partials)))
 
 

@@ -10,6 +10,7 @@ fit is the estimator's: the same model bytes as ``DaskBoostRegressor(**params).f
 from .dmatrix import (DMatrix, matrix_arguments, training_data, with_native_metric,
                       with_native_objective)
 from .params import integer_param
+from .query_groups import row_weights
 from .params_dict import (default_metric_disabled, estimator_and_settings, params_as_dict,
                           setting)
 
@@ -85,9 +86,9 @@ def train(params, X=None, y=None, num_boost_round=None, evals=None, early_stoppi
     if evals is not None and (not isinstance(evals, (list, tuple)) or not all(
             isinstance(e, (list, tuple)) and len(e) in (2, 3) for e in evals)):
         raise TypeError("evals must be a list of (X, y) pairs or (X, y, name) triples")
-    named = [((e[0], e[1], None, None), e[2] if len(e) == 3 else f"validation_{i}")
+    named = [((e[0], e[1], None, None, None), e[2] if len(e) == 3 else f"validation_{i}")
              for i, e in enumerate(evals or [])]
-    return train_from_sets(params, (X, y, sample_weight, base_margin), named,
+    return train_from_sets(params, (X, y, sample_weight, base_margin, None), named,
                            num_boost_round, early_stopping_rounds, evals_result, verbose_eval,
                            xgb_model, callbacks, feature_weights)
 
@@ -95,10 +96,12 @@ def train(params, X=None, y=None, num_boost_round=None, evals=None, early_stoppi
 def train_from_sets(params, training, evals, num_boost_round=None, early_stopping_rounds=None,
                     evals_result=None, verbose_eval=None, xgb_model=None, callbacks=None,
                     feature_weights=None, feature_names=None):
-    """``train`` on data sets given as ``(X, y, sample_weight, base_margin)`` tuples:
-    ``training``, and ``evals``, a list of ``(set, name)`` pairs (each eval set with its
-    own weights and base margins, as xgboost's eval DMatrix has them).  ``feature_names``:
-    the features' names when the training X holds none (a named sparse DMatrix)."""
+    """``train`` on data sets given as ``(X, y, sample_weight, base_margin, qid)``
+    tuples: ``training``, and ``evals``, a list of ``(set, name)`` pairs (each eval set
+    with its own weights, base margins and query ids, as xgboost's eval DMatrix has
+    them; a set with query ids may weigh each query, ``query_groups.row_weights``).
+    ``feature_names``: the features' names when the training X holds none (a named
+    sparse DMatrix)."""
     estimator, settings = estimator_and_settings(params, "train", checkpoints=True)
     rounds = integer_param("num_boost_round", setting(
         "num_boost_round", num_boost_round, "n_estimators", settings, 10), 1)
@@ -108,19 +111,22 @@ def train_from_sets(params, training, evals, num_boost_round=None, early_stoppin
         raise TypeError(f"evals_result must be a dict to fill; got {type(evals_result).__name__}")
     names = _checked_names([name for _, name in evals])
     sets = [data for data, _ in evals]
-    weights = [w for _, _, w, _ in sets]
-    margins = [m for _, _, _, m in sets]
-    X, y, sample_weight, base_margin = training
+    weights = [row_weights(w, q) for _, _, w, _, q in sets]
+    margins = [m for _, _, _, m, _ in sets]
+    qids = [q for _, _, _, _, q in sets]
+    X, y, sample_weight, base_margin, qid = training
     estimator.set_params(n_estimators=rounds, early_stopping_rounds=stopping)
-    estimator._fit(X, y, sample_weight, estimator._estimator_type == "classifier",
-                   [(Xe, ye) for Xe, ye, _, _ in sets] or None,
+    estimator._fit(X, y, row_weights(sample_weight, qid),
+                   estimator._estimator_type == "classifier",
+                   [(Xe, ye) for Xe, ye, _, _, _ in sets] or None,
                    weights if any(w is not None for w in weights) else None, xgb_model,
                    base_margin=base_margin,
                    base_margin_eval_set=margins if any(m is not None for m in margins)
                    else None, callbacks=callbacks,
                    verbose=settings.get("verbose", False) if verbose_eval is None
                    else verbose_eval, eval_names=names or None,
-                   feature_weights=feature_weights, feature_names=feature_names)
+                   feature_weights=feature_weights, feature_names=feature_names, qid=qid,
+                   qid_eval_set=qids if any(q is not None for q in qids) else None)
     if evals_result is not None:
         evals_result.clear()
         evals_result.update(estimator.evals_result_)

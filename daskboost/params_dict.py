@@ -3,9 +3,9 @@
 name checked, xgboost's native aliases allowed) and the settings that stand for the
 function's own arguments."""
 
-from .objectives import is_classification
+from .objectives import RANKING, is_classification, objective_kind
 from .params import XGBOOST_ALIASES
-from .sklearn import DaskBoostClassifier, DaskBoostRegressor
+from .sklearn import DaskBoostClassifier, DaskBoostRanker, DaskBoostRegressor
 # parameters that stand for an argument of the function when it is not given
 SETTINGS = ("n_estimators", "early_stopping_rounds", "verbose")
 # xgboost's parameters of the native calls alone (read by them, not the estimator's)
@@ -43,12 +43,13 @@ def params_as_dict(params):
 
 def estimator_and_settings(params, caller, checkpoints=False):
     """An estimator holding ``params`` (their names checked: xgboost's aliases allowed):
-    a ``DaskBoostClassifier`` for a classification objective, else a
-    ``DaskBoostRegressor``; and ``params``' ``SETTINGS`` for ``caller``'s own
-    arguments.  ``checkpoints``: whether ``checkpoint_path`` may be set."""
+    a ``DaskBoostClassifier`` for a classification objective, a ``DaskBoostRanker`` for a
+    ranking one, else a ``DaskBoostRegressor``; and ``params``' ``SETTINGS`` for
+    ``caller``'s own arguments.  ``checkpoints``: whether ``checkpoint_path`` may be
+    set."""
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict of parameters; got {type(params).__name__}")
-    valid = DaskBoostRegressor._param_names()
+    valid = DaskBoostRanker._param_names()  # (the shared ones and the ranking ones)
     named, given_as = {}, {}
     for key, value in params.items():
         if key in NATIVE_ONLY:
@@ -67,8 +68,11 @@ def estimator_and_settings(params, caller, checkpoints=False):
         raise ValueError(f"params: checkpoint_path={named['checkpoint_path']!r}: {caller} "
                          "writes no checkpoints")
     settings = {name: named.pop(name) for name in SETTINGS if name in named}
-    classifier = is_classification(named.get("objective"))
-    return (DaskBoostClassifier if classifier else DaskBoostRegressor)(**named), settings
+    objective = named.get("objective")
+    estimator = (DaskBoostClassifier if is_classification(objective)
+                 else DaskBoostRanker if objective_kind(objective) == RANKING
+                 else DaskBoostRegressor)
+    return estimator(**named), settings
 
 
 def setting(argument, value, name, settings, default):

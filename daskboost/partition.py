@@ -128,6 +128,13 @@ def scan_partition(x, y, w, index, sketch_size, collect_classes, categorical=Non
     return result
 
 
+def scan_queries(qid, w, index):
+    """The ``PartitionQueries`` of a partition of an eval set (its query ids and
+    weights, checked), as a one-item list: the lists of the partitions add up."""
+    weights = None if w is None else weight_block(w)
+    return [partition_queries(qid_block(qid, index), weights, index)]
+
+
 def scan_labels(labels, weights, index, sketch_size, collect_classes):
     """The label statistics of one block of labels and weights, as a ``ScanResult``
     without feature summaries (the scan pass's, and a cross-validation fold's); a
@@ -650,9 +657,11 @@ def _level_in_row_blocks(state, step):
         positions = state.positions.get(i)
         grad = hess = packed = None
         if quantizing:
-            # the first pass's gradients again (the same values: from the same margins)
-            block_grad, block_hess = _round_gradients(state, state.gradient_step, i, rows,
-                                                      state.margin.get(i))
+            if state.gradient_step is None:  # (stored by the first pass: whole queries')
+                block_grad, block_hess = state.grad.get(i), state.hess.get(i)
+            else:  # the first pass's gradients again (the same values: the same margins)
+                block_grad, block_hess = _round_gradients(state, state.gradient_step, i, rows,
+                                                          state.margin.get(i))
             offset, order = _draw_rows(state, rows)
             packed = quantize(block_grad, block_hess, step.quant_scales, step.quant_keys,
                               offset, step.quant_bins, order)
@@ -801,9 +810,11 @@ def _start_round(state, step):
         positions = (_new_column(state, step.position_dtype) if in_blocks
                      else np.zeros(state.margin.shape, dtype=step.position_dtype))
     grads, hesses = (state.grad, state.hess) if in_blocks else (None, None)
+    # a ranking objective's gradients come from whole queries (below)
+    ranks = state.groups is not None and getattr(step.objective, "ranks_queries", False)
     # held in row blocks, quantized: the gradients are not stored (the next pass
-    # computes them again from the margins: ``gradient_step``)
-    recomputed = in_blocks and bool(step.quant_bins)
+    # computes them again from the margins: ``gradient_step``), but for whole queries'
+    recomputed = in_blocks and bool(step.quant_bins) and not ranks
     for column in (grads, hesses, state.quantized) if recomputed else (state.quantized,):
         if isinstance(column, RowColumn):
             column.release()
@@ -814,7 +825,7 @@ def _start_round(state, step):
         hist = new_histograms(step.n_slots, step.cell_offsets)
     maxima = None
     ranked = None
-    if state.groups is not None and getattr(step.objective, "ranks_queries", False):
+    if ranks:
         # a query's gradients need all its rows' margins: the round's trees are added to
         # every block first, and the partition's gradients made at once
         if add_trees:

@@ -24,6 +24,7 @@ The client only ever holds sketches, histograms, metric sums and trees: never ro
 
 import functools
 import logging
+import operator
 import time
 import uuid
 import warnings
@@ -51,7 +52,7 @@ from .partition import (LeafSummaryMerger, LevelStep, bin_partition, category_ta
                         hessian_self_summaries, hessian_summaries, leaf_residual_summaries,
                         margins_ahead, merge_scans, no_splits, partition_step, pass_row_bytes,
                         position_dtype, rebin_partition, rebuild_fit_partition, scan_partition,
-                        store_whole, whole)
+                        scan_queries, store_whole, whole)
 from .graphs import (StatesLost, add_tree_reduction, margin_input, per_partition_graph,
                      qid_input, raw_inputs)
 from .query_groups import check_partition_bounds
@@ -347,6 +348,31 @@ def _metric_names(params, objective):
     return names
 
 
+def check_eval_queries(runtime, data, evals, metrics, eval_names=None):
+    """Before any binning: a metric that ranks within queries needs each eval set's
+    query ids (``None`` in ``evals``: the training data, which the scan checked), and an
+    eval set's queries must each be in one partition (a pass over its query ids and
+    weights, ``partition.scan_queries``)."""
+    ranking = [m.name for m in metrics if m.ranks_queries]
+    for i, e in enumerate(evals):
+        name = eval_names[i] if eval_names else f"eval_set[{i}]"
+        source = data if e is None else e
+        if ranking and source.q_keys is None:
+            raise ValueError(f"eval_metric={ranking[0]!r} ranks the rows of each query: "
+                             f"{name} needs its query ids (eval_qid / eval_group, or a 'qid' "
+                             "column)")
+        if e is None or e.q_keys is None:
+            continue
+        graph, keys = per_partition_graph(
+            e, runtime.new_name("queries"),
+            lambda j: (scan_queries, qid_input(e, j), raw_inputs(e, j)[2], j))
+        total = add_tree_reduction(graph, keys, operator.add, runtime.new_name("queries"))
+        try:
+            check_partition_bounds(runtime.compute(graph, [total])[0])
+        except ValueError as error:
+            raise ValueError(f"{name}: {error}") from None
+
+
 def resolve_metrics(params, objective, runtime):
     """The fit's metrics (``_metric_names``).  A metric function gathers its eval set's
     rows in this process every round (``WholeRowsMetric``): with a ``memory_budget``
@@ -512,6 +538,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
             # would overshoot for rounds: it starts from equal probabilities instead)
             base_margin = np.zeros_like(base_margin)
     metrics = resolve_metrics(params, objective, runtime)
+    check_eval_queries(runtime, data, evals, metrics, eval_names)
     mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, categories)
     _log_settled(params, objective, base_margin, data, scanned.n_rows, runtime)
     offsets = row_offsets(scanned)
