@@ -38,7 +38,7 @@ import numpy as np
 
 from .binning import MAX_BIN_LIMIT
 from .model_file import OWN_ATTRIBUTES, string_attributes
-from .objectives import LOGISTIC_OBJECTIVES, OBJECTIVES
+from .objectives import LOGISTIC_OBJECTIVES, OBJECTIVES, RANKING_DEFAULTS, ranking_settings
 from .tree import Tree
 from .verbosity import DaskBoostWarning
 
@@ -85,7 +85,27 @@ def _objective_section(objective, params):
             "tweedie_variance_power": _number(params["tweedie_variance_power"])}
     elif objective.startswith("multi:"):
         section["softmax_multiclass_param"] = {"num_class": str(params["num_class"])}
+    elif objective.startswith("rank:"):
+        settings = ranking_settings(**{k: params[k] for k in RANKING_DEFAULTS if k in params})
+        k = params.get("lambdarank_num_pair_per_sample")
+        section["lambdarank_param"] = {
+            "lambdarank_bias_norm": "1",
+            "lambdarank_normalization": _flag(settings["lambdarank_normalization"]),
+            "lambdarank_num_pair_per_sample": str(_NOT_SET if k is None else k),
+            "lambdarank_pair_method": settings["lambdarank_pair_method"],
+            "lambdarank_score_normalization": _flag(
+                settings["lambdarank_score_normalization"]),
+            "lambdarank_unbiased": "0",
+            "ndcg_exp_gain": _flag(settings["ndcg_exp_gain"])}
     return section
+
+
+# xgboost's "not set" of ``lambdarank_num_pair_per_sample`` (its default for the method)
+_NOT_SET = 2 ** 32 - 1
+
+
+def _flag(value):
+    return "1" if value else "0"
 
 
 def _number(value):
@@ -476,7 +496,31 @@ def _objective_params(objective, section, n_outputs):
     elif objective == "reg:tweedie":
         params["tweedie_variance_power"] = float(
             section["tweedie_regression_param"]["tweedie_variance_power"])
+    elif objective.startswith("rank:"):
+        params.update(_ranking_params(section.get("lambdarank_param", {})))
     return params
+
+
+def _ranking_params(section):
+    """The lambdarank parameters of xgboost's ``lambdarank_param`` that differ from
+    the defaults (as a fit here stores them).  A model trained with
+    ``lambdarank_unbiased`` predicts as any other; continuing its training here would
+    not estimate the position bias (a warning says so)."""
+    given = {"lambdarank_pair_method": section.get("lambdarank_pair_method", "topk"),
+             "ndcg_exp_gain": section.get("ndcg_exp_gain", "1") == "1",
+             "lambdarank_normalization": section.get("lambdarank_normalization", "1") == "1",
+             "lambdarank_score_normalization":
+                 section.get("lambdarank_score_normalization", "1") == "1"}
+    k = int(section.get("lambdarank_num_pair_per_sample", _NOT_SET))
+    if k != _NOT_SET:
+        given["lambdarank_num_pair_per_sample"] = k
+    if section.get("lambdarank_unbiased", "0") == "1":
+        warnings.warn("the xgboost model was trained with lambdarank_unbiased=True (position-"
+                      "bias estimation), which is not implemented here: it predicts as in "
+                      "xgboost, but continued training would not estimate the bias",
+                      DaskBoostWarning, stacklevel=5)
+    ranking_settings(**given)  # (checked: a bad value is the file's error)
+    return {k: v for k, v in given.items() if v != RANKING_DEFAULTS[k]}
 
 
 def _tree_from_xgboost(data, t, source):
