@@ -7,10 +7,12 @@ num_boost_round, evals=[(dvalid, "valid")], early_stopping_rounds=...)`` returns
 ``{"booster": Booster, "history": evals_result}``; ``predict`` and ``inplace_predict``
 give lazy dask predictions.  The fit is ``daskboost.train``'s (the estimators' fit): on
 the ``client`` given, or the active scheduler when it is None (unlike xgboost's, the
-threaded scheduler too).  ``DaskXGBClassifier`` and ``DaskXGBRegressor`` are the
-estimators (``DaskBoostClassifier``/``DaskBoostRegressor`` under xgboost.dask's names),
-with xgboost.dask's ``client`` attribute: the client a fit runs on.  What daskboost
-does not do is refused by name: ranking (``group``/``qid``) and survival bounds.
+threaded scheduler too).  ``DaskXGBClassifier``, ``DaskXGBRegressor`` and
+``DaskXGBRanker`` are the estimators (``DaskBoostClassifier``/``DaskBoostRegressor``/
+``DaskBoostRanker`` under xgboost.dask's names), with xgboost.dask's ``client``
+attribute: the client a fit runs on.  Ranking's query ids (``qid``) are a dask
+collection partitioned like X, each query's rows in one partition.  What daskboost does
+not do is refused by name: survival bounds.
 """
 
 import contextlib
@@ -21,16 +23,18 @@ import numpy as np
 from .booster import Booster, strict_shape_of
 from .dmatrix import DMatrix, QuantileDMatrix
 from .native_train import train as native_train
-from .sklearn import DaskBoostClassifier, DaskBoostRegressor, booster_predictions
+from .sklearn import (DaskBoostClassifier, DaskBoostRanker, DaskBoostRegressor,
+                      booster_predictions)
 
-__all__ = ["DaskDMatrix", "DaskQuantileDMatrix", "DaskXGBClassifier", "DaskXGBRegressor",
-           "inplace_predict", "predict", "train"]
+__all__ = ["DaskDMatrix", "DaskQuantileDMatrix", "DaskXGBClassifier", "DaskXGBRanker",
+           "DaskXGBRegressor", "inplace_predict", "predict", "train"]
 
 # xgboost.dask's estimators are daskboost's: the same classes under xgboost.dask's names
 # (their ``client`` attribute included), so a script's ``dxgb.DaskXGBClassifier(...)``
 # fits, predicts lazily, pickles and saves as ``DaskBoostClassifier`` does
 DaskXGBClassifier = DaskBoostClassifier
 DaskXGBRegressor = DaskBoostRegressor
+DaskXGBRanker = DaskBoostRanker
 
 
 class DaskDMatrix(DMatrix):
