@@ -1,7 +1,7 @@
 """Command line: train on and predict for parquet lakes, on a laptop or a cluster.
 
     daskboost train DATA... --label COL [--features COL... | --drop COL...] [--weight COL]
-                    [--objective OBJ] [--param k=v ...] [--eval DATA...]
+                    [--objective OBJ] [--qid COL] [--param k=v ...] [--eval DATA...]
                     --output model.json [--scheduler S] [--quiet]
     daskboost predict MODEL DATA... --output preds.parquet [--id COL] [--scheduler S]
                     [--margin]
@@ -9,7 +9,9 @@
     daskboost importance MODEL [--type gain] [--plot importance.png]
     daskboost export MODEL --format xgboost --output model-xgboost.json
 
-DATA is parquet files, directories of them or glob patterns.  ``--scheduler`` is
+DATA is parquet files, directories of them or glob patterns.  Ranking (``--objective
+rank:ndcg`` ...) takes each row's query id from ``--qid COL``: the files hold whole
+queries in non-decreasing id order (``query_groups``).  ``--scheduler`` is
 ``threads`` (default), ``synchronous`` or the address of a ``distributed`` scheduler.
 Inputs are checked from the parquet schemas before any data is read: paths that match
 nothing or cannot be read, label, weight, feature or id columns that do not exist, files
@@ -28,7 +30,7 @@ import sys
 import time
 import uuid
 
-from .objectives import OBJECTIVES, is_classification
+from .objectives import OBJECTIVES, RANKING, is_classification, objective_kind
 
 
 class CliError(Exception):
@@ -94,10 +96,11 @@ def read_columns(files, columns):
     return dd.read_parquet(files, columns=list(columns))
 
 
-def feature_columns(columns, label, weight=None, features=None, drop=None):
+def feature_columns(columns, label, weight=None, features=None, drop=None, qid=None):
     """The training features: ``features`` as given, else every column but ``drop``, the
-    label and the weight.  CliError for unknown names or a label/weight used as a feature."""
-    not_features = {label: "label", weight: "weight"}
+    label, the weight and the query ids.  CliError for unknown names or a label, weight or
+    query id column used as a feature."""
+    not_features = {label: "label", weight: "weight", qid: "qid"}
     if features is not None:
         check_columns(features, columns, "--features column(s)")
         for name in features:
@@ -154,13 +157,16 @@ def written_into_place(path):
 
 def estimator_for(objective):
     """The classifier for a classification objective (binary or multiclass, as the
-    objective's ``kind`` says), else the regressor (also for no objective)."""
-    from .sklearn import DaskBoostClassifier, DaskBoostRegressor
+    objective's ``kind`` says), the ranker for a ranking one, else the regressor (also
+    for no objective)."""
+    from .sklearn import DaskBoostClassifier, DaskBoostRanker, DaskBoostRegressor
     if objective is not None and (not isinstance(objective, str) or objective not in OBJECTIVES):
         valid = ", ".join(repr(name) for name in OBJECTIVES)
         raise CliError(f"objective={objective!r} is not supported; valid objectives: {valid}")
     if is_classification(objective):
         return DaskBoostClassifier
+    if objective_kind(objective) == RANKING:
+        return DaskBoostRanker
     return DaskBoostRegressor
 
 
@@ -184,25 +190,41 @@ def train(args):
         raise CliError(f"weight column {args.weight!r} is not in the data; columns: {columns}")
     if args.weight is not None and args.weight == args.label:
         raise CliError(f"--weight {args.weight!r} is the label column")
-    features = feature_columns(columns, args.label, args.weight, args.features, args.drop)
-    targets = [args.label] + ([args.weight] if args.weight else [])
+    ranking = model._estimator_type == "ranker"
+    if ranking and args.qid is None:
+        raise CliError(f"objective={params['objective']!r} ranks within queries: give --qid "
+                       "COL, the column of each row's query id")
+    if not ranking and args.qid is not None:
+        raise CliError(f"--qid {args.qid!r} is for the ranking objectives (rank:ndcg, "
+                       f"rank:pairwise, rank:map); objective={params.get('objective')!r}")
+    if ranking:
+        check_columns([args.qid], columns, "--qid column")
+    features = feature_columns(columns, args.label, args.weight, args.features, args.drop,
+                               args.qid)
+    targets = [args.label] + ([args.weight] if args.weight else []) + (
+        [args.qid] if ranking else [])
     eval_files = None
     if args.eval:
         eval_files, eval_columns = open_lake(args.eval)
-        check_columns(features + [args.label], eval_columns)
+        check_columns(features + [args.label] + ([args.qid] if ranking else []), eval_columns)
         eval_targets = [c for c in targets if c in eval_columns]
     data = read_columns(files, features + targets)
     weight = data[args.weight] if args.weight else None
     eval_set = eval_weights = None
+    queries = {}
     if eval_files:
         eval_data = read_columns(eval_files, features + eval_targets)
         eval_set = [(eval_data[features], eval_data[args.label])]
         if args.weight in eval_targets:
             eval_weights = [eval_data[args.weight]]
+        if ranking:
+            queries["eval_qid"] = [eval_data[args.qid]]
+    if ranking:
+        queries["qid"] = data[args.qid]
     start = time.perf_counter()
     with scheduler(args.scheduler):
         model.fit(data[features], data[args.label], sample_weight=weight, eval_set=eval_set,
-                  sample_weight_eval_set=eval_weights)
+                  sample_weight_eval_set=eval_weights, **queries)
     model.save_model(args.output)  # (atomic; by its name: UBJSON for .ubj, as xgboost)
     rounds = model.get_booster().n_rounds
     print(f"trained {rounds} rounds on {len(features)} features in "
@@ -352,7 +374,10 @@ def build_parser():
                         "e.g. ids and timestamps")
     t.add_argument("--weight", metavar="COL", help="a column of sample weights; also used for "
                    "the --eval data if it has the column, else the --eval rows weigh 1")
-    t.add_argument("--objective", help="e.g. reg:squarederror, binary:logistic, multi:softprob")
+    t.add_argument("--objective", help="e.g. reg:squarederror, binary:logistic, multi:softprob, "
+                   "rank:ndcg")
+    t.add_argument("--qid", metavar="COL", help="ranking: the column of each row's query id "
+                   "(whole queries in each file, in non-decreasing id order); also in --eval")
     t.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="an estimator parameter, e.g. n_estimators=200 (repeatable)")
     t.add_argument("--eval", nargs="+", help="parquet data to evaluate every round")

@@ -16,8 +16,9 @@ is made (``read_batches``):
   the matrix (or at exit).
 
 Batches must agree: the same columns (names and count), each with a label if the first
-has one (likewise weights and base margins).  Ranking and survival fields are refused by
-name, as ``DMatrix`` refuses them.
+has one (likewise weights and base margins).  Ranking's query ids and survival fields
+are refused by name (a batch's ``qid`` is not read here; ``DMatrix(X, qid=...)`` takes
+them).
 """
 
 import os
@@ -75,9 +76,13 @@ class _Batches:
                  feature_names=None, feature_types=None, **others):
         where = f"{self.caller}: batch {len(self.data)}"
         given = sorted(k for k in _REFUSED if others.get(k) is not None)
+        if given and given[0] in ("group", "qid"):
+            raise ValueError(f"{where}: {given[0]} is not read from a batch here (ranking "
+                             "from an iterator is not implemented; give DMatrix(X, qid=...) "
+                             "in-memory or dask data)")
         if given:
-            raise ValueError(f"{where}: {given[0]} is for ranking or survival objectives, "
-                             "which daskboost does not train")
+            raise ValueError(f"{where}: {given[0]} is for survival objectives, which "
+                             "daskboost does not train")
         unknown = sorted(set(others) - set(_REFUSED))
         if unknown:
             raise TypeError(f"{where}: input_data() got an unexpected keyword {unknown[0]!r}")

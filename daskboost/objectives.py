@@ -1424,6 +1424,8 @@ class _LambdaRank(Objective):
                          else np.asarray(weight, dtype=np.float32)[group_ptr[:-1]])
         grad = np.empty((1, len(m)), dtype=np.float32)
         hess = np.empty((1, len(m)), dtype=np.float32)
+        if not len(m):  # (an empty partition: no query of its own)
+            return grad, hess
         lambdarank.lambda_gradients(
             self._metric, _PAIR_METHODS[self.pair_method], self.num_pair_per_sample,
             self.exp_gain, self.score_normalization, self.normalization, m, labels,

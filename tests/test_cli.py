@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from daskboost import DaskBoostClassifier, DaskBoostRegressor
+from daskboost import DaskBoostClassifier, DaskBoostRanker, DaskBoostRegressor
 from daskboost.cli import estimator_for, main
 from daskboost.objectives import OBJECTIVES
 from daskboost.progress import ProgressReporter
@@ -62,6 +62,30 @@ def test_several_quantiles_predict_a_column_per_level(lake, capsys):
     np.testing.assert_allclose(preds.to_numpy(), expected, rtol=1e-12)
 
 
+def test_ranking_takes_the_query_ids_from_a_column(tmp_path):
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(120), rng.integers(2, 15, 120))
+    frame = pd.DataFrame(rng.integers(0, 5, size=(len(qid), 3)).astype(float),
+                         columns=list("abc")).assign(qid=qid)
+    frame["rel"] = np.clip(frame["a"] + rng.integers(-1, 2, len(qid)), 0, 4)
+    (tmp_path / "lake").mkdir()
+    for i, part in enumerate((qid < 60, qid >= 60)):  # whole queries in each file
+        frame[part].to_parquet(tmp_path / "lake" / f"part-{i}.parquet", index=False)
+    model_path, preds_path = tmp_path / "rank.json", tmp_path / "rank.parquet"
+    assert main(["train", str(tmp_path / "lake"), "--label", "rel", "--qid", "qid", "--quiet",
+                 "--objective", "rank:ndcg", "--param", "n_estimators=4",
+                 "--eval", str(tmp_path / "lake"), "--output", str(model_path)]) == 0
+    model = DaskBoostRanker().load_model(model_path)
+    assert list(model.feature_names_in_) == ["a", "b", "c"]  # (not the query ids)
+    assert main(["predict", str(model_path), str(tmp_path / "lake"), "--id", "qid",
+                 "--output", str(preds_path)]) == 0
+    preds = pd.read_parquet(preds_path)
+    expected = DaskBoostRanker(n_estimators=4).fit(frame[list("abc")], frame["rel"], qid=qid)
+    np.testing.assert_allclose(preds["prediction"].to_numpy(),
+                               expected.predict(frame[list("abc")]), atol=1e-12)
+    np.testing.assert_array_equal(preds["qid"].to_numpy(), qid)
+
+
 def test_regression_with_params_and_quiet(lake, capsys):
     tmp, frame = lake
     model_path = tmp / "reg.json"
@@ -86,7 +110,11 @@ def test_regression_with_params_and_quiet(lake, capsys):
     (["train", "{tmp}/lake", "--label", "y", "--param", "novalue"], "must look like key=value"),
     (["train", "{tmp}/lake", "--label", "y", "--objective", "binary:svm"],
      r"objective='binary:svm' is not supported; valid objectives: 'reg:squarederror', .*"
-     r"'multi:softmax'$"),
+     r"'multi:softmax', 'rank:pairwise', 'rank:ndcg', 'rank:map'$"),
+    (["train", "{tmp}/lake", "--label", "y", "--objective", "rank:ndcg"],
+     "objective='rank:ndcg' ranks within queries: give --qid COL"),
+    (["train", "{tmp}/lake", "--label", "y", "--qid", "y"],
+     "--qid 'y' is for the ranking objectives"),
     (["train", "{tmp}/lake", "--label", "y", "--param", "objective=5"],
      "objective=5 is not supported"),
     (["train", "{tmp}/lake", "--label", "y", "--memory-budget", "lots"], "memory_budget.*'lots'"),
@@ -109,10 +137,11 @@ def test_bad_input_is_one_clear_line_and_leaves_nothing(lake, capsys, argv, mess
 
 
 def test_classification_objectives_train_a_classifier():
-    # as before the objectives' metadata: the binary:* and multi:* objectives
+    # as before the objectives' metadata: the binary:* and multi:* objectives (and the
+    # rank:* ones a ranker)
     for name in OBJECTIVES:
-        expected = DaskBoostClassifier if name.startswith(("binary:", "multi:")) \
-            else DaskBoostRegressor
+        expected = (DaskBoostClassifier if name.startswith(("binary:", "multi:"))
+                    else DaskBoostRanker if name.startswith("rank:") else DaskBoostRegressor)
         assert estimator_for(name) is expected, name
     assert estimator_for(None) is DaskBoostRegressor
 

@@ -158,7 +158,7 @@ class Odd(Batches):
 @pytest.mark.parametrize("kind,error,message", [
     ("columns", ValueError, r"batch 1: its columns \[0, 1, 2\] are not the first batch's"),
     ("label", ValueError, r"batch 1: label is missing, but the first batch's label was given"),
-    ("qid", ValueError, r"batch 1: qid is for ranking or survival objectives"),
+    ("qid", ValueError, r"batch 1: qid is not read from a batch here"),
     ("rows", ValueError, r"batch 1: label has 10 rows, the data 400"),
 ])
 def test_batches_that_disagree_are_refused_by_name(kind, error, message, tmp_path):

@@ -180,9 +180,10 @@ def test_a_future_of_the_booster_predicts(cluster, data):
 
 
 @pytest.mark.parametrize("call, error, match", [
-    (lambda X, y: dxgb.DaskDMatrix(None, X, y, qid=y), ValueError, "qid is for ranking"),
+    (lambda X, y: dxgb.DaskDMatrix(None, da.from_array(X), y, group=[len(y)]), ValueError,
+     "group .* needs in-memory data"),
     (lambda X, y: dxgb.DaskDMatrix(None, X, y, label_lower_bound=y), ValueError,
-     "label_lower_bound is for ranking or survival"),
+     "label_lower_bound is for survival"),
     (lambda X, y: dxgb.DaskDMatrix(None, X, y, feature_names=["a"]), ValueError,
      "feature_names has 1 names; the data has 5 features"),
     (lambda X, y: dxgb.train(None, PARAMS, (X, y)), TypeError, "dtrain must be a DaskDMatrix"),
