@@ -78,6 +78,11 @@ _SLE_FLOOR = -1.0 + 1e-6
 _SLE_MIN_HESS = 1e-6
 # binary:hinge's hessian outside the margin: float32's smallest normal number (xgboost's)
 _FLT_MIN = float(np.finfo(np.float32).tiny)
+# xgboost's lambdarank parameters and their defaults (``lambdarank_num_pair_per_sample``:
+# None stands for xgboost's default, 32 for "topk" and 1 for "mean")
+RANKING_DEFAULTS = {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": None,
+                    "ndcg_exp_gain": True, "lambdarank_normalization": True,
+                    "lambdarank_score_normalization": True, "lambdarank_unbiased": False}
 
 
 # ---------------------------------------------------------------------------
@@ -530,6 +535,10 @@ class Objective:
     def __init__(self, num_class=None, huber_slope=1.0, quantile_alpha=0.5,
                  tweedie_variance_power=1.5, max_delta_step=0.0, scale_pos_weight=1.0,
                  class_weight=None, **ranking_params):
+        unknown = sorted(set(ranking_params) - set(RANKING_DEFAULTS))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument "
+                            f"{unknown[0]!r}")
         self._configure(num_class=num_class, huber_slope=huber_slope,
                         quantile_alpha=quantile_alpha,
                         tweedie_variance_power=tweedie_variance_power,
@@ -1296,11 +1305,6 @@ class SoftMax(_Softmax):
 
 # -- learning to rank ---------------------------------------------------------------------
 
-# xgboost's lambdarank parameters and their defaults (``lambdarank_num_pair_per_sample``:
-# None stands for xgboost's default, 32 for "topk" and 1 for "mean")
-RANKING_DEFAULTS = {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": None,
-                    "ndcg_exp_gain": True, "lambdarank_normalization": True,
-                    "lambdarank_score_normalization": True, "lambdarank_unbiased": False}
 _PAIR_METHODS = {"topk": lambdarank.TOPK, "mean": lambdarank.MEAN}
 # ndcg's relevance labels with exponential gains 2^y - 1: at most this (xgboost's)
 MAX_EXP_GAIN_LABEL = 31

@@ -177,7 +177,7 @@ def test_a_lost_partition_is_rebuilt_from_sparse_rows_as_from_dense():
     trees = DaskBoostRegressor(**FIT).fit(dense, y).get_booster().trees
     mapper = BinMapper.from_summaries(summarize_block(dense, None, 64), 256)
     states = [rebuild_partition(x, y, None, 0, mapper, np.array([0.5]), None, None, None, 0,
-                                None, trees, len(trees)) for x in (X, dense)]
+                                None, None, trees, len(trees)) for x in (X, dense)]
     np.testing.assert_array_equal(states[0].codes, states[1].codes)
     np.testing.assert_array_equal(states[0].margin, states[1].margin)
     assert not np.all(states[0].margin == 0.5)

@@ -193,7 +193,8 @@ def test_xgboosts_module_names_run_a_script_as_it_is(xy):
     model.fit(X[:300], y[:300], eval_set=[(X[300:], y[300:])])
     assert model.best_iteration is not None
     # what daskboost does not do says so, and hasattr stays False
-    for name, words in (("XGBRanker", "learning to rank"), ("XGBRFClassifier", "random forests"),
+    assert daskboost.XGBRanker is daskboost.DaskBoostRanker
+    for name, words in (("XGBRFClassifier", "random forests"),
                         ("collective", "dask's scheduler")):
         with pytest.raises(AttributeError, match=f"{name}.*{words}"):
             getattr(daskboost, name)
