@@ -412,17 +412,12 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
 
     # (planned from the read's expression alone: combining the collections below took
     # ~2 ms of a 40 ms small fit from a lake)
-    # (the lake readers read labels, weights and margins: with query ids, dask reads it)
-    if numeric and named["qid"] is None:
-        lake = lake_input(X, named["y"], named["sample_weight"], named["base_margin"],
-                          row_block_count)
-        if lake is not None:
-            return _partition_lake(lake, feature_names, n_features)
-    elif named["qid"] is None:
-        lake = lake_frame_input(X, named["y"], named["sample_weight"], named["base_margin"],
-                                row_block_count)
-        if lake is not None:
-            return _partition_lake_frames(lake, feature_names, n_features)
+    lake_reader = lake_input if numeric else lake_frame_input
+    lake = lake_reader(X, named["y"], named["sample_weight"], named["base_margin"],
+                       row_block_count, named["qid"])
+    if lake is not None:
+        return (_partition_lake if numeric else _partition_lake_frames)(lake, feature_names,
+                                                                        n_features)
     columns = {LABEL_COLUMN: named["y"], WEIGHT_COLUMN: named["sample_weight"],
                MARGIN_COLUMN: named["base_margin"], QID_COLUMN: named["qid"]}
     columns = {name: _as_dask_frame(v, name) for name, v in columns.items() if v is not None}
@@ -475,38 +470,42 @@ def _concat_frames(*frames):
 
 def _partition_lake(lake, feature_names, n_features):
     """The graph of ``lake``'s partitions: per partition, a ``ParquetColumns`` task for
-    X and one column read each for y and the weights."""
+    X and one column read each for y, the weights and the query ids."""
     token = f"daskboost-lake-{lake.name}"
-    graph, keys = {}, {"X": [], "y": [], "w": []}
+    graph, keys = {}, {"X": [], "y": [], "w": [], "q": []}
     for i, partition in enumerate(lake.partitions):
         keys["X"].append((f"{token}-X", i))
         graph[keys["X"][-1]] = task(keys["X"][-1], open_features, partition,
                                     lake.feature_columns)
-        for name, column in (("y", lake.label_column), ("w", lake.weight_column)):
+        for name, column in (("y", lake.label_column), ("w", lake.weight_column),
+                             ("q", lake.qid_column)):
             if column is not None:
                 keys[name].append((f"{token}-{name}", i))
                 graph[keys[name][-1]] = task(keys[name][-1], read_series, partition.pieces,
                                              column)
     return PartitionedInput(graph, keys["X"], keys["y"] or None, keys["w"] or None, None,
-                            feature_names, n_features)
+                            feature_names, n_features, q_keys=keys["q"] or None)
 
 
 def _partition_lake_frames(lake, feature_names, n_features):
     """The graph of ``lake``'s partitions read as frames: per partition, one
-    ``read_frames`` task and a task each taking X, y and the weights from it."""
+    ``read_frames`` task and a task each taking X, y, the weights and the query ids
+    from it."""
     token = f"daskboost-lake-{lake.name}"
-    graph, keys = {}, {"X": [], "y": [], "w": []}
+    graph, keys = {}, {"X": [], "y": [], "w": [], "q": []}
     for i, partition in enumerate(lake.partitions):
         read = (f"{token}-frames", i)
         graph[read] = task(read, read_frames, partition, lake.feature_columns,
-                           lake.label_column, lake.weight_column, lake.string_features)
+                           lake.label_column, lake.weight_column, lake.string_features,
+                           lake.qid_column)
         for j, (name, present) in enumerate((("X", True), ("y", lake.label_column),
-                                             ("w", lake.weight_column))):
+                                             ("w", lake.weight_column),
+                                             ("q", lake.qid_column))):
             if present is not None:
                 keys[name].append((f"{token}-{name}", i))
                 graph[keys[name][-1]] = task(keys[name][-1], operator.getitem, ref(read), j)
     return PartitionedInput(graph, keys["X"], keys["y"] or None, keys["w"] or None, None,
-                            feature_names, n_features)
+                            feature_names, n_features, q_keys=keys["q"] or None)
 
 
 def _as_dask_frame(values, name):

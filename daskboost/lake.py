@@ -55,8 +55,8 @@ class LakePartition:
 
 @dataclass
 class LakeInput:
-    """The partitions of X, y and weights, all columns of one ``dd.read_parquet``: a
-    ``LakePartition`` each."""
+    """The partitions of X, y, weights and query ids, all columns of one
+    ``dd.read_parquet``: a ``LakePartition`` each."""
 
     partitions: list
     feature_columns: list
@@ -64,29 +64,31 @@ class LakeInput:
     weight_column: object
     string_features: tuple = ()  # (read as frames: the string features, ``read_frames``)
     name: str = ""  # the tasks' name: of the read, its columns and their roles
+    qid_column: object = None  # (ranking: each row's query id)
 
 
-def lake_input(X, y, sample_weight, base_margin, block_count):
-    """A ``LakeInput`` when every one of X, y and ``sample_weight`` (dask DataFrame /
-    Series) is a selection of numeric or boolean columns of the same plain
+def lake_input(X, y, sample_weight, base_margin, block_count, qid=None):
+    """A ``LakeInput`` when every one of X, y, ``sample_weight`` and ``qid`` (dask
+    DataFrame / Series) is a selection of numeric or boolean columns of the same plain
     ``dd.read_parquet`` of local files, else None.  Its partitions are the ones dask
     would read these columns in (``_read_plan``): one piece each, or the pieces dask's
     optimiser reads together (``FusedIO``: a narrow selection of many small files);
     then consecutive ones are read together while there are more of them than
     ``block_count(rows)`` (``_grouped``)."""
-    return _planned_input((X, y, sample_weight), base_margin, block_count, _piece_facts)
+    return _planned_input((X, y, sample_weight, qid), base_margin, block_count, _piece_facts)
 
 
-def lake_frame_input(X, y, sample_weight, base_margin, block_count):
+def lake_frame_input(X, y, sample_weight, base_margin, block_count, qid=None):
     """As ``lake_input``, for features that may also be string or dictionary columns
     (categorical features), each partition then read as one pandas frame
     (``read_frames``); None unless every file types each column alike (string,
-    dictionary, numeric or boolean features; numeric or boolean y and weights)."""
-    return _planned_input((X, y, sample_weight), base_margin, block_count, _frame_facts)
+    dictionary, numeric or boolean features; numeric or boolean y, weights and query
+    ids)."""
+    return _planned_input((X, y, sample_weight, qid), base_margin, block_count, _frame_facts)
 
 
 def _planned_input(collections, base_margin, block_count, facts_of):
-    """The ``LakeInput`` of ``collections`` (X, y, weights) when they are columns of one
+    """The ``LakeInput`` of ``collections`` (X, y, weights, query ids) when they are columns of one
     plain read (``_lake_plan``) and ``facts_of(pieces, names, features)`` (each
     piece's rows, whether its features are all float32, and the string features;
     None when these files cannot be read so) says yes."""
@@ -107,7 +109,7 @@ def _planned_input(collections, base_margin, block_count, facts_of):
     partitions = [LakePartition(tuple(pieces[i] for i in group), sum(rows[i] for i in group),
                                 np.float32 if all(float32[i] for i in group) else np.float64)
                   for group in groups]
-    return LakeInput(partitions, columns[0], columns[1], columns[2], strings, name)
+    return LakeInput(partitions, columns[0], columns[1], columns[2], strings, name, columns[3])
 
 
 def lake_partition_groups(collections, optimized, block_count):
@@ -459,21 +461,22 @@ def open_features(partition, columns):
     return ParquetColumns(partition, columns)
 
 
-def read_frames(partition, features, label, weight, strings):
+def read_frames(partition, features, label, weight, strings, qid=None):
     """The graph task of a partition of a lake read as frames (``lake_frame_input``):
-    (X, y, weights) as pandas, y and the weights None where absent.  Each piece's
+    (X, y, weights, query ids) as pandas, None where absent.  Each piece's
     columns are read once, the tables concatenated and converted together; the string
     features (``strings``) come as ``category`` columns (their dictionaries unified),
     which the passes match by value, as they match the strings dask's reading gives."""
     import pyarrow as pa
-    names = list(dict.fromkeys([*features, *(c for c in (label, weight) if c is not None)]))
+    names = list(dict.fromkeys([*features, *(c for c in (label, weight, qid)
+                                             if c is not None)]))
     tables = [_read_columns(piece, names, strings) for piece in partition.pieces]
     table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
     X = table.select(features).to_pandas(use_threads=False)
 
     def series(name):
         return None if name is None else table.column(name).to_pandas().rename(name)
-    return X, series(label), series(weight)
+    return X, series(label), series(weight), series(qid)
 
 
 def read_series(pieces, name):

@@ -163,8 +163,8 @@ def query_input(X, qid=None, group=None, what="X", required=True):
                                   ("group", group is not None)) if v]
     if len(given) > 1:
         raise ValueError(f"{what} has {' and '.join(given)}: give the query groups once")
-    if own:
-        return X.drop(columns="qid"), X["qid"]
+    if own:  # (a selection of X's other columns: a lake's reader takes it, ``lake``)
+        return X[[c for c in X.columns if c != "qid"]], X["qid"]
     if group is not None:
         if _is_dask(X) or not hasattr(X, "shape"):
             raise ValueError(f"group (the size of each query) needs {what} in memory; for a "

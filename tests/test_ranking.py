@@ -319,3 +319,28 @@ def test_ranking_is_refused_where_it_is_not_built():
                                          "needs its query ids"):
         dxb.train({"eval_metric": "map"}, dxb.DMatrix(X, y), 2,
                   evals=[(dxb.DMatrix(X, y), "validation_0")])
+
+
+@pytest.mark.parametrize("string_feature", [False, True])
+def test_a_lake_of_whole_queries_is_read_by_its_columns(data, tmp_path, string_feature):
+    """A plain read of a lake of whole queries (a qid column) goes to daskboost's own
+    lake reader (column by column, or a frame per partition with a string feature) and
+    gives the model dask's reading of the same partitions gives."""
+    from daskboost.data import partition_input
+    X, y, qid, _ = data
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]).assign(qid=qid, y=y)
+    if string_feature:
+        frame["kind"] = np.where(X[:, 1] > 5, "high", "low")
+    (tmp_path / "lake").mkdir()
+    for i, part in enumerate(np.array_split(np.unique(qid), 3)):
+        frame[np.isin(qid, part)].to_parquet(tmp_path / "lake" / f"p{i}.parquet", index=False)
+    lake = dd.read_parquet(tmp_path / "lake")
+    columns = [c for c in lake.columns if c != "y"]
+    features = [c for c in columns if c != "qid"]
+    planned = partition_input(lake[features], lake["y"], qid=lake["qid"],
+                              enable_categorical=True)
+    assert planned.q_keys is not None and "daskboost-lake" in str(planned.q_keys[0])
+    model = dxb.XGBRanker(n_estimators=4, max_depth=4)
+    from_lake = model.fit(lake[columns], lake["y"]).get_booster().save_raw()
+    by_dask = lake.persist()  # (a persisted frame: dask's partitions, read by dask)
+    assert model.fit(by_dask[columns], by_dask["y"]).get_booster().save_raw() == from_lake
