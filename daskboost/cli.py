@@ -30,7 +30,7 @@ import sys
 import time
 import uuid
 
-from .objectives import OBJECTIVES, RANKING, is_classification, objective_kind
+from .objectives import OBJECTIVES
 
 
 class CliError(Exception):
@@ -159,15 +159,11 @@ def estimator_for(objective):
     """The classifier for a classification objective (binary or multiclass, as the
     objective's ``kind`` says), the ranker for a ranking one, else the regressor (also
     for no objective)."""
-    from .sklearn import DaskBoostClassifier, DaskBoostRanker, DaskBoostRegressor
+    from .sklearn import estimator_class_for
     if objective is not None and (not isinstance(objective, str) or objective not in OBJECTIVES):
         valid = ", ".join(repr(name) for name in OBJECTIVES)
         raise CliError(f"objective={objective!r} is not supported; valid objectives: {valid}")
-    if is_classification(objective):
-        return DaskBoostClassifier
-    if objective_kind(objective) == RANKING:
-        return DaskBoostRanker
-    return DaskBoostRegressor
+    return estimator_class_for(objective)
 
 
 def train(args):

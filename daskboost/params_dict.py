@@ -3,9 +3,8 @@
 name checked, xgboost's native aliases allowed) and the settings that stand for the
 function's own arguments."""
 
-from .objectives import RANKING, is_classification, objective_kind
 from .params import XGBOOST_ALIASES
-from .sklearn import DaskBoostClassifier, DaskBoostRanker, DaskBoostRegressor
+from .sklearn import DaskBoostRanker, estimator_class_for
 # parameters that stand for an argument of the function when it is not given
 SETTINGS = ("n_estimators", "early_stopping_rounds", "verbose")
 # xgboost's parameters of the native calls alone (read by them, not the estimator's)
@@ -68,11 +67,7 @@ def estimator_and_settings(params, caller, checkpoints=False):
         raise ValueError(f"params: checkpoint_path={named['checkpoint_path']!r}: {caller} "
                          "writes no checkpoints")
     settings = {name: named.pop(name) for name in SETTINGS if name in named}
-    objective = named.get("objective")
-    estimator = (DaskBoostClassifier if is_classification(objective)
-                 else DaskBoostRanker if objective_kind(objective) == RANKING
-                 else DaskBoostRegressor)
-    return estimator(**named), settings
+    return estimator_class_for(named.get("objective"))(**named), settings
 
 
 def setting(argument, value, name, settings, default):

@@ -872,9 +872,9 @@ class DaskBoostRanker(_DaskBoostModel):
                 if values is not None and len(values) != n:
                     raise ValueError(f"{name} has {len(values)} entries but eval_set has {n}")
             sets, eval_qids = [], []
-            for i, (Xe, ye) in enumerate(eval_set):
-                Xe, qe = query_input(Xe, (eval_qid or [None] * n)[i],
-                                     (eval_group or [None] * n)[i], f"eval_set[{i}]")
+            for i, ((Xe, ye), qe, ge) in enumerate(zip(eval_set, eval_qid or [None] * n,
+                                                       eval_group or [None] * n)):
+                Xe, qe = query_input(Xe, qe, ge, f"eval_set[{i}]")
                 sets.append((Xe, ye))
                 eval_qids.append(qe)
             eval_set = sets
@@ -922,6 +922,17 @@ class DaskBoostRanker(_DaskBoostModel):
         groups = group_pointer(ids)
         return float(metric.finalize(partial_of(metric, labels, scores[None, :], None,
                                                 objective, groups)))
+
+
+def estimator_class_for(objective):
+    """The estimator of an objective (a name, a callable or None): the classifier for a
+    classification objective (``binary:*``, ``multi:*``), the ranker for a ranking one
+    (``rank:*``), else the regressor."""
+    if is_classification(objective):
+        return DaskBoostClassifier
+    if objective_kind(objective) == RANKING:
+        return DaskBoostRanker
+    return DaskBoostRegressor
 
 
 def estimator_or_call_value(estimator, name, value, call="fit()"):
@@ -1092,9 +1103,7 @@ def load_estimator(path):
         learner = payload["learner"]
         objective = learner.get("objective") if isinstance(learner, dict) else None
         objective = objective.get("name") if isinstance(objective, dict) else None
-        name = (DaskBoostClassifier.__name__ if is_classification(objective)
-                else DaskBoostRanker.__name__ if objective_kind(objective) == RANKING
-                else DaskBoostRegressor.__name__)
+        name = estimator_class_for(objective).__name__
     classes = {cls.__name__: cls for cls in (DaskBoostRegressor, DaskBoostClassifier,
                                              DaskBoostRanker)}
     if not isinstance(name, str) or name not in classes:

@@ -33,8 +33,9 @@ def frame(seed=11, n=3000, n_features=5):
 
 def fits():
     """{name: (estimator, fit(estimator) -> estimator)}."""
-    from daskboost import DaskBoostClassifier, DaskBoostRegressor
+    from daskboost import DaskBoostClassifier, DaskBoostRanker, DaskBoostRegressor
     X, y, c = frame()
+    qid = X.index.to_series() // 25  # queries of 25 rows, whole in each 750-row partition
     binary = (c == 2).astype(int)
     X_eval, y_eval, _ = frame(seed=12, n=1000)
     common = dict(n_estimators=12, max_depth=4, learning_rate=0.3, max_bin=64)
@@ -50,6 +51,7 @@ def fits():
         "early_stopping": (DaskBoostRegressor(**{**common, "n_estimators": 60},
                                               early_stopping_rounds=3),
                            lambda m: m.fit(X, y, eval_set=[(X_eval, y_eval)])),
+        "ranking": (DaskBoostRanker(**common), lambda m: m.fit(X, c, qid=qid)),
     }
 
 
