@@ -263,6 +263,15 @@ def group_gradients(metric, delta_of, pair_method, n_pairs, exp_gain, score_norm
 
 
 @numba.njit(nogil=True, cache=True)
+def _longest(group_ptr):
+    """The most rows a query of ``group_ptr`` has."""
+    longest = 0
+    for g in range(len(group_ptr) - 1):
+        longest = max(longest, group_ptr[g + 1] - group_ptr[g])
+    return longest
+
+
+@numba.njit(nogil=True, cache=True)
 def discount_table(n):
     """``1 / log2(r + 2)`` for the ranks ``r < n`` (DCG's discounts)."""
     out = np.empty(max(n, 1))
@@ -290,10 +299,7 @@ def _lambda_gradients(metric, delta_of, pair_method, n_pairs, exp_gain, score_no
     scores = margin.astype(np.float32)
     grad[:] = 0
     hess[:] = 0
-    longest = 0
-    for g in range(len(group_ptr) - 1):
-        longest = max(longest, group_ptr[g + 1] - group_ptr[g])
-    discounts = discount_table(longest)
+    discounts = discount_table(_longest(group_ptr))
     for g in range(len(group_ptr) - 1):
         s, e = group_ptr[g], group_ptr[g + 1]
         weight = group_weights[g] if len(group_weights) else np.float32(1.0)
@@ -316,10 +322,7 @@ def ranking_metric_sums(metric, top_k, minus, exp_gain, margin, labels, group_pt
     ``top_k``: a query's rows ranked by score (float32, stable, descending)."""
     scores = margin.astype(np.float32)
     total, weight_sum = 0.0, 0.0
-    longest = 0
-    for g in range(len(group_ptr) - 1):
-        longest = max(longest, group_ptr[g + 1] - group_ptr[g])
-    discounts = discount_table(longest)
+    discounts = discount_table(_longest(group_ptr))
     for g in range(len(group_ptr) - 1):
         s, e = group_ptr[g], group_ptr[g + 1]
         w = group_weights[g] if len(group_weights) else 1.0
