@@ -518,6 +518,9 @@ class Objective:
         ``y exp(-m)``-like; Poisson: ``exp(m)``), the others' round to 0 or 1 step:
         ``benchmarks/bench_quantized_objectives.py``, 200,000 rows, test deviance
         gamma +11.5%, Tweedie +1.3% against float gradients.
+    ranks_queries : bool
+        The gradients are a query group's (learning to rank): ``query_gradients`` gives
+        them from a partition's whole queries; ``gradients`` refuses.
     """
 
     name = None
@@ -1391,9 +1394,6 @@ class _LambdaRank(Objective):
             return sys.maxsize
         return None
 
-    def _check_domain(self, stats):
-        pass
-
     def _base_margin(self, stats):
         return 0.0
 
@@ -1434,7 +1434,7 @@ class _LambdaRank(Objective):
             self._metric, _PAIR_METHODS[self.pair_method], self.num_pair_per_sample,
             self.exp_gain, self.score_normalization, self.normalization, m, labels,
             np.asarray(group_ptr, dtype=np.int64), self.first_queries[int(first_row)],
-            max(self.n_queries, len(group_ptr) - 1), int(iteration), query_weights,
+            self.n_queries, int(iteration), query_weights,
             float(self.weight_norm), grad[0], hess[0])
         return grad, hess
 

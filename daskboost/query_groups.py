@@ -9,7 +9,9 @@ A ranking objective's gradients and a ranking metric's value of a group need all
 rows together, so a group never spans two partitions: in-memory input is cut into row
 blocks at group starts (``snap_to_groups``), and a dask collection whose partitions
 split a group is refused (``check_partition_bounds``, from the first pass's
-``(first qid, last qid)`` of each partition).  xgboost's ``group`` (the size of each
+``PartitionQueries`` of each partition: its first and last query ids, and its queries'
+count and weights, from which training takes each query's index among all of them and
+xgboost's ``n_queries / sum of the query weights``).  xgboost's ``group`` (the size of each
 group, in order) is turned into query ids here (``qid_from_group``).
 """
 
@@ -37,7 +39,7 @@ def qid_block(block, index=None):
         bad = ~np.isfinite(values) | (values != np.floor(values))
         if bad.any():
             raise ValueError(f"qid must hold whole numbers (query ids); found "
-                             f"{values[bad][0]!r}{where}")
+                             f"{float(values[bad][0])}{where}")
     qid = values.astype(np.int64)
     if len(qid) and qid.min() < 0:
         raise ValueError(f"qid must be >= 0; found {qid.min()}{where}")
