@@ -344,3 +344,17 @@ def test_a_lake_of_whole_queries_is_read_by_its_columns(data, tmp_path, string_f
     from_lake = model.fit(lake[columns], lake["y"]).get_booster().save_raw()
     by_dask = lake.persist()  # (a persisted frame: dask's partitions, read by dask)
     assert model.fit(by_dask[columns], by_dask["y"]).get_booster().save_raw() == from_lake
+
+
+def test_the_ranking_example_beats_ranking_by_one_feature(tmp_path, monkeypatch, capsys):
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parent.parent / "examples" / "ranking.py"
+    spec = importlib.util.spec_from_file_location("ranking_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    monkeypatch.chdir(tmp_path)  # (it writes its lake under examples/output)
+    model, score, baseline = example.main(["--queries", "800"])
+    assert "held-out NDCG@10" in capsys.readouterr().out
+    assert score > baseline + 0.03, (score, baseline)
+    assert model.best_iteration is not None
