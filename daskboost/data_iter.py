@@ -16,9 +16,9 @@ is made (``read_batches``):
   the matrix (or at exit).
 
 Batches must agree: the same columns (names and count), each with a label if the first
-has one (likewise weights and base margins).  Ranking's query ids and survival fields
-are refused by name (a batch's ``qid`` is not read here; ``DMatrix(X, qid=...)`` takes
-them).
+has one (likewise weights, base margins and ranking's query ids: each batch holds
+whole queries, in non-decreasing ``qid`` across the batches, as a fit checks).
+xgboost's ``group`` sizes and survival fields are refused by name.
 """
 
 import os
@@ -34,8 +34,8 @@ from .sparse import is_sparse
 
 __all__ = ["DataIter", "read_batches", "remove_with"]
 
-_FIELDS = ("label", "weight", "base_margin")
-_REFUSED = ("group", "qid", "label_lower_bound", "label_upper_bound")
+_FIELDS = ("label", "weight", "base_margin", "qid")
+_REFUSED = ("group", "label_lower_bound", "label_upper_bound")
 
 
 class DataIter:
@@ -72,14 +72,13 @@ class _Batches:
         self.data, self.fields = [], {name: [] for name in _FIELDS}
         self.feature_names = self.feature_types = None
 
-    def __call__(self, *, data, label=None, weight=None, base_margin=None,
+    def __call__(self, *, data, label=None, weight=None, base_margin=None, qid=None,
                  feature_names=None, feature_types=None, **others):
         where = f"{self.caller}: batch {len(self.data)}"
         given = sorted(k for k in _REFUSED if others.get(k) is not None)
-        if given and given[0] in ("group", "qid"):
-            raise ValueError(f"{where}: {given[0]} is not read from a batch here (ranking "
-                             "from an iterator is not implemented; give DMatrix(X, qid=...) "
-                             "in-memory or dask data)")
+        if given and given[0] == "group":
+            raise ValueError(f"{where}: group (query sizes) is not read from a batch here; "
+                             "give each row's query id (qid=...)")
         if given:
             raise ValueError(f"{where}: {given[0]} is for survival objectives, which "
                              "daskboost does not train")
@@ -95,7 +94,7 @@ class _Batches:
             raise TypeError(f"{where}: a {type(data).__name__} after a "
                             f"{type(self.data[0]).__name__}: give every batch as the first")
         for name, value in (("label", label), ("weight", weight),
-                            ("base_margin", base_margin)):
+                            ("base_margin", base_margin), ("qid", qid)):
             if self.data and (value is None) != (self.fields[name][0] is None):
                 raise ValueError(f"{where}: {name} is {'missing' if value is None else 'given'}"
                                  f", but the first batch's {name} was "
@@ -130,7 +129,7 @@ def _columns(data):
 
 def read_batches(it, caller, spill=False):
     """Run the iterator ``it`` once (``reset()``, then ``next`` until False).  Returns
-    ``(data, label, weight, base_margin, feature_names, feature_types, directory)``: the
+    ``(data, label, weight, base_margin, qid, feature_names, feature_types, directory)``: the
     batches joined in memory (``directory`` None), or with ``spill`` a dask collection
     of one partition per batch, read from the files in the new cache ``directory``
     (the caller removes it when done: ``remove_with``)."""

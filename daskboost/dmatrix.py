@@ -65,8 +65,10 @@ class DMatrix:
             raise ValueError(f"{type(self).__name__}: data_split_mode={data_split_mode!r}: "
                              "data is split by rows (partitions) here")
         if isinstance(data, DataIter):  # xgboost's iterator: its batches, read once
-            (data, label, weight, base_margin, names, types,
+            (data, label, weight, base_margin, batch_qid, names, types,
              directory) = read_batches(data, type(self).__name__, self._spills_batches)
+            qid = one_given("qid", batch_qid, "by the iterator's batches", qid,
+                            f"to {type(self).__name__}")
             remove_with(self, directory)
             self.batch_files = directory
             feature_names = names if feature_names is None else feature_names

@@ -150,6 +150,8 @@ class Odd(Batches):
                 return input_data(data=X, weight=w) or True
             if self.kind == "qid":
                 return input_data(data=X, label=y, weight=w, qid=np.zeros(len(y))) or True
+            if self.kind == "group":
+                return input_data(data=X, label=y, weight=w, group=[len(y)]) or True
             if self.kind == "rows":
                 return input_data(data=X, label=y[:10], weight=w) or True
         return super().next(input_data)
@@ -158,7 +160,8 @@ class Odd(Batches):
 @pytest.mark.parametrize("kind,error,message", [
     ("columns", ValueError, r"batch 1: its columns \[0, 1, 2\] are not the first batch's"),
     ("label", ValueError, r"batch 1: label is missing, but the first batch's label was given"),
-    ("qid", ValueError, r"batch 1: qid is not read from a batch here"),
+    ("qid", ValueError, r"batch 1: qid is given, but the first batch's qid was not"),
+    ("group", ValueError, r"batch 1: group \(query sizes\) is not read from a batch here"),
     ("rows", ValueError, r"batch 1: label has 10 rows, the data 400"),
 ])
 def test_batches_that_disagree_are_refused_by_name(kind, error, message, tmp_path):

@@ -358,3 +358,40 @@ def test_the_ranking_example_beats_ranking_by_one_feature(tmp_path, monkeypatch,
     assert "held-out NDCG@10" in capsys.readouterr().out
     assert score > baseline + 0.03, (score, baseline)
     assert model.best_iteration is not None
+
+
+def test_an_iterator_of_whole_queries_gives_the_model_of_its_data(data):
+    """xgboost's DataIter with a qid per batch: joined in memory (DMatrix) the model of
+    DMatrix(X, qid=...), written to batch files (ExtMemQuantileDMatrix) the model of a
+    dask array chunked as the batches."""
+    X, y, qid, _ = data
+    starts = np.flatnonzero(np.diff(qid)) + 1
+    cuts = [0, *starts[[100, 200]], len(qid)]
+
+    class Queries(dxb.DataIter):
+        def __init__(self):
+            super().__init__()
+            self.position = 0
+
+        def next(self, input_data):
+            if self.position == len(cuts) - 1:
+                return False
+            rows = slice(cuts[self.position], cuts[self.position + 1])
+            input_data(data=X[rows], label=y[rows], qid=qid[rows])
+            self.position += 1
+            return True
+
+        def reset(self):
+            self.position = 0
+
+    params = {"objective": "rank:ndcg", "max_depth": 4}
+    whole = dxb.train(params, dxb.DMatrix(X, y, qid=qid), 3).save_raw()
+    assert dxb.train(params, dxb.DMatrix(Queries()), 3).save_raw() == whole
+    chunks = (tuple(np.diff(cuts)),)
+    by_chunks = dxb.train(params, dxb.DMatrix(da.from_array(X, chunks=chunks + (5,)),
+                                              da.from_array(y, chunks=chunks),
+                                              qid=da.from_array(qid, chunks=chunks)), 3)
+    spilled = dxb.train(params, dxb.ExtMemQuantileDMatrix(Queries()), 3)
+    assert spilled.save_raw() == by_chunks.save_raw()
+    with pytest.raises(ValueError, match="qid given both by the iterator's batches and to"):
+        dxb.DMatrix(Queries(), qid=qid)
