@@ -29,8 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
 from common import (FEATURE_NAMES, LABEL_NAME, LEARNING_RATE, MAX_BIN,  # noqa: E402
-                    MAX_DEPTH, N_ESTIMATORS, balanced_order, machine_info,
-                    make_binary, markdown_table, median, timed)
+                    MAX_DEPTH, N_ESTIMATORS, machine_info, make_binary, timed_contestants)
 
 import argparse  # noqa: E402
 import tempfile  # noqa: E402
@@ -135,28 +134,14 @@ def main(argv=None):
         small = int(np.searchsorted(qid, WARMUP_QUERIES))
         write_query_lake(lake["small"], X[:small], y[:small], qid[:small], 1)
         fits = {n: contestant(n, lake, X, y, qid) for n in names}
-        for n in names:
-            fits[n](small=True)(X_test[:10])
-        seconds = {n: [] for n in names}
-        scores = {}
-        for repeat in range(args.repeats):
-            for n in balanced_order(names, repeat):
-                predict, wall, cpu = timed(fits[n])
-                seconds[n].append(wall)
-                scores[n] = ndcg_at_10(y_test, predict(X_test), qid_test)
-                print(f"repeat {repeat} {n}: fit {wall:.2f} s (CPU {cpu:.2f} s), "
-                      f"test ndcg@10 {scores[n]:.4f}", flush=True)
-    medians = {n: median(v) for n, v in seconds.items()}
-    header = ["library", "fit s (median)", "daskboost ÷ library", "test NDCG@10"]
-    rows = [[n, f"{medians[n]:.2f}",
-             "" if n == "daskboost" or "daskboost" not in medians
-             else f"{medians['daskboost'] / medians[n]:.2f}", f"{scores[n]:.4f}"]
-            for n in names]
+        table = timed_contestants(
+            fits, args.repeats, lambda predict: ndcg_at_10(y_test, predict(X_test), qid_test),
+            "test NDCG@10", lambda predict: predict(X_test[:10]))
     print()
     print(f"{len(qid):,} training rows ({args.queries:,} queries) x {X.shape[1]}, "
           f"{len(qid_test):,} test rows, {N_ESTIMATORS} rounds, depth {MAX_DEPTH}; "
           f"{machine_info()['cpu_count']} CPUs")
-    print(markdown_table(header, rows))
+    print(table)
 
 
 if __name__ == "__main__":

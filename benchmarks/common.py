@@ -283,6 +283,30 @@ def ratio_cell(medians, name, reference="daskboost"):
     return f"{medians[reference] / medians[name]:.2f}"
 
 
+def timed_contestants(fits, repeats, score, score_name, warm_up):
+    """Fit each contestant of ``fits`` ({name: ``fit(small=False) -> predict``}) once
+    small, untimed (``warm_up(predict)``), then ``repeats`` times in a balanced order;
+    ``score(predict)`` scores each fitted model.  Prints each fit and returns the
+    markdown table: median fit seconds, daskboost's median over the library's, the
+    last fit's ``score_name``."""
+    names = list(fits)
+    for name in names:
+        warm_up(fits[name](small=True))
+    seconds = {name: [] for name in names}
+    scores = {}
+    for repeat in range(repeats):
+        for name in balanced_order(names, repeat):
+            predict, wall, cpu = timed(fits[name])
+            seconds[name].append(wall)
+            scores[name] = score(predict)
+            print(f"repeat {repeat} {name}: fit {wall:.2f} s (CPU {cpu:.2f} s), "
+                  f"{score_name} {scores[name]:.4f}", flush=True)
+    medians = {name: median(values) for name, values in seconds.items()}
+    return markdown_table(["library", "fit s (median)", "daskboost ÷ library", score_name],
+                          [[name, f"{medians[name]:.2f}", ratio_cell(medians, name),
+                            f"{scores[name]:.4f}"] for name in names])
+
+
 def report(args, benchmark, header, rows, machine, results):
     """Print the markdown table of ``rows``; with ``--output``, write the run too
     (``write_results``). Returns the table."""

@@ -19,7 +19,8 @@ from .dmatrix import DMatrix, ExtMemQuantileDMatrix, QuantileDMatrix  # noqa: E4
 from .folds import cv_folds  # noqa: E402
 from .native_train import train  # noqa: E402
 from .plotting import plot_importance, plot_metric, plot_tree, to_graphviz  # noqa: E402
-from .sklearn import DaskBoostClassifier, DaskBoostRanker, DaskBoostRegressor  # noqa: E402
+from .sklearn import (DaskBoostClassifier, DaskBoostRanker, DaskBoostRegressor,  # noqa: E402
+                      DaskBoostRFClassifier, DaskBoostRFRegressor)
 from .verbosity import config_context, get_config, set_config  # noqa: E402
 from . import callback  # noqa: E402  (xgboost's name: xgb.callback.EarlyStopping)
 from . import dask  # noqa: E402  (xgboost.dask's functions: daskboost.dask.train, ...)
@@ -34,6 +35,8 @@ __version__ = "0.1.0"
 XGBClassifier = DaskBoostClassifier
 XGBRegressor = DaskBoostRegressor
 XGBRanker = DaskBoostRanker
+XGBRFClassifier = DaskBoostRFClassifier
+XGBRFRegressor = DaskBoostRFRegressor
 # xgboost's generic ``XGBModel(objective=...)``: the regressor, which takes any
 # single-output objective, labels as they are (``binary:logistic``: 0/1 labels,
 # ``predict`` gives probabilities, as XGBModel's)
@@ -41,8 +44,6 @@ XGBModel = DaskBoostRegressor
 
 # xgboost's names for what daskboost does not do: the AttributeError says so
 _NOT_HERE = {
-    "XGBRFClassifier": "random forests (num_parallel_tree > 1) are not implemented",
-    "XGBRFRegressor": "random forests (num_parallel_tree > 1) are not implemented",
     "collective": "there is no collective (rabit) layer: dask's scheduler does that",
     "tracker": "there is no collective (rabit) layer: dask's scheduler does that",
     "spark": "there is no Spark integration",
@@ -56,9 +57,10 @@ def __getattr__(name):
     raise AttributeError(f"module 'daskboost' has no attribute {name!r}")
 
 __all__ = ["Booster", "CVBooster", "DMatrix", "DaskBoostClassifier", "DaskBoostRanker",
-           "DaskBoostRegressor",
+           "DaskBoostRegressor", "DaskBoostRFClassifier", "DaskBoostRFRegressor",
            "DataIter", "ExtMemQuantileDMatrix", "QuantileDMatrix", "TrainingCallback",
-           "XGBClassifier", "XGBModel", "XGBRanker", "XGBRegressor",
+           "XGBClassifier", "XGBModel", "XGBRFClassifier", "XGBRFRegressor", "XGBRanker",
+           "XGBRegressor",
            "callback",
            "config_context", "cv", "cv_folds", "get_config", "plot_importance", "plot_metric",
            "plot_tree", "set_config", "to_graphviz", "train", "__version__"]

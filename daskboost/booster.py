@@ -16,7 +16,7 @@ import pandas as pd
 from . import contributions, inspection, ubjson
 from .model_file import (CATEGORICAL_FORMAT_VERSION, FORMAT_NAME, FORMAT_VERSION, check_model,
                          garbage_collection_paused, model_source, parse_model,
-                         read_model_json)
+                         read_model_json, xgboost_tree_order)
 from .data import feature_block, is_dask_collection, table_as_frame
 from .booster_settings import DEFAULT_METRIC, with_settings
 from .dmatrix import DMatrix, NativeMetric
@@ -42,19 +42,22 @@ class Booster:
 
     Parameters
     ----------
-    trees : list of Tree, round by round (K per round).
+    trees : list of Tree, round by round (K x ``parallel_trees`` per round: tree ``t``
+        adds to output ``t % K``).
     base_margin : (K,) starting margin of each output.
     objective : objective name; ``objective_params`` its parameters (num_class, ...).
     n_features, feature_names : the training columns.
     best_iteration, best_score : set by early stopping (rounds are 0-based).
     feature_types : 'q'/'c' per feature, or None (all numeric); ``categories``:
         {feature: its sorted category dictionary} of the categorical ones (issue 13).
+    parallel_trees : xgboost's ``num_parallel_tree``, the trees per output in a round
+        (boosted random forests), stored round by round, then copy by copy, then output.
     """
 
     def __init__(self, trees=None, base_margin=None, objective=None, n_features=None,
                  feature_names=None, objective_params=None, best_iteration=None,
                  best_score=None, feature_types=None, categories=None, attributes=None, *,
-                 params=None, cache=None, model_file=None):
+                 params=None, cache=None, model_file=None, parallel_trees=1):
         if trees is None or isinstance(trees, dict):  # xgboost's (params, cache, model_file)
             self._init_as_xgboost(trees if isinstance(trees, dict) else params, cache,
                                   model_file, base_margin, objective, n_features)
@@ -70,6 +73,7 @@ class Booster:
         self.feature_names = None if feature_names is None else list(feature_names)
         self.best_iteration = best_iteration
         self.best_score = best_score
+        self.parallel_trees = parallel_trees
         self.categories = {int(f): list(c) for f, c in (categories or {}).items()}
         self.feature_types = (None if feature_types is None or not self.categories
                               else list(feature_types))
@@ -137,15 +141,20 @@ class Booster:
         return Booster([t.recoded(index_maps) for t in self.trees], self.base_margin,
                        self.objective, self.n_features, self.feature_names,
                        self.objective_params, self.best_iteration, self.best_score,
-                       self.feature_types, categories)
+                       self.feature_types, categories, parallel_trees=self.parallel_trees)
 
     @property
     def n_outputs(self):
         return len(self.base_margin)
 
     @property
+    def trees_per_round(self):
+        """K x ``parallel_trees``: the trees of one boosting round."""
+        return self.n_outputs * self.parallel_trees
+
+    @property
     def n_rounds(self):
-        return len(self.trees) // self.n_outputs
+        return len(self.trees) // self.trees_per_round
 
     def num_boosted_rounds(self):
         """The number of rounds (xgboost's name, for callbacks written for xgboost)."""
@@ -255,7 +264,7 @@ class Booster:
         copied = Booster(self.trees, self.base_margin, self.objective, self.n_features,
                          self.feature_names, self.objective_params, self.best_iteration,
                          self.best_score, self.feature_types, self.categories,
-                         self._attributes)
+                         self._attributes, parallel_trees=self.parallel_trees)
         copied._settings = dict(self._settings)
         return copied
 
@@ -290,11 +299,13 @@ class Booster:
         else:
             raise TypeError(f"a Booster is indexed by a round or a slice of rounds; got "
                             f"{type(index).__name__}")
-        K = self.n_outputs
-        trees = [tree for r in chosen for tree in self.trees[r * K:(r + 1) * K]]
+        per_round = self.trees_per_round
+        trees = [tree for r in chosen
+                 for tree in self.trees[r * per_round:(r + 1) * per_round]]
         return Booster(trees, self.base_margin, self.objective, self.n_features,
                        self.feature_names, self.objective_params, None, None,
-                       self.feature_types, self.categories, self._attributes)
+                       self.feature_types, self.categories, self._attributes,
+                       parallel_trees=self.parallel_trees)
 
     def _forest(self, iteration_range, packing=PackedForest):
         """The trees of the rounds ``iteration_range`` (None: all; checked) packed by
@@ -302,8 +313,9 @@ class Booster:
         start, stop = self.rounds(iteration_range)
         key = (packing, start, stop)
         if key not in self._packed:
-            K = self.n_outputs
-            self._packed[key] = packing(self.trees[start * K:stop * K], K)
+            per_round = self.trees_per_round
+            self._packed[key] = packing(self.trees[start * per_round:stop * per_round],
+                                        self.n_outputs)
         return self._packed[key]
 
     def __getstate__(self):
@@ -316,6 +328,7 @@ class Booster:
         state.setdefault("_attributes", {})      # (pickled before attributes existed)
         state.setdefault("_fit_in_progress", None)
         state.setdefault("_settings", {})        # (pickled before settings existed)
+        state.setdefault("parallel_trees", 1)    # (pickled before random forests)
         self.__dict__.update(state)
         check_model(self, "unpickled model")  # a pickle is a model file too
 
@@ -378,12 +391,17 @@ class Booster:
         """xgboost's ``pred_leaf``: (n_rows, n_trees) int32, the node id (within its tree,
         as ``trees_to_dataframe`` and the xgboost export number them) of the leaf each row
         reaches in each tree of the rounds ``iteration_range``, a round's K trees side by
-        side.  X as for ``predict_margin``."""
+        side (with ``parallel_trees`` P, in xgboost's order: output by output, the P
+        trees of each side by side).  X as for ``predict_margin``."""
         X = self._features(X)
         forest = self._forest(iteration_range)
+        start, stop = self.rounds(iteration_range)
+        order = xgboost_tree_order(self.n_outputs, self.parallel_trees, stop - start)
 
         def leaves_of_rows(first, stop):  # a sparse chunk is densified alone (NaN: missing)
-            return forest.leaves(dense_rows(X, first, stop) if is_sparse(X) else X[first:stop])
+            leaves = forest.leaves(dense_rows(X, first, stop) if is_sparse(X)
+                                   else X[first:stop])
+            return leaves if order is None else leaves[:, order]
 
         step = max(1, DENSE_CELLS // max(1, self.n_features))
         return map_row_chunks(leaves_of_rows, X.shape[0], step)
@@ -415,7 +433,7 @@ class Booster:
             return values
         return strict_shape_of(values, self.n_outputs, "leaf" if pred_leaf else
                                "contributions" if pred_contribs or pred_interactions else
-                               "value")
+                               "value", self.parallel_trees)
 
     def _predict(self, X, output_margin, iteration_range, pred_contribs, approx_contribs,
                  pred_interactions, pred_leaf):
@@ -581,6 +599,8 @@ class Booster:
             "best_score": self.best_score,
             "trees": [tree.to_dict() for tree in self.trees],
         }
+        if self.parallel_trees != 1:  # (only then: other models keep their bytes)
+            out["num_parallel_tree"] = self.parallel_trees
         if self._attributes:  # (only when set: a model without them keeps its bytes)
             out["attributes"] = dict(sorted(self._attributes.items()))
         if self.categories:  # format version 2; numeric models stay version 1, unchanged
@@ -641,15 +661,14 @@ class Booster:
 TRAINING_PARAM_CHANGES = {"learning_rate": "learning_rate", "eta": "learning_rate"}
 
 
-def strict_shape_of(values, n_outputs, kind):
+def strict_shape_of(values, n_outputs, kind, parallel_trees=1):
     """xgboost's ``strict_shape=True`` shapes, every axis kept whatever the model:
     values and margins (n, K) (a single output's, and ``multi:softmax``'s classes,
-    (n, 1)); leaves (n, rounds, K, 1) (one tree per output and round: no
-    ``num_parallel_tree``); contributions (n, K, F + 1) and interactions (n, K, F + 1,
-    F + 1)."""
+    (n, 1)); leaves (n, rounds, K, ``parallel_trees``); contributions (n, K, F + 1)
+    and interactions (n, K, F + 1, F + 1)."""
     n = values.shape[0]
     if kind == "leaf":
-        return values.reshape(n, -1, n_outputs, 1)
+        return values.reshape(n, -1, n_outputs, parallel_trees)
     if kind == "contributions":
         return values if n_outputs > 1 else values[:, None]
     return values.reshape(n, -1)

@@ -373,6 +373,11 @@ def _check_supported(params, stratified, classifier):
                          "use 'hist' or 'exact'")
     if params.trim_fraction:
         raise ValueError(f"trim_fraction={params.trim_fraction!r} is not supported by cv")
+    if params.num_parallel_tree > 1:
+        raise ValueError(f"num_parallel_tree={params.num_parallel_tree} (boosted random "
+                         "forests) is not supported by cv: its folds grow one tree per "
+                         "output and round; cross-validate with scikit-learn's "
+                         "cross_val_score instead")
 
 
 def _period(verbose_eval):

@@ -7,9 +7,10 @@ num_boost_round, evals=[(dvalid, "valid")], early_stopping_rounds=...)`` returns
 ``{"booster": Booster, "history": evals_result}``; ``predict`` and ``inplace_predict``
 give lazy dask predictions.  The fit is ``daskboost.train``'s (the estimators' fit): on
 the ``client`` given, or the active scheduler when it is None (unlike xgboost's, the
-threaded scheduler too).  ``DaskXGBClassifier``, ``DaskXGBRegressor`` and
-``DaskXGBRanker`` are the estimators (``DaskBoostClassifier``/``DaskBoostRegressor``/
-``DaskBoostRanker`` under xgboost.dask's names), with xgboost.dask's ``client``
+threaded scheduler too).  ``DaskXGBClassifier``, ``DaskXGBRegressor``,
+``DaskXGBRanker`` and the random forests ``DaskXGBRFClassifier``/``DaskXGBRFRegressor``
+are the estimators (``DaskBoostClassifier``/``DaskBoostRegressor``/``DaskBoostRanker``/
+``DaskBoostRF*`` under xgboost.dask's names), with xgboost.dask's ``client``
 attribute: the client a fit runs on.  Ranking's query ids (``qid``) are a dask
 collection partitioned like X, each query's rows in one partition.  What daskboost does
 not do is refused by name: survival bounds.
@@ -24,10 +25,10 @@ from .booster import Booster, strict_shape_of
 from .dmatrix import DMatrix, QuantileDMatrix
 from .native_train import train as native_train
 from .sklearn import (DaskBoostClassifier, DaskBoostRanker, DaskBoostRegressor,
-                      booster_predictions)
+                      DaskBoostRFClassifier, DaskBoostRFRegressor, booster_predictions)
 
-__all__ = ["DaskDMatrix", "DaskQuantileDMatrix", "DaskXGBClassifier", "DaskXGBRanker",
-           "DaskXGBRegressor", "inplace_predict", "predict", "train"]
+__all__ = ["DaskDMatrix", "DaskQuantileDMatrix", "DaskXGBClassifier", "DaskXGBRFClassifier",
+           "DaskXGBRFRegressor", "DaskXGBRanker", "DaskXGBRegressor", "inplace_predict", "predict", "train"]
 
 # xgboost.dask's estimators are daskboost's: the same classes under xgboost.dask's names
 # (their ``client`` attribute included), so a script's ``dxgb.DaskXGBClassifier(...)``
@@ -35,6 +36,8 @@ __all__ = ["DaskDMatrix", "DaskQuantileDMatrix", "DaskXGBClassifier", "DaskXGBRa
 DaskXGBClassifier = DaskBoostClassifier
 DaskXGBRegressor = DaskBoostRegressor
 DaskXGBRanker = DaskBoostRanker
+DaskXGBRFClassifier = DaskBoostRFClassifier
+DaskXGBRFRegressor = DaskBoostRFRegressor
 
 
 class DaskDMatrix(DMatrix):
@@ -133,8 +136,9 @@ def _strict(values, booster, kind):
     shaped = "leaf" if kind == "leaf" else "contributions" if kind.startswith(
         ("contributions", "interactions")) else "value"
     trailing = strict_shape_of(np.zeros((1,) + values.shape[1:], values.dtype),
-                               booster.n_outputs, shaped).shape[1:]
+                               booster.n_outputs, shaped, booster.parallel_trees).shape[1:]
     return values.map_blocks(strict_shape_of, booster.n_outputs, shaped,
+                             booster.parallel_trees,
                              chunks=(values.chunks[0],) + tuple((d,) for d in trailing),
                              new_axis=list(range(values.ndim, 1 + len(trailing)))
                              if 1 + len(trailing) > values.ndim else None,

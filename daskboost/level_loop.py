@@ -9,6 +9,8 @@ driver of such a loop: a coroutine, awaited on a worker's event loop (``worker_s
 and run to completion in process by ``run_sync`` (``runtime``).
 """
 
+from dataclasses import replace
+
 import numpy as np
 
 from .grower import TreeGrower, stack_node_arrays
@@ -42,7 +44,7 @@ def run_sync(coroutine):
 
 
 def grow_rounds(mapper, params, objective, rounds, pending, leaf_values, trim,
-                in_place=False):
+                in_place=False, deferred=None):
     """Grow the trees of ``rounds`` one round after the other; returns
     ``[(growers, pending splits)]``, one per round.
 
@@ -50,21 +52,43 @@ def grow_rounds(mapper, params, objective, rounds, pending, leaf_values, trim,
     sent back the pass's reduced histograms).  ``pending`` and ``leaf_values``: what
     the round before ``rounds[0]`` left (its last splits and its trees' node values,
     applied by the next round's first pass).
+
+    With ``num_parallel_tree`` P > 1 (boosted random forests) a boosting round is P
+    rounds here, a copy of the K trees each: ``rounds`` number copies (boosting round
+    ``r``'s copy ``p`` is ``r * P + p``; a call starts at a boosting round), so each
+    copy draws its own rows and columns; each leaf is scaled by learning_rate / P, as
+    xgboost's.  Every copy grows from the gradients at the boosting round's start: its
+    copies' trees are not added to the margins until the next boosting round's first
+    pass, which adds them all in bin space (``deferred``: the boosting round before
+    ``rounds[0]``'s copies as ``binned_round``s; ``pending`` and ``leaf_values`` are
+    then unused), so the copies' first passes compute the same gradients again.
     """
+    P = params.num_parallel_tree
+    tree_params = params if P == 1 else replace(params,
+                                                learning_rate=params.learning_rate / P)
     grown = []
+    copies = []  # P > 1: the binned trees of the boosting round's copies so far
     for round_ in rounds:
         # column sampling keyed on (seed, round, tree), like row sampling: continuing a
         # fit draws the same columns as training in one go (cross-validation grows
         # nfold models of K trees, each tree keyed as in its own fit: ``fold_states``)
         per_model = getattr(objective, "outputs_per_model", objective.n_outputs())
-        growers = [TreeGrower(mapper, params, [params.seed, round_, k % per_model])
+        growers = [TreeGrower(mapper, tree_params, [params.seed, round_, k % per_model])
                    for k in range(objective.n_outputs())]
         first = dict(new_tree=True, leaf_values=leaf_values, objective=objective,
                      subsample=params.subsample, sample_seed=params.seed, round=round_,
                      trim_threshold=trim, position_dtype=position_dtype(params.max_nodes),
                      quant_bins=params.num_grad_quant_bins if params.quantized_grad else 0)
+        if P > 1:
+            first.update(leaf_values=None, parallel_trees=P,
+                         deferred=deferred if round_ % P == 0 else None)
+            pending = None
         growers, pending = yield from grow_levels(growers, pending, mapper, first, in_place)
         leaf_values = round_leaf_values(growers)
+        if P > 1:
+            copies.append(binned_round(growers))
+            if round_ % P == P - 1:
+                deferred, copies = tuple(copies), []
         grown.append((growers, pending))
     return grown
 
@@ -250,3 +274,17 @@ def stack_category_tables(bins, tables):
 # fill values and dtypes of (feature, bin, default_left, left, right) for nodes not split
 SPLIT_FILLS = ((-1, np.int32), (-1, np.int32), (False, np.bool_), (-1, np.int32),
                (-1, np.int32))
+
+
+def binned_round(growers):
+    """The K trees of a round as (K, n_nodes) arrays with bin thresholds, and the table
+    of their categorical right sets (None without categorical features)."""
+    arrays = [g.binned_arrays() for g in growers]
+    n_nodes = max(len(a[0]) for a in arrays)
+    fills = SPLIT_FILLS + ((0.0, np.float64),)
+    stacked = [stack_node_arrays([a[j] for a in arrays], fill, dtype, n_nodes)
+               for j, (fill, dtype) in enumerate(fills)]
+    if not growers[0].mapper.has_categorical:
+        return tuple(stacked), None
+    stacked[1], table = stack_category_tables(stacked[1], [a[6] for a in arrays])
+    return tuple(stacked), table

@@ -47,7 +47,9 @@ ESTIMATOR_KEY = "estimator"  # the estimator's section: class, params, classes (
 
 _REQUIRED_KEYS = ("format", "version", "objective", "base_margin", "n_features", "trees")
 _OPTIONAL_KEYS = ("objective_params", "feature_names", "best_iteration", "best_score",
-                  "attributes", ESTIMATOR_KEY)
+                  "attributes", "num_parallel_tree", ESTIMATOR_KEY)
+# the most trees per output and round a model file may declare
+MAX_PARALLEL_TREES = 1 << 20
 # xgboost's attributes kept in the model itself, not in ``attributes``
 OWN_ATTRIBUTES = ("best_iteration", "best_score")
 _CATEGORICAL_KEYS = ("feature_types", "categories")  # version 2 only
@@ -190,6 +192,8 @@ def parse_model(data, source):
                                                  source),
         "best_score": _optional_json_number(data.get("best_score"), "best_score", source),
         "attributes": string_attributes(data.get("attributes"), source),
+        "parallel_trees": _optional_json_integer(data.get("num_parallel_tree", 1),
+                                                 "num_parallel_tree", source),
     }
 
 
@@ -422,9 +426,17 @@ def check_model(booster, source):
                          f"[1, {_INT32.max}]")
     _check_feature_names(booster.feature_names, n_features, source)
     n_trees = len(booster.trees)
-    if n_trees % K:
+    P = getattr(booster, "parallel_trees", 1)
+    if isinstance(P, bool) or not isinstance(P, numbers.Integral) \
+            or not 1 <= P <= MAX_PARALLEL_TREES:
+        raise ValueError(f"{source}: num_parallel_tree = {P!r} must be an integer in "
+                         f"[1, {MAX_PARALLEL_TREES}]")
+    if n_trees % (K * P):
         raise ValueError(f"{source}: {n_trees} trees is not a whole number of rounds of "
+                         f"{K * P} trees ({P} per output)" if P > 1 else
+                         f"{source}: {n_trees} trees is not a whole number of rounds of "
                          f"{K} trees (one per output)")
+    n_rounds = n_trees // (K * P)
     categories = getattr(booster, "categories", None) or {}
     _check_categories(getattr(booster, "feature_types", None), categories, n_features, source)
     largest_value = check_forest(booster.trees, n_features, source)
@@ -432,9 +444,9 @@ def check_model(booster, source):
     _check_margin_bound(booster.base_margin, largest_value, max_margin, source)
     best = booster.best_iteration
     if best is not None and (isinstance(best, bool) or not isinstance(best, numbers.Integral)
-                             or not 0 <= best < n_trees // K):
+                             or not 0 <= best < n_rounds):
         raise ValueError(f"{source}: best_iteration = {best!r} is not a round of this "
-                         f"{n_trees // K}-round model")
+                         f"{n_rounds}-round model")
     score = booster.best_score
     if score is not None and (isinstance(score, bool) or not isinstance(score, numbers.Real)
                               or not math.isfinite(score)):
@@ -694,3 +706,14 @@ def _fail_on_parent_count(count, is_root, children, parent_of_child, root_of, fa
         fail(node, lambda n, s: f"node {n} is the child of two splits ({side(a)} and {side(b)})")
     fail(int(np.argmax((count == 0) & ~is_root)),
          lambda n, s: f"node {n} is not reached from the root (no split has it as a child)")
+
+
+def xgboost_tree_order(n_outputs, parallel_trees, n_rounds):
+    """Where xgboost's tree ``j`` of a model with ``parallel_trees`` copies per output
+    is in daskboost's order (round, copy, output; xgboost's: round, output, copy), for
+    every tree of ``n_rounds`` rounds; None when the orders are the same (one copy)."""
+    if parallel_trees == 1:
+        return None
+    K, P = n_outputs, parallel_trees
+    return np.array([r * K * P + p * K + k for r in range(n_rounds) for k in range(K)
+                     for p in range(P)], dtype=np.int64)

@@ -94,6 +94,10 @@ class TrainingParams:
     lambdarank_normalization: bool = True
     lambdarank_score_normalization: bool = True
     lambdarank_unbiased: bool = False
+    # xgboost's ``num_parallel_tree``: trees grown per output and round from the same
+    # gradients, each on its own row and column samples, each leaf scaled by
+    # learning_rate / num_parallel_tree (boosted random forests; ``level_loop``)
+    num_parallel_tree: int = 1
 
     @property
     def lossguide(self):
@@ -308,8 +312,6 @@ def one_given(name, first, first_place, second, second_place):
 SINGLE_VALUED = {
     "sampling_method": ((None, "uniform"), "rows are sampled uniformly (xgboost's "
                         "'gradient_based' sampling is GPU-only there and not implemented)"),
-    "num_parallel_tree": ((None, 1), "one tree per output and round (boosted random "
-                          "forests are not implemented)"),
     "multi_strategy": ((None, "one_output_per_tree"), "a multiclass model grows one tree "
                        "per class (vector-leaf trees are not implemented)"),
     "validate_parameters": ((None, True, False), "parameters are always validated here"),
@@ -424,6 +426,8 @@ def validate_params(raw, valid_objectives):
         **categorical_params(raw),
         **quantization_params(raw),
         **ranking_params(raw),
+        num_parallel_tree=(1 if raw.get("num_parallel_tree") is None else
+                           integer_param("num_parallel_tree", raw["num_parallel_tree"], 1)),
     )
 
 

@@ -38,7 +38,7 @@ from .query_groups import group_pointer, partition_queries, qid_block
 from .row_partition import RowRuns, run_row_bytes
 from .sketch import merge, merge_blocks, summarize_block, summarize_column, summarize_columns_of
 from .sparse import is_sparse, stored_columns, summarize as summarize_stored
-from .tree import PackedForest
+from .tree import PackedForest, add_binned_tree_outputs
 
 
 @dataclass
@@ -496,6 +496,13 @@ class LevelStep:
     round: int = 0
     # influence trimming: per output, rows whose hessian is below it are left out
     trim_threshold: np.ndarray = None
+    # boosted random forests (``num_parallel_tree`` P > 1; ``level_loop.grow_rounds``):
+    # the trees of the previous boosting round's P copies, each copy's as a
+    # ``level_loop.binned_round``, added to the margins in that order at a boosting
+    # round's first pass (None: nothing to add); ``round`` counts copies, the
+    # objective's round is ``round // parallel_trees``
+    deferred: tuple = None
+    parallel_trees: int = 1
     # quantized gradients (``quantize``): ``num_grad_quant_bins`` (0: float gradients);
     # in the passes after a round's first, the (K, 2) steps of the round's trees too
     quant_bins: int = 0
@@ -695,6 +702,21 @@ def _adds_round_trees(state, step):
     return step.leaf_values is not None and state.rounds < step.round
 
 
+def _adds_deferred_trees(state, step):
+    """Whether a boosting round's first pass adds the previous boosting round's copies
+    of its trees (``LevelStep.deferred``; ``num_parallel_tree``) to the state's
+    margins: not when it has them already (as ``_adds_round_trees``)."""
+    return step.deferred is not None and state.rounds < step.round
+
+
+def _add_deferred_trees(codes, step, margin):
+    """``margin +=`` the outputs of ``step.deferred``'s trees, copy after copy, for the
+    rows of ``codes`` (in place)."""
+    for trees, cat_table in step.deferred:
+        add_binned_tree_outputs(codes, *trees, step.missing_code, margin, in_place=True,
+                                cat_table=cat_table)
+
+
 def _round_start_reads(state, old_positions):
     """The per-row columns a round's first pass reads besides the codes
     (``old_positions``: the node ids of the previous round's trees, when the pass adds
@@ -788,9 +810,11 @@ def _start_round(state, step):
     n_trees, n_rows = state.margin.shape
     in_blocks = isinstance(state.margin, RowColumn)
     add_trees = _adds_round_trees(state, step)
+    add_deferred = _adds_deferred_trees(state, step)
     ahead, state.ahead = state.ahead, None
-    if add_trees and ahead is not None and ahead[0] == step.round:
-        state.margin, add_trees = ahead[1], False  # the same additions, made ahead
+    if (add_trees or add_deferred) and ahead is not None and ahead[0] == step.round:
+        # the same additions, made ahead
+        state.margin, add_trees, add_deferred = ahead[1], False, False
     runs = state.row_runs
     if add_trees and runs and runs.live and not in_blocks:
         # the previous round's rows are grouped by node: its leaves' values are added
@@ -828,24 +852,19 @@ def _start_round(state, step):
     if ranks:
         # a query's gradients need all its rows' margins: the round's trees are added to
         # every block first, and the partition's gradients made at once
-        if add_trees:
+        if add_trees or add_deferred:
             for i, rows, block in _state_blocks(state):
-                margin = _block_of(state.margin, i, rows)
-                _add_round_trees(block, _block_of(old_positions, i, rows), step, margin, margin)
-                if in_blocks:
-                    state.margin.set(i, margin)
-            add_trees = False
+                _add_finished_trees(state, step, i, rows, block, old_positions, add_trees,
+                                    add_deferred)
+            add_trees = add_deferred = False
         ranked = step.objective.query_gradients(
             whole(state.margin), whole(state.label), whole(state.weight), state.groups,
-            state.row_offset, step.round)
+            state.row_offset, step.round // step.parallel_trees)
     root_slots = np.ascontiguousarray(step.node_to_slot[:, 0])  # all rows start there
     reads = _round_start_reads(state, old_positions if add_trees else None)
     for i, rows, block in _state_blocks(state, reads):
-        margin = _block_of(state.margin, i, rows)
-        if add_trees:
-            _add_round_trees(block, _block_of(old_positions, i, rows), step, margin, margin)
-            if in_blocks:
-                state.margin.set(i, margin)
+        margin = _add_finished_trees(state, step, i, rows, block, old_positions, add_trees,
+                                     add_deferred)
         if in_blocks:
             block_positions = np.zeros((n_trees, rows.stop - rows.start), step.position_dtype)
         else:
@@ -884,6 +903,21 @@ def _start_round(state, step):
     return state, hist
 
 
+def _add_finished_trees(state, step, i, rows, block, old_positions, add_trees, add_deferred):
+    """Block ``i``'s margins (rows ``rows``, codes ``block``) with the previous round's
+    trees added, as a round's first pass adds them: from the rows' node ids
+    (``old_positions``) if ``add_trees``, and the copies of a boosted random forest's
+    round (``LevelStep.deferred``) if ``add_deferred``; stored back into the state."""
+    margin = _block_of(state.margin, i, rows)
+    if add_deferred:
+        _add_deferred_trees(block, step, margin)
+    if add_trees:
+        _add_round_trees(block, _block_of(old_positions, i, rows), step, margin, margin)
+    if (add_trees or add_deferred) and isinstance(state.margin, RowColumn):
+        state.margin.set(i, margin)
+    return margin
+
+
 def _add_round_trees(block, positions, step, margin, out):
     """``out = margin +`` the round's leaf values, for one block of rows: each row moves
     to its leaf under the round's last splits (``step``'s) from ``positions``."""
@@ -911,6 +945,14 @@ def margins_ahead(state, step):
     evaluates metrics on the training rows (``training.training_eval_step``,
     ``fold_states.fold_partials``)."""
     runs = state.row_runs
+    if step.leaf_values is None:  # a boosted random forest's copies, in bin space
+        out = whole(state.margin).copy()
+        if step.deferred is not None:
+            for start, stop, block in row_blocks(state.codes):
+                _add_deferred_trees(block, step, out[:, start:stop])
+        if not isinstance(state.margin, RowColumn):
+            state.ahead = (step.round, out)
+        return out
     if runs and runs.live and not isinstance(state.margin, RowColumn):
         # the rows grouped by node: the leaves' values added node by node (the same
         # sums: one addition a row and tree)

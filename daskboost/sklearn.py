@@ -56,7 +56,7 @@ from .verbosity import check_verbosity, speaking
 # xgboost's parameters that take one value here (``booster``, ``device``, ...); and the
 # callbacks, code that a model file cannot hold
 RUN_SETTINGS = ("memory_budget", "cache_dir", "cache_compression", "verbose", "n_jobs",
-                "verbosity", "booster", "device", "sampling_method", "num_parallel_tree",
+                "verbosity", "booster", "device", "sampling_method",
                 "multi_strategy", "validate_parameters", "callbacks")
 # parameters added after model files existed: written only when they differ from their
 # defaults, so a model that does not use them keeps its bytes; a file without them loads
@@ -64,6 +64,7 @@ RUN_SETTINGS = ("memory_budget", "cache_dir", "cache_compression", "verbose", "n
 WRITTEN_WHEN_CHANGED = {"monotone_constraints": None, "interaction_constraints": None,
                         "scale_pos_weight": 1.0, "importance_type": "gain",
                         "class_weight": None, "missing": np.nan, "feature_weights": None,
+                        "num_parallel_tree": None,
                         **CATEGORICAL_DEFAULTS,
                         **QUANTIZATION_DEFAULTS}
 
@@ -163,8 +164,7 @@ class _DaskBoostModel(RoutingConsumer):
         warning; anything else is the TypeError of an unknown keyword."""
         if not keywords:  # (the common case: every construction, every clone)
             return
-        defaults = {name: p.default for name, p in
-                    inspect.signature(_DaskBoostModel.__init__).parameters.items()}
+        defaults = {name: p.default for name, p in inspect.signature(type(self)).parameters.items()}
         for key, value in keywords.items():
             if key in UNUSED_XGBOOST_KEYWORDS:
                 warnings.warn(f"{type(self).__name__}({key}={value!r}) is not used: "
@@ -924,6 +924,59 @@ class DaskBoostRanker(_DaskBoostModel):
                                                 objective, groups)))
 
 
+class _RandomForest:
+    """xgboost's random forest estimators (``XGBRFRegressor``, ``XGBRFClassifier``): one
+    boosting round of ``n_estimators`` trees per output (``num_parallel_tree``), each
+    grown on its own sample of the rows (``subsample``) and of the columns at each node
+    (``colsample_bynode``), from the gradients at the start, averaged (each leaf scaled
+    by learning_rate / n_estimators; ``learning_rate=1``: the forest's mean); nearly
+    unregularised (``reg_lambda=1e-5``).  xgboost's defaults; ``num_parallel_tree`` is
+    set from ``n_estimators``, as xgboost's.  A forest is one round: no early stopping."""
+
+    def __init__(self, *, learning_rate=1.0, subsample=0.8, colsample_bynode=0.8,
+                 reg_lambda=1e-5, **params):
+        super().__init__(learning_rate=learning_rate, subsample=subsample,
+                         colsample_bynode=colsample_bynode, reg_lambda=reg_lambda, **params)
+
+    def _checked_params(self):
+        params = super()._checked_params()
+        if params.early_stopping_rounds is not None:
+            raise ValueError(f"early_stopping_rounds={params.early_stopping_rounds}: a random "
+                             f"forest ({type(self).__name__}) is one boosting round, with "
+                             "nothing to stop early; leave it None")
+        return dataclasses.replace(params, n_estimators=1,
+                                   num_parallel_tree=params.n_estimators)
+
+    def get_num_boosting_rounds(self):
+        """The rounds a fit grows: one (xgboost's)."""
+        return 1
+
+    def get_xgb_params(self):
+        """As the boosted estimators', with ``num_parallel_tree = n_estimators``."""
+        return {**super().get_xgb_params(), "num_parallel_tree": self.n_estimators}
+
+
+class DaskBoostRFRegressor(_RandomForest, DaskBoostRegressor):
+    """A random forest regressor (xgboost's ``XGBRFRegressor``; ``_RandomForest``)."""
+
+
+class DaskBoostRFClassifier(_RandomForest, DaskBoostClassifier):
+    """A random forest classifier (xgboost's ``XGBRFClassifier``; ``_RandomForest``)."""
+
+
+def _forest_signature():
+    """The boosted estimators' signature with the random forests' defaults."""
+    base = inspect.signature(_DaskBoostModel)
+    defaults = {name: p.default for name, p in
+                inspect.signature(_RandomForest.__init__).parameters.items()
+                if p.default is not p.empty}
+    return base.replace(parameters=[p.replace(default=defaults.get(p.name, p.default))
+                                    for p in base.parameters.values()])
+
+
+DaskBoostRFRegressor.__signature__ = DaskBoostRFClassifier.__signature__ = _forest_signature()
+
+
 def estimator_class_for(objective):
     """The estimator of an objective (a name, a callable or None): the classifier for a
     classification objective (``binary:*``, ``multi:*``), the ranker for a ranking one
@@ -1105,7 +1158,8 @@ def load_estimator(path):
         objective = objective.get("name") if isinstance(objective, dict) else None
         name = estimator_class_for(objective).__name__
     classes = {cls.__name__: cls for cls in (DaskBoostRegressor, DaskBoostClassifier,
-                                             DaskBoostRanker)}
+                                             DaskBoostRanker, DaskBoostRFRegressor,
+                                             DaskBoostRFClassifier)}
     if not isinstance(name, str) or name not in classes:
         raise ValueError(f"{source}: {ESTIMATOR_KEY}.class = {name!r:.80} is not one of "
                          f"{sorted(classes)}")

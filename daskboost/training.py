@@ -37,9 +37,7 @@ from .blockstore import StoreConfig, StoreRef, block_rows_for, check_cache_dirs
 from .callbacks import CallbackList, Patience
 from .booster import Booster, write_model_file
 from .data import categorical_features, checked_categories, partition_input, same_input
-from .grower import stack_node_arrays
-from .level_loop import (SPLIT_FILLS, grow_rounds, pad_nodes, round_leaf_values,
-                         stack_category_tables)
+from .level_loop import binned_round, grow_rounds, pad_nodes, round_leaf_values
 from .metrics import WholeRowsMetric, get_metric, partial_of
 from .model_file import check_model, in_memory_checks_enabled
 from .objectives import (OBJECTIVES, RANKING_DEFAULTS, CustomObjective, LabelStats,
@@ -474,12 +472,16 @@ def _continued_dictionaries(previous, data, categories, max_cat):
     return merged
 
 
-def _check_previous(previous, objective, data):
+def _check_previous(previous, objective, data, parallel_trees):
     if previous.n_outputs != objective.n_outputs() or previous.objective != objective.name:
         raise ValueError(
             f"xgb_model was trained with objective={previous.objective!r} and "
             f"{previous.n_outputs} output(s); this fit uses objective={objective.name!r} with "
             f"{objective.n_outputs()}")
+    if previous.parallel_trees != parallel_trees:
+        raise ValueError(f"xgb_model was trained with num_parallel_tree="
+                         f"{previous.parallel_trees}; this fit uses num_parallel_tree="
+                         f"{parallel_trees} (a round's trees must be alike)")
     if previous.n_features != data.n_features or (
             previous.feature_names is not None and data.feature_names is not None
             and previous.feature_names != data.feature_names):
@@ -496,24 +498,24 @@ class Checkpoint:
 
 
 def _trained_model(trees, base_margin, objective, data, objective_params, best=(None, None),
-                   categories=None, check=True, attributes=None):
+                   categories=None, check=True, attributes=None, parallel_trees=1):
     """The Booster of the trees grown so far; with ``DASKBOOST_CHECK_MODELS=1`` (the test
     suite) it passes the checks a model file passes, so the kernels' assumptions hold
     for models built in memory too."""
     booster = Booster(trees, base_margin, objective.name, data.n_features, data.feature_names,
                       objective_params, best_iteration=best[0], best_score=best[1],
                       feature_types=data.feature_types, categories=categories,
-                      attributes=attributes)
+                      attributes=attributes, parallel_trees=parallel_trees)
     if check and in_memory_checks_enabled():
         check_model(booster, "the trained model")
     return booster
 
 
 def _write_checkpoint(path, trees, base_margin, objective, data, objective_params,
-                      categories=None):
+                      categories=None, parallel_trees=1):
     """The model so far, written atomically (a crash never leaves half a file)."""
     booster = _trained_model(trees, base_margin, objective, data, objective_params,
-                             categories=categories)
+                             categories=categories, parallel_trees=parallel_trees)
     write_model_file(path, booster.to_dict())
 
 
@@ -526,7 +528,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     check_scanned(scanned, params, data.feature_names)
     categories = scanned.categories
     if previous is not None:
-        _check_previous(previous, objective, data)
+        _check_previous(previous, objective, data, params.num_parallel_tree)
         categories = _continued_dictionaries(previous, data, categories, params.max_cat)
         previous = previous.recoded(categories)
         base_margin = np.atleast_1d(np.asarray(previous.base_margin, dtype=np.float64))
@@ -537,6 +539,11 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
             # floor, and the Newton steps on its rows, whose hessians are then near 0,
             # would overshoot for rounds: it starts from equal probabilities instead)
             base_margin = np.zeros_like(base_margin)
+    if params.num_parallel_tree > 1 and objective.leaf_quantiles is not None:
+        raise ValueError(f"num_parallel_tree={params.num_parallel_tree} with "
+                         f"objective={objective.name!r} is not implemented: its leaves are "
+                         "refitted to the residuals of each tree, one tree per output and "
+                         "round (leave num_parallel_tree at 1)")
     metrics = resolve_metrics(params, objective, runtime)
     check_eval_queries(runtime, data, evals, metrics, eval_names)
     mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, categories)
@@ -552,7 +559,8 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     # what callbacks see: one Booster, its trees the trees so far (unchecked: cheap);
     # what they set on it (``set_attr``, ``set_param``) holds for the rest of the fit
     view = _trained_model(fit.trees, base_margin, objective, data, objective_params,
-                          categories=mapper.categories, check=False)
+                          categories=mapper.categories, check=False,
+                          parallel_trees=params.num_parallel_tree)
     view._fit_in_progress = fit.change_param
 
     def model_so_far():
@@ -584,7 +592,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
             progress(round_ - first_round + 1, params.n_estimators, evals_result)
         if checkpoint is not None and (round_ + 1) % checkpoint.every == 0:
             _write_checkpoint(checkpoint.path, fit.trees, base_margin, objective, data,
-                              objective_params, mapper.categories)
+                              objective_params, mapper.categories, params.num_parallel_tree)
         asked_to_stop = bool(callbacks) and callbacks.after_iteration(
             model_so_far(), round_ - first_round, evals_result)
         if stopping is not None:
@@ -596,7 +604,8 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     if best[0] is None:  # a callback's early stopping (xgboost's ``EarlyStopping``)
         best = (view.best_iteration, view.best_score)
     booster = _trained_model(fit.trees, base_margin, objective, data, objective_params, best,
-                             mapper.categories, attributes=view._attributes)
+                             mapper.categories, attributes=view._attributes,
+                             parallel_trees=params.num_parallel_tree)
     clock.finished(booster.n_rounds - first_round, best)
     if callbacks:
         booster = callbacks.after_training(booster)
@@ -694,6 +703,10 @@ class _Boosting:
         self.trees = [] if previous is None else list(previous.trees)
         self.pending = None
         self.leaf_values = None
+        # num_parallel_tree > 1: the last boosting round's copies of its trees, for the
+        # next round's first pass (``level_loop.grow_rounds``); pending and leaf_values
+        # are then unused
+        self.deferred = None
         self.states = runtime.create_states("train", data, self.bin_state,
                                             self._bin_args(), self._last_args(data, offsets))
         names = eval_names or [f"validation_{i}" for i in range(len(evals))]
@@ -745,19 +758,29 @@ class _Boosting:
         rounds were in flight: the others may have moved on) and the rounds are grown
         again, which is deterministic, so the trees are the same.
         """
-        at_start = (self.pending, self.leaf_values, self.mapper)
+        at_start = (self.pending, self.leaf_values, self.deferred, self.mapper)
+        n_trees = len(self.trees)
         for attempt in range(MAX_RECOVERIES + 1):
             try:
                 return self._grow_rounds(first, count)
             except StatesLost:
                 if attempt == MAX_RECOVERIES:
                     raise
-                self.pending, self.leaf_values, self.mapper = at_start
-                self.runtime.recover(lambda states: self._rebuild_args(states, first),
-                                     everything=count > 1)
+                self.pending, self.leaf_values, self.deferred, self.mapper = at_start
+                del self.trees[n_trees:]  # (a round's trees, kept before it was lost)
+                self.runtime.recover(
+                    lambda states: self._rebuild_args(states, first * self.copies),
+                    everything=count > 1 or self.copies > 1)
+
+    @property
+    def copies(self):
+        """The copies of each tree a boosting round grows (``num_parallel_tree``): the
+        level loop's rounds per boosting round."""
+        return self.params.num_parallel_tree
 
     def _rebuild_args(self, states, round_):
-        """How to rebuild a lost partition of ``states`` at the start of ``round_``: bin
+        """How to rebuild a lost partition of ``states`` at the start of the level
+        loop's round ``round_`` (a boosting round's first copy): bin
         it with the current cut points and add the trees of the finished rounds of this
         fit to its starting margins (the same additions, in the same order, as training
         made)."""
@@ -771,34 +794,48 @@ class _Boosting:
 
     def _grow_rounds(self, first, count):
         runtime, params, objective = self.runtime, self.params, self.objective
+        P = self.copies
         trim = None
         # approx, trimming and leaf refits come with one round per call (rounds_per_call)
         if params.tree_method == "approx" or params.trim_fraction:
             self.states = _finish_round(runtime, self.states, self.pending, self.leaf_values,
-                                        objective, self.mapper, params, first)
-            self.pending = self.leaf_values = None
+                                        objective, self.mapper, params, first * P,
+                                        self.deferred)
+            self.pending = self.leaf_values = self.deferred = None
             if params.tree_method == "approx":
                 self.states, self.mapper, self.eval_sets = _propose_again(
                     runtime, self.data, self.evals, self.states, self.eval_sets, self.mapper,
                     params, self.store)
             if params.trim_fraction:
                 trim = _trim_thresholds(runtime, self.states, params)
-        rounds = range(first, first + count)
+        rounds = range(first * P, (first + count) * P)  # (P copies a boosting round)
         # the level loop runs where the runtime puts it: on a cluster, on every worker
         self.states, grown = runtime.run_loop(
             self.states, functools.partial(grow_rounds, self.mapper, params,
                                            objective, rounds, self.pending, self.leaf_values,
-                                           trim, runtime.grows_in_place(self.states)),
+                                           trim, runtime.grows_in_place(self.states),
+                                           self.deferred),
             partition_step, add_histograms, add_histograms_into)
         all_scores = []
+        copies = []  # P > 1: the boosting round's copies so far, binned
         for round_, (growers, pending) in zip(rounds, grown):
             if objective.leaf_quantiles is not None:
                 pending = self._refit_leaves(growers, pending)
-            all_scores.append(self._evaluate(growers, round_, pending))
+            if P == 1:
+                all_scores.append(self._evaluate(growers, round_, pending))
+            else:
+                copies.append(binned_round(growers))
+                last_copy = round_ % P == P - 1
+                scores = self._evaluate(growers, round_, pending,
+                                        tuple(copies) if last_copy else None)
+                if last_copy:
+                    all_scores.append(scores)
+                    self.deferred, copies = tuple(copies), []
             # the round is done: only now does it change what the next round starts from
             self.trees.extend(g.to_tree() for g in growers)
-            self.pending = pending
-            self.leaf_values = round_leaf_values(growers)
+            if P == 1:
+                self.pending = pending
+                self.leaf_values = round_leaf_values(growers)
         return all_scores
 
     def _refit_leaves(self, growers, pending):
@@ -807,35 +844,48 @@ class _Boosting:
                                              self.objective, self.mapper, self.params)
         return pending
 
-    def _finish_of(self, growers, round_, pending):
+    def _finish_of(self, growers, round_, pending, copies=None):
         """The step that finishes round ``round_`` on the training states (its last
-        ``pending`` splits and its trees' leaf values), for a pass after the round
-        (``finish_step``)."""
+        ``pending`` splits and its trees' leaf values; ``copies``: a boosted random
+        forest's round, binned), for a pass after the round (``finish_step``)."""
+        if copies is not None:
+            return finish_step(None, None, self.objective, self.mapper, self.params,
+                               round_ + 1, copies)
         return finish_step(pending, round_leaf_values(growers), self.objective, self.mapper,
                            self.params, round_ + 1)
 
-    def _evaluate(self, growers, round_, pending):
+    def _evaluate(self, growers, round_, pending, copies=None):
         """Add the round's trees to the eval margins; {eval set: {metric: value}}.
-        (``pending``: the round's last splits, not applied to the training rows yet.)"""
+        (``pending``: the round's last splits, not applied to the training rows yet.)
+        With ``num_parallel_tree`` P > 1 a round here is one copy of a boosting round's
+        trees: the eval sets' margins take each copy's trees, and the metrics are
+        computed after the last (``copies``: the boosting round's copies, binned; None
+        before the last)."""
         scores = {}
         if not self.eval_sets:
             return scores
+        between_copies = self.copies > 1 and copies is None
         binned = table = None
         for e in self.eval_sets:
+            if e.states is None and between_copies:
+                continue  # (the training rows' margins take the copies at the round's end)
             if e.states is None:  # the training data: from the training states' margins
                 self.states, partials = self.runtime.map_reduce(
                     training_eval_step, self.states,
-                    TrainingEvalStep(self._finish_of(growers, round_, pending), e.metrics,
-                                     self.objective),
+                    TrainingEvalStep(self._finish_of(growers, round_, pending, copies),
+                                     e.metrics, self.objective),
                     _PartialsCombiner(e.metrics))
             else:
                 if binned is None:
-                    binned, table = _binned_round(growers)
+                    binned, table = binned_round(growers)
                 e.states, partials = self.runtime.map_reduce(
                     eval_step, e.states,
-                    EvalStep(binned, self.mapper.missing_code, e.metrics, self.objective,
-                             round_, table),
+                    EvalStep(binned, self.mapper.missing_code,
+                             [] if between_copies else e.metrics, self.objective, round_,
+                             table),
                     _PartialsCombiner(e.metrics))
+            if between_copies:
+                continue
             values = [float(m.finalize(total)) for m, total in zip(e.metrics, partials)]
             scores[e.name] = {m.name: value for m, value in zip(e.metrics, values)}
         return scores
@@ -865,25 +915,29 @@ def check_exact(summaries, feature_names):
                 f"{MAX_EXACT_VALUES}; feature {name} has more. Use tree_method='hist' or 'approx'")
 
 
-def _finish_round(runtime, states, pending, leaf_values, objective, mapper, params, round_):
-    """Apply the last round's splits and leaf values on every partition and compute the
-    new round's gradients, building no histogram (before a pass that needs them)."""
-    finish = finish_step(pending, leaf_values, objective, mapper, params, round_)
+def _finish_round(runtime, states, pending, leaf_values, objective, mapper, params, round_,
+                  deferred=None):
+    """Apply the last round's splits and leaf values (or a boosted random forest's
+    ``deferred`` copies) on every partition and compute the new round's gradients,
+    building no histogram (before a pass that needs them)."""
+    finish = finish_step(pending, leaf_values, objective, mapper, params, round_, deferred)
     states, _ = runtime.map_reduce(partition_step, states, finish, add_histograms)
     return states
 
 
-def finish_step(pending, leaf_values, objective, mapper, params, round_):
+def finish_step(pending, leaf_values, objective, mapper, params, round_, deferred=None):
     """The first pass of round ``round_`` without histograms: ``pending`` (the last
     splits of the round before) and ``leaf_values`` (its trees' node values) move the
-    rows to their leaves and add the trees to the margins."""
+    rows to their leaves and add the trees to the margins; ``deferred``: a boosted
+    random forest's last round, its copies binned (``LevelStep.deferred``)."""
     K = objective.n_outputs()
     finish = LevelStep(new_tree=True, leaf_values=leaf_values, objective=objective,
                        node_to_slot=np.full((K, 1), -1, np.int32), n_slots=0,
                        cell_offsets=mapper.cell_offsets, cell_width=mapper.cell_width,
                        missing_code=mapper.missing_code,
                        subsample=params.subsample, sample_seed=params.seed,
-                       round=round_, position_dtype=position_dtype(params.max_nodes))
+                       round=round_, position_dtype=position_dtype(params.max_nodes),
+                       deferred=deferred, parallel_trees=params.num_parallel_tree)
     width = max(1, 0 if leaf_values is None else leaf_values.shape[1])
     splits = no_splits(K, width) if pending is None else pending
     (finish.split_feature, finish.split_bin, finish.default_left, finish.left_child,
@@ -948,17 +1002,3 @@ def refit_from_summaries(growers, sketches, quantiles, eta):
         grower.refit_leaves({leaf: eta * float(weighted_quantile(summary, quantiles[t]))
                              for (tree, leaf), summary in summaries.items()
                              if tree == t and summary.total_weight > 0})
-
-
-def _binned_round(growers):
-    """The K trees of a round as (K, n_nodes) arrays with bin thresholds, and the table
-    of their categorical right sets (None without categorical features)."""
-    arrays = [g.binned_arrays() for g in growers]
-    n_nodes = max(len(a[0]) for a in arrays)
-    fills = SPLIT_FILLS + ((0.0, np.float64),)
-    stacked = [stack_node_arrays([a[j] for a in arrays], fill, dtype, n_nodes)
-               for j, (fill, dtype) in enumerate(fills)]
-    if not growers[0].mapper.has_categorical:
-        return tuple(stacked), None
-    stacked[1], table = stack_category_tables(stacked[1], [a[6] for a in arrays])
-    return tuple(stacked), table

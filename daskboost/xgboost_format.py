@@ -37,7 +37,8 @@ import warnings
 import numpy as np
 
 from .binning import MAX_BIN_LIMIT
-from .model_file import OWN_ATTRIBUTES, string_attributes
+from .model_file import (MAX_PARALLEL_TREES, OWN_ATTRIBUTES, string_attributes,
+                         xgboost_tree_order)
 from .objectives import LOGISTIC_OBJECTIVES, OBJECTIVES, RANKING_DEFAULTS, ranking_settings
 from .tree import Tree
 from .verbosity import DaskBoostWarning
@@ -271,7 +272,8 @@ def xgboost_config(booster, metrics, nthread):
         "learner": {
             "generic_param": {"device": "cpu", "nthread": str(nthread or 0)},
             "gradient_booster": {"name": "gbtree", "gbtree_model_param": {
-                "num_parallel_tree": "1", "num_trees": str(len(booster.trees))}},
+                "num_parallel_tree": str(booster.parallel_trees),
+                "num_trees": str(len(booster.trees))}},
             "learner_model_param": _learner_model_param(booster, start),
             "learner_train_param": {"booster": "gbtree", "objective": objective,
                                     "multi_strategy": "one_output_per_tree",
@@ -296,7 +298,10 @@ def to_xgboost(booster):
     if booster.best_score is not None:
         attributes["best_score"] = repr(float(booster.best_score))
     start, trees = _start_and_first_round(booster.base_margin, booster.trees)
-    n_trees = len(trees)
+    n_trees, P = len(trees), booster.parallel_trees
+    order = xgboost_tree_order(K, P, booster.n_rounds)
+    if order is not None:  # xgboost's order: round, output, copy (daskboost's: copy, output)
+        trees = [trees[i] for i in order]
     return {
         "version": EXPORT_VERSION,
         "learner": {
@@ -309,10 +314,10 @@ def to_xgboost(booster):
             "gradient_booster": {
                 "name": "gbtree",
                 "model": {
-                    "gbtree_model_param": {"num_parallel_tree": "1",
+                    "gbtree_model_param": {"num_parallel_tree": str(P),
                                            "num_trees": str(n_trees)},
-                    "iteration_indptr": list(range(0, n_trees + 1, K)),
-                    "tree_info": [t % K for t in range(n_trees)],
+                    "iteration_indptr": list(range(0, n_trees + 1, K * P)),
+                    "tree_info": [t // P % K for t in range(n_trees)],
                     "trees": [tree_to_xgboost(tree, t, F)
                               for t, tree in enumerate(trees)],
                 },
@@ -372,9 +377,7 @@ def _from_xgboost(data, source):
     if objective not in OBJECTIVES:
         raise ValueError(f"{source}: objective {objective!r} has no daskboost equivalent "
                          f"(daskboost has {', '.join(OBJECTIVES)})")
-    if int(model["gbtree_model_param"].get("num_parallel_tree", "1")) != 1:
-        raise ValueError(f"{source}: num_parallel_tree > 1 (boosted random forests) cannot "
-                         "be read: daskboost grows one tree per output and round")
+    P = _parallel_trees(model["gbtree_model_param"].get("num_parallel_tree", "1"), source)
     n_targets = int(params.get("num_target", "1"))
     if n_targets != 1 and objective != "reg:quantileerror":
         raise ValueError(f"{source}: num_target = {params['num_target']} (several targets) "
@@ -385,13 +388,20 @@ def _from_xgboost(data, source):
     trees = model["trees"]
     if not isinstance(trees, list):
         raise ValueError(f"{source}: gradient_booster.model.trees must be an array")
-    tree_info = list(model.get("tree_info", [t % K for t in range(len(trees))]))
-    if len(trees) % K or tree_info != [t % K for t in range(len(trees))]:
-        raise ValueError(f"{source}: the trees are not whole rounds of {K} trees, one per "
-                         "output in output order (tree_info)")
+    expected = [t // P % K for t in range(len(trees))]
+    tree_info = list(model.get("tree_info", expected))
+    if len(trees) % (K * P) or tree_info != expected:
+        raise ValueError(f"{source}: the trees are not whole rounds of {K * P} trees, "
+                         f"{P} per output in output order (tree_info)")
     feature_types = list(learner.get("feature_types") or [])
     categorical = [f for f, t in enumerate(feature_types) if t == "c"]
     parsed = [_tree_from_xgboost(tree, t, source) for t, tree in enumerate(trees)]
+    order = xgboost_tree_order(K, P, len(trees) // (K * P))
+    if order is not None:  # daskboost's order: round, copy, output
+        in_order = [None] * len(parsed)
+        for j, i in enumerate(order):
+            in_order[i] = parsed[j]
+        parsed = in_order
     categories = {}
     for f in categorical:  # without stored categories, xgboost's codes are the dictionary
         codes = [int(c.max()) for tree in parsed for node, c in (tree.categories or {}).items()
@@ -434,7 +444,20 @@ def _from_xgboost(data, source):
                           if categorical else None),
         "categories": categories or None,
         "attributes": others,
+        "parallel_trees": P,
     }
+
+
+def _parallel_trees(value, source):
+    """xgboost's ``num_parallel_tree`` string: an integer in [1, MAX_PARALLEL_TREES]."""
+    try:
+        P = int(value)
+    except (TypeError, ValueError):
+        P = None
+    if P is None or not 1 <= P <= MAX_PARALLEL_TREES:
+        raise ValueError(f"{source}: num_parallel_tree {value!r:.40} must be an integer in "
+                         f"[1, {MAX_PARALLEL_TREES}]")
+    return P
 
 
 def _stored_categories(cats, categorical, n_features, source):

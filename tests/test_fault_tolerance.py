@@ -77,6 +77,9 @@ class KillAWorker:
     (lambda: DaskBoostClassifier(n_estimators=30, max_depth=4, subsample=0.8), 0.05, True),
     (lambda: DaskBoostRegressor(n_estimators=20, max_depth=3, tree_method="approx",
                                 objective="reg:absoluteerror"), 0.02, True),
+    # a boosted random forest: a round is three copies of its tree, grown together
+    (lambda: DaskBoostRegressor(n_estimators=12, max_depth=3, num_parallel_tree=3,
+                                subsample=0.8, colsample_bynode=0.7), 0.05, True),
 ])
 def test_killing_a_worker_mid_training_gives_the_same_model(tmp_path, monkeypatch, caplog, make,
                                                             delay, eval_set):

@@ -284,7 +284,6 @@ def _saved(tmp_path, xgboost_booster, name="saved.json"):
 @pytest.mark.parametrize("params,message", [
     ({"booster": "gblinear"}, "gblinear"),
     ({"booster": "dart"}, "dart"),
-    ({"num_parallel_tree": 3}, "num_parallel_tree"),
     ({"objective": "survival:cox"}, "survival:cox"),
 ])
 def test_import_refuses_what_it_cannot_represent(tmp_path, data, params, message):

@@ -116,7 +116,7 @@ def test_settings_do_not_change_the_model(xy):
 
 
 ONE_VALUED = {"booster": "gbtree", "device": "cpu", "sampling_method": "uniform",
-              "num_parallel_tree": 1, "multi_strategy": "one_output_per_tree",
+              "multi_strategy": "one_output_per_tree",
               "validate_parameters": False}
 
 
@@ -157,9 +157,7 @@ def test_fit_verbose_every_k_rounds(xy, capsys):
     ({"device": "cuda"}, "device='cuda' is not supported"),
     ({"sampling_method": "gradient_based"}, "sampling_method='gradient_based' is not "
      "supported: rows are sampled uniformly"),
-    ({"num_parallel_tree": 4}, "num_parallel_tree=4 is not supported: one tree per output "
-     "and round"),
-    ({"num_parallel_tree": True}, "num_parallel_tree=True is not supported"),
+    ({"num_parallel_tree": 0}, "num_parallel_tree=0 must be >= 1"),
     ({"multi_strategy": "multi_output_tree"}, "multi_strategy='multi_output_tree' is not "
      "supported"),
     ({"validate_parameters": "yes"}, "validate_parameters='yes' is not supported"),
@@ -194,8 +192,9 @@ def test_xgboosts_module_names_run_a_script_as_it_is(xy):
     assert model.best_iteration is not None
     # what daskboost does not do says so, and hasattr stays False
     assert daskboost.XGBRanker is daskboost.DaskBoostRanker
-    for name, words in (("XGBRFClassifier", "random forests"),
-                        ("collective", "dask's scheduler")):
+    assert daskboost.XGBRFClassifier is daskboost.DaskBoostRFClassifier
+    for name, words in (("collective", "dask's scheduler"),
+                        ("spark", "no Spark")):
         with pytest.raises(AttributeError, match=f"{name}.*{words}"):
             getattr(daskboost, name)
         assert not hasattr(daskboost, name)
