@@ -50,7 +50,8 @@ from .partition import LeafSummaryMerger
 from .runtime import leaves_worker_pool, make_runtime
 from .sklearn import _fit_input, estimator_or_call_value
 from .training import (RoundClock, _Boosting, _each_round, _log_settled, _PartialsCombiner,
-                       _trained_model, check_scanned, label_stats, refit_from_summaries,
+                       _trained_model, check_forest_objective, check_scanned, label_stats,
+                       refit_from_summaries,
                        resolve_metrics, resolve_objective, row_offsets, scan,
                        settle_for_data, sketch_size_for, start_margin)
 from .verbosity import speaking
@@ -112,10 +113,14 @@ class _FoldBoosting(_Boosting):
                              self.params.learning_rate)
         return None
 
-    def _evaluate(self, growers, round_, pending):
-        """{"train"/"test": {metric: [one value per fold]}} after the round."""
+    def _evaluate(self, growers, round_, pending, copies=None):
+        """{"train"/"test": {metric: [one value per fold]}} after the round (with
+        ``num_parallel_tree``: after a boosting round's last copy, ``copies`` its
+        copies binned; nothing before)."""
+        if self.copies > 1 and copies is None:
+            return {}
         metrics = self.fold_metrics
-        step = FoldEvalStep(self._finish_of(growers, round_, pending), metrics,
+        step = FoldEvalStep(self._finish_of(growers, round_, pending, copies), metrics,
                             self.model_objective, self.layout.nfold)
         self.states, totals = self.runtime.map_reduce(
             fold_partials, self.states, step, _PartialsCombiner(metrics * 2 * step.nfold))
@@ -373,11 +378,6 @@ def _check_supported(params, stratified, classifier):
                          "use 'hist' or 'exact'")
     if params.trim_fraction:
         raise ValueError(f"trim_fraction={params.trim_fraction!r} is not supported by cv")
-    if params.num_parallel_tree > 1:
-        raise ValueError(f"num_parallel_tree={params.num_parallel_tree} (boosted random "
-                         "forests) is not supported by cv: its folds grow one tree per "
-                         "output and round; cross-validate with scikit-learn's "
-                         "cross_val_score instead")
 
 
 def _period(verbose_eval):
@@ -391,6 +391,7 @@ def _cross_validate(runtime, params, data, classifier, run):
     check_nfold(run.nfold, scanned.n_rows)
     check_fold_rows(run.given_folds, scanned.n_rows)
     objective, objective_params, classes, _ = resolve_objective(params, scanned, classifier)
+    check_forest_objective(params, objective)
     # quantized or not as a fit on a fold's training rows would be
     params = settle_for_data(params, objective, data,
                              scanned.n_rows - scanned.n_rows // run.nfold)
@@ -420,7 +421,8 @@ def _cross_validate(runtime, params, data, classifier, run):
     def model(best=(None, None)):
         return PackedBooster([CVPack(_trained_model(
             fit.fold_trees(f), fit.start[0][f * K:(f + 1) * K], objective, data,
-            objective_params, best, mapper.categories, check=False))
+            objective_params, best, mapper.categories, check=False,
+            parallel_trees=params.num_parallel_tree))
             for f in range(run.nfold)])
 
     # what callbacks see: one PackedBooster, its folds' trees those so far; what they set

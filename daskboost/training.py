@@ -539,11 +539,7 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
             # floor, and the Newton steps on its rows, whose hessians are then near 0,
             # would overshoot for rounds: it starts from equal probabilities instead)
             base_margin = np.zeros_like(base_margin)
-    if params.num_parallel_tree > 1 and objective.leaf_quantiles is not None:
-        raise ValueError(f"num_parallel_tree={params.num_parallel_tree} with "
-                         f"objective={objective.name!r} is not implemented: its leaves are "
-                         "refitted to the residuals of each tree, one tree per output and "
-                         "round (leave num_parallel_tree at 1)")
+    check_forest_objective(params, objective)
     metrics = resolve_metrics(params, objective, runtime)
     check_eval_queries(runtime, data, evals, metrics, eval_names)
     mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, categories)
@@ -610,6 +606,18 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     if callbacks:
         booster = callbacks.after_training(booster)
     return booster, TrainingInfo(classes, evals_result)
+
+
+def check_forest_objective(params, objective):
+    """A boosted random forest (``num_parallel_tree > 1``) of an objective whose leaves
+    are refitted (quantile and absolute error) is refused by name: each tree's leaves
+    are refitted to its rows' residuals before the next round's first pass, while a
+    forest's copies wait for the round's end (``level_loop.grow_rounds``)."""
+    if params.num_parallel_tree > 1 and objective.leaf_quantiles is not None:
+        raise ValueError(f"num_parallel_tree={params.num_parallel_tree} with "
+                         f"objective={objective.name!r} is not implemented: its leaves are "
+                         "refitted to the residuals of each tree, one tree per output and "
+                         "round (leave num_parallel_tree at 1)")
 
 
 def _log_settled(params, objective, base_margin, data, n_rows, runtime, prefix=""):

@@ -61,6 +61,20 @@ def test_each_fold_is_the_model_a_fit_on_its_training_rows_grows():
     _separate_fits_equal_cv_folds(params, X, y, DaskBoostRegressor)
 
 
+@pytest.mark.parametrize("objective", ["reg:squarederror", "multi:softprob"])
+def test_each_fold_equals_its_fit_as_a_boosted_random_forest(objective):
+    # each round's copies grow from the fold's margins at the round's start, each with
+    # its own columns (rows are not sampled: a fold's rows would draw by other indices)
+    X, y, rng = discrete(seed=10)
+    make = DaskBoostRegressor
+    if objective == "multi:softprob":
+        y, make = (np.nan_to_num(X[:, 0]) + rng.integers(0, 2, len(X))).astype(int) % 3, \
+            DaskBoostClassifier
+    _separate_fits_equal_cv_folds({**FAST, "objective": objective, "num_parallel_tree": 3,
+                                   "colsample_bynode": 0.6, "random_state": 1}, X, y, make,
+                                  nfold=3, rounds=3)
+
+
 def test_each_fold_equals_its_fit_multiclass_weighted_stratified():
     X, y, rng = discrete(seed=6)
     classes = (np.nan_to_num(X[:, 0]) + rng.integers(0, 2, len(X))).astype(int) % 3

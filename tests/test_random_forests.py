@@ -195,6 +195,25 @@ def test_eval_sets_and_early_stopping_count_boosting_rounds(data):
                                   booster.predict(dxb.DMatrix(X[valid]), iteration_range=best))
 
 
+def test_cv_of_a_forest_scores_its_folds_models_every_boosting_round(data):
+    X, y = data
+    kept = []
+
+    class Keep(dxb.TrainingCallback):
+        def after_training(self, model):
+            kept.extend(pack.bst for pack in model.cvfolds)
+            return model
+    frame = dxb.cv({**FOREST, "seed": 2}, dxb.DMatrix(X, y), num_boost_round=3, nfold=3,
+                   seed=5, callbacks=[Keep()])
+    assert len(frame) == 3 and all(b.parallel_trees == 3 and b.n_rounds == 3 for b in kept)
+    folds = dxb.cv_folds(len(X), 3, seed=5)
+    for r in range(3):
+        held_out = [np.sqrt(np.mean((b.predict(dxb.DMatrix(X[folds == f]),
+                                               iteration_range=(0, r + 1))
+                                     - y[folds == f]) ** 2)) for f, b in enumerate(kept)]
+        assert frame["test-rmse-mean"][r] == pytest.approx(np.mean(held_out), rel=1e-7)
+
+
 def test_continuing_a_forest_adds_whole_rounds(data):
     X, y = data
     params = dict(FOREST, n_estimators=2)
@@ -271,7 +290,9 @@ def test_what_forests_do_not_do_is_refused_by_name(data):
     with pytest.raises(ValueError, match="num_parallel_tree=2 with objective="
                                          "'reg:absoluteerror' is not implemented"):
         dxb.DaskBoostRegressor(num_parallel_tree=2, objective="reg:absoluteerror").fit(X, y)
-    with pytest.raises(ValueError, match="num_parallel_tree=2 .* is not supported by cv"):
-        dxb.cv({"num_parallel_tree": 2}, dxb.DMatrix(X, y), num_boost_round=2)
+    with pytest.raises(ValueError, match="num_parallel_tree=2 with objective="
+                                         "'reg:quantileerror' is not implemented"):
+        dxb.cv({"num_parallel_tree": 2, "objective": "reg:quantileerror"},
+               dxb.DMatrix(X, y), num_boost_round=2)
     with pytest.raises(ValueError, match="early_stopping_rounds=2: a random forest"):
         dxb.XGBRFRegressor(early_stopping_rounds=2).fit(X, y, eval_set=[(X, y)])
