@@ -50,8 +50,7 @@ from .partition import LeafSummaryMerger
 from .runtime import leaves_worker_pool, make_runtime
 from .sklearn import _fit_input, estimator_or_call_value
 from .training import (RoundClock, _Boosting, _each_round, _log_settled, _PartialsCombiner,
-                       _trained_model, check_forest_objective, check_scanned, label_stats,
-                       refit_from_summaries,
+                       _trained_model, check_scanned, label_stats, refit_from_summaries,
                        resolve_metrics, resolve_objective, row_offsets, scan,
                        settle_for_data, sketch_size_for, start_margin)
 from .verbosity import speaking
@@ -110,7 +109,7 @@ class _FoldBoosting(_Boosting):
             (pending, self.mapper.missing_code, size, self.objective.outputs_per_model),
             LeafSummaryMerger(size))
         refit_from_summaries(growers, summaries, self.objective.leaf_quantiles,
-                             self.params.learning_rate)
+                             self.params.learning_rate / self.copies)
         return None
 
     def _evaluate(self, growers, round_, pending, copies=None):
@@ -391,7 +390,6 @@ def _cross_validate(runtime, params, data, classifier, run):
     check_nfold(run.nfold, scanned.n_rows)
     check_fold_rows(run.given_folds, scanned.n_rows)
     objective, objective_params, classes, _ = resolve_objective(params, scanned, classifier)
-    check_forest_objective(params, objective)
     # quantized or not as a fit on a fold's training rows would be
     params = settle_for_data(params, objective, data,
                              scanned.n_rows - scanned.n_rows // run.nfold)

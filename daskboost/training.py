@@ -539,7 +539,6 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
             # floor, and the Newton steps on its rows, whose hessians are then near 0,
             # would overshoot for rounds: it starts from equal probabilities instead)
             base_margin = np.zeros_like(base_margin)
-    check_forest_objective(params, objective)
     metrics = resolve_metrics(params, objective, runtime)
     check_eval_queries(runtime, data, evals, metrics, eval_names)
     mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, categories)
@@ -606,18 +605,6 @@ def _train(runtime, params, data, evals, classifier, previous=None, progress=Non
     if callbacks:
         booster = callbacks.after_training(booster)
     return booster, TrainingInfo(classes, evals_result)
-
-
-def check_forest_objective(params, objective):
-    """A boosted random forest (``num_parallel_tree > 1``) of an objective whose leaves
-    are refitted (quantile and absolute error) is refused by name: each tree's leaves
-    are refitted to its rows' residuals before the next round's first pass, while a
-    forest's copies wait for the round's end (``level_loop.grow_rounds``)."""
-    if params.num_parallel_tree > 1 and objective.leaf_quantiles is not None:
-        raise ValueError(f"num_parallel_tree={params.num_parallel_tree} with "
-                         f"objective={objective.name!r} is not implemented: its leaves are "
-                         "refitted to the residuals of each tree, one tree per output and "
-                         "round (leave num_parallel_tree at 1)")
 
 
 def _log_settled(params, objective, base_margin, data, n_rows, runtime, prefix=""):
@@ -817,6 +804,20 @@ class _Boosting:
             if params.trim_fraction:
                 trim = _trim_thresholds(runtime, self.states, params)
         rounds = range(first * P, (first + count) * P)  # (P copies a boosting round)
+        # adaptive leaves are refitted to each tree's rows before the next tree grows: a
+        # boosting round's copies then grow one call of the level loop each
+        calls = [rounds] if objective.leaf_quantiles is None else [[r] for r in rounds]
+        all_scores = []
+        copies = []  # P > 1: the boosting round's copies so far, binned
+        for call in calls:
+            all_scores += self._grow_call(call, trim, copies)
+        return all_scores
+
+    def _grow_call(self, rounds, trim, copies):
+        """Grow the level loop's ``rounds`` in one call of it; each round's scores
+        (with ``num_parallel_tree``: a boosting round's, after its last copy;
+        ``copies``: its copies so far, binned, added to)."""
+        runtime, params, objective, P = self.runtime, self.params, self.objective, self.copies
         # the level loop runs where the runtime puts it: on a cluster, on every worker
         self.states, grown = runtime.run_loop(
             self.states, functools.partial(grow_rounds, self.mapper, params,
@@ -825,7 +826,6 @@ class _Boosting:
                                            self.deferred),
             partition_step, add_histograms, add_histograms_into)
         all_scores = []
-        copies = []  # P > 1: the boosting round's copies so far, binned
         for round_, (growers, pending) in zip(rounds, grown):
             if objective.leaf_quantiles is not None:
                 pending = self._refit_leaves(growers, pending)
@@ -838,7 +838,8 @@ class _Boosting:
                                         tuple(copies) if last_copy else None)
                 if last_copy:
                     all_scores.append(scores)
-                    self.deferred, copies = tuple(copies), []
+                    self.deferred = tuple(copies)
+                    copies.clear()
             # the round is done: only now does it change what the next round starts from
             self.trees.extend(g.to_tree() for g in growers)
             if P == 1:
@@ -997,7 +998,8 @@ def _refit_leaves(runtime, states, pending, growers, objective, mapper, params):
     states, summaries = runtime.map_reduce(
         leaf_residual_summaries, states, (pending, mapper.missing_code, size),
         LeafSummaryMerger(size))
-    refit_from_summaries(growers, summaries, objective.leaf_quantiles, params.learning_rate)
+    refit_from_summaries(growers, summaries, objective.leaf_quantiles,
+                         params.learning_rate / params.num_parallel_tree)
     return states, None
 
 

@@ -61,7 +61,8 @@ def test_each_fold_is_the_model_a_fit_on_its_training_rows_grows():
     _separate_fits_equal_cv_folds(params, X, y, DaskBoostRegressor)
 
 
-@pytest.mark.parametrize("objective", ["reg:squarederror", "multi:softprob"])
+@pytest.mark.parametrize("objective", ["reg:squarederror", "multi:softprob",
+                                       "reg:absoluteerror"])
 def test_each_fold_equals_its_fit_as_a_boosted_random_forest(objective):
     # each round's copies grow from the fold's margins at the round's start, each with
     # its own columns (rows are not sampled: a fold's rows would draw by other indices)

@@ -89,6 +89,44 @@ def test_approx_and_trimming_add_the_copies_before_their_pass(data):
     np.testing.assert_allclose(trimmed.predict(X), hist.predict(X), rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("settings", [{"objective": "reg:squarederror"},
+                                      {"objective": "reg:absoluteerror"},
+                                      {"objective": "reg:quantileerror",
+                                       "quantile_alpha": [0.2, 0.7]},
+                                      {"objective": "count:poisson"}])
+def test_copies_alike_make_the_one_copy_model(data, settings):
+    """Without sampling the P copies are one tree at learning_rate / P each: the forest
+    predicts as the one-copy model (adaptive leaves too: each copy's leaves are refitted
+    to the residuals at the round's start, scaled by learning_rate / P)."""
+    X, y = data
+    y = np.abs(y) if settings["objective"] == "count:poisson" else y
+    params = dict(settings, n_estimators=4, max_depth=3, learning_rate=0.5)
+    forest = dxb.DaskBoostRegressor(**params, num_parallel_tree=3).fit(X, y)
+    single = dxb.DaskBoostRegressor(**params).fit(X, y)
+    assert len(forest.get_booster().trees) == 3 * len(single.get_booster().trees)
+    np.testing.assert_allclose(forest.predict(X, output_margin=True),
+                               single.predict(X, output_margin=True), rtol=1e-9, atol=1e-9)
+
+
+def test_each_copys_leaves_are_refitted_to_its_own_rows(data):
+    """Adaptive leaves with column sampling: each copy's leaf is learning_rate / P times
+    the median of the start residuals of the rows that reach it in that copy (the
+    sketch's median: its rank within 0.05 of a half)."""
+    X, y = data
+    model = dxb.DaskBoostRegressor(objective="reg:absoluteerror", n_estimators=1,
+                                   num_parallel_tree=4, max_depth=3, learning_rate=0.8,
+                                   colsample_bynode=0.5, random_state=1).fit(X, y)
+    booster = model.get_booster()
+    residuals = y - booster.base_margin[0]
+    leaves = booster.predict(dxb.DMatrix(X), pred_leaf=True)
+    assert len({json.dumps(t.to_dict(), sort_keys=True) for t in booster.trees}) == 4
+    for copy, tree in enumerate(booster.trees):
+        for leaf in np.unique(leaves[:, copy]):
+            rows = residuals[leaves[:, copy] == leaf]
+            median = tree.value[leaf] * 4 / 0.8
+            assert abs(np.mean(rows <= median) - 0.5) < 0.05, (copy, leaf)
+
+
 def test_a_copy_is_a_tree_of_the_scaled_learning_rate_with_its_own_samples(data):
     """Copy 0 of a forest draws its rows and columns as round 0 of a one-copy fit and
     its leaves are scaled by learning_rate / copies; the other copies draw others."""
@@ -287,12 +325,5 @@ def test_what_forests_do_not_do_is_refused_by_name(data):
     X, y = data
     with pytest.raises(ValueError, match="num_parallel_tree=0 must be >= 1"):
         dxb.DaskBoostRegressor(num_parallel_tree=0).fit(X, y)
-    with pytest.raises(ValueError, match="num_parallel_tree=2 with objective="
-                                         "'reg:absoluteerror' is not implemented"):
-        dxb.DaskBoostRegressor(num_parallel_tree=2, objective="reg:absoluteerror").fit(X, y)
-    with pytest.raises(ValueError, match="num_parallel_tree=2 with objective="
-                                         "'reg:quantileerror' is not implemented"):
-        dxb.cv({"num_parallel_tree": 2, "objective": "reg:quantileerror"},
-               dxb.DMatrix(X, y), num_boost_round=2)
     with pytest.raises(ValueError, match="early_stopping_rounds=2: a random forest"):
         dxb.XGBRFRegressor(early_stopping_rounds=2).fit(X, y, eval_set=[(X, y)])
