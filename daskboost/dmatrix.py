@@ -85,6 +85,8 @@ class DMatrix:
             feature_weights = (read.feature_weights if feature_weights is None
                                else feature_weights)
             enable_categorical = enable_categorical or read.enable_categorical
+            if qid is None and group is None:  # (a libsvm file's qid:N, a binary file's)
+                qid = read.qid
         self.data, self._sparse_names = _named(table_as_frame(data), feature_names)
         if missing is not None:  # (NaN: the data as it is)
             self.data = with_missing_as_nan(self.data, missing)
@@ -248,8 +250,8 @@ class DMatrix:
         """Write the matrix to ``fname`` as daskboost's own binary DMatrix file (a numpy
         ``.npz`` archive, not xgboost's binary format: xgboost does not read it, and
         ``DMatrix(fname)`` here reads it back): the data (a dense numeric array, or a
-        sparse matrix as CSR) with the label, weight, base_margin, feature names, types
-        and weights that are set.  Written atomically.  A dask collection, or categorical
+        sparse matrix as CSR) with the label, weight, base_margin, query ids, feature
+        names, types and weights that are set.  Written atomically.  A dask collection, or categorical
         or string columns, are refused (write them as a parquet lake instead).
         ``silent`` is accepted and unused."""
         write_matrix_file(fname, self)

@@ -35,8 +35,8 @@ FORMAT_VERSION = 1
 # what a file holds beside its data, as DMatrix's constructor arguments
 FileMatrix = collections.namedtuple(
     "FileMatrix", ["data", "label", "weight", "base_margin", "feature_names",
-                   "feature_types", "feature_weights", "enable_categorical"],
-    defaults=(None,) * 6 + (False,))
+                   "feature_types", "feature_weights", "enable_categorical", "qid"],
+    defaults=(None,) * 6 + (False, None))
 
 # the URI parameters of xgboost's parsers, beside format
 _PARAMETERS = {"libsvm": ("indexing_mode",), "csv": ("label_column", "weight_column",
@@ -69,9 +69,9 @@ def read_matrix_file(uri, caller="DMatrix", n_threads=None):
         raise ValueError(f"{caller}({path!r}): not a file written by DMatrix.save_binary; a "
                          "text file needs its format in the URI (as xgboost 2+): add "
                          "'?format=libsvm' or '?format=csv&label_column=K'")
-    data, label, weight = read_text_file(
+    data, label, weight, qid = read_text_file(
         path, fmt, params, local_thread_count() if n_threads is None else n_threads)
-    return FileMatrix(data, label=label, weight=weight)
+    return FileMatrix(data, label=label, weight=weight, qid=qid)
 
 
 # ---- the URI -------------------------------------------------------------------------------
@@ -140,9 +140,9 @@ _MEMBERS = {   # name: (kinds of dtype, dimensions allowed)
     "indptr": ("i", (1,)), "label": ("biuf", (1, 2)), "weight": ("biuf", (1,)),
     "base_margin": ("biuf", (1, 2)), "feature_names": ("U", (1,)),
     "feature_types": ("U", (1,)), "feature_weights": ("biuf", (1,)),
-    "enable_categorical": ("b", (0,)),
+    "enable_categorical": ("b", (0,)), "qid": ("iu", (1,)),
 }
-_INFO = ("label", "weight", "base_margin")
+_INFO = ("label", "weight", "base_margin", "qid")
 _FEATURE_INFO = ("feature_names", "feature_types", "feature_weights")
 
 
@@ -247,7 +247,8 @@ def read_binary(path):
         feature_names=None if names is None else [str(n) for n in names],
         feature_types=None if types is None else [str(t) for t in types],
         feature_weights=arrays.get("feature_weights"),
-        enable_categorical=bool(arrays.get("enable_categorical", False)))
+        enable_categorical=bool(arrays.get("enable_categorical", False)),
+        qid=arrays.get("qid"))
 
 
 def _archive_arrays(path):

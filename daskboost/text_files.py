@@ -8,10 +8,11 @@ xgboost's parsers').
   (a stored NaN, as in any scipy.sparse matrix here).
   Indices are 0-based (``indexing_mode=0``, xgboost's default); ``indexing_mode=1`` reads
   them from 1, a negative one from 1 when no index is 0.  There are as many columns as
-  the largest index + 1.  ``qid:`` is refused (daskboost does no ranking), and so are
-  what xgboost's parser reads silently as something else: a line without a weight among
-  weighted lines (xgboost: weight 0), an index twice on a line, a token that is not a
-  number or not ``index:value``.
+  the largest index + 1.  ``qid:N`` right after the label is the row's query id (a
+  whole number; ranking), on every line or on none.  Refused, as what xgboost's parser
+  reads silently as something else: a line without a weight among weighted lines
+  (xgboost: weight 0), or without a qid among lines with one, a ``qid:`` elsewhere, an
+  index twice on a line, a token that is not a number or not ``index:value``.
 - csv: ``label_column`` and ``weight_column`` (0-based positions, each optional) and
   ``delimiter`` (one character, ``,`` by default); the other columns are the features,
   a dense float32 array; an empty field (or ``nan``) is missing.  Every line has the same
@@ -48,7 +49,8 @@ _MAX_INDEX = 2 ** 31 - 2        # the largest feature index (the column count fi
 # ---- the kernels -------------------------------------------------------------------------
 
 _OK, _BAD_NUMBER, _BAD_ENTRY, _BAD_INDEX, _BIG_INDEX, _QID, _MIXED_WEIGHTS, _BAD_LABEL, \
-    _RAGGED = range(9)
+    _RAGGED, _BAD_QID, _MIXED_QID = range(11)
+_QID_DIGITS = 18   # the longest query id read (below 10^18: an int64)
 _COUNT, _FILL, _FALLBACKS = 0, 1, 2    # what a pass over the bytes does
 _LABEL, _WEIGHT, _VALUE = -1, -2, -3   # a number's place (>= 0: a CSV feature column)
 _POW10 = np.array([10.0 ** k for k in range(23)])   # exact in float64
@@ -167,30 +169,35 @@ def _is_qid(buf, start, stop):
 
 
 @numba.njit(nogil=True, cache=True)
-def _libsvm_pass(buf, begin, end, weighted_before, mode, label, weight, indptr, indices,
-                 values, row_line, fallbacks):
+def _libsvm_pass(buf, begin, end, weighted_before, queried_before, mode, label, weight, qid,
+                 indptr, indices, values, row_line, fallbacks):
     """One pass over the lines of a libsvm file's bytes ``buf[begin:end]`` (``begin`` a
     line's start; lines counted from 1 there; ``weighted_before``: 1 when the lines
-    before have weights, 0 when not, -1 when there are none).  ``_FILL``: the labels, weights,
+    before have weights, 0 when not, -1 when there are none; ``queried_before``: the
+    same of query ids).  ``_FILL``: the labels, weights, query ids,
     feature indices and values (the fast path's; NaN where numpy is to convert), each
     row's end in ``indptr[1:]`` and its line; the arrays have room for the rows and
     entries there can be (lines, colons).  ``_FALLBACKS`` (after a ``_FILL`` pass that
     was ``_OK``): the numbers left to numpy, in ``fallbacks`` (their spans in ``buf``).
-    Returns ``(status, line, start, stop, rows, entries, weighted rows, fallbacks,
-    unsorted)``: the first malformed token's line and span when status is not ``_OK``
-    (and the fallbacks before it); ``unsorted``: some line's indices do not rise."""
+    Returns ``(status, line, start, stop, rows, entries, weighted rows, rows with a query
+    id, fallbacks, unsorted)``: the first malformed token's line and span when status is
+    not ``_OK`` (and the fallbacks before it); ``unsorted``: some line's indices do not
+    rise."""
     n = end
     pos = begin
     line = 0
     row = 0
     entry = 0
     weighted = 0
+    queried = 0
     found = 0
     unsorted = False
     while pos < n:
         line += 1
         t = pos
         k = 0
+        has_qid = 0
+        label_start = label_stop = pos
         previous = -1   # the line's last index
         while True:
             while t < n and _is_blank(buf[t]):
@@ -207,12 +214,13 @@ def _libsvm_pass(buf, begin, end, weighted_before, mode, label, weight, indptr, 
                         colon = t
                 t += 1
             if k == 0:   # label[:weight]
+                label_start, label_stop = s, t
                 if colons == 1 and _is_qid(buf, s, colon):
-                    return _QID, line, s, t, 0, 0, 0, found, False
+                    return _QID, line, s, t, 0, 0, 0, 0, found, False
                 if colons > 1 or colon == s or colon == t - 1:
-                    return _BAD_LABEL, line, s, t, 0, 0, 0, found, False
+                    return _BAD_LABEL, line, s, t, 0, 0, 0, 0, found, False
                 if weighted_before >= 0 and colons != weighted_before:
-                    return _MIXED_WEIGHTS, line, s, t, 0, 0, 0, found, False
+                    return _MIXED_WEIGHTS, line, s, t, 0, 0, 0, 0, found, False
                 weighted_before = colons
                 weighted += colons
                 found = _number(buf, s, t if colons == 0 else colon, mode, _LABEL, row, line,
@@ -221,22 +229,34 @@ def _libsvm_pass(buf, begin, end, weighted_before, mode, label, weight, indptr, 
                     found = _number(buf, colon + 1, t, mode, _WEIGHT, row, line, weight,
                                     fallbacks, found)
                 if found < 0:
-                    return _BAD_NUMBER, line, s, t, 0, 0, 0, found, False
+                    return _BAD_NUMBER, line, s, t, 0, 0, 0, 0, found, False
+            elif k == 1 and colons >= 1 and _is_qid(buf, s, colon):   # qid:N
+                if colons != 1 or t - colon - 1 < 1 or t - colon - 1 > _QID_DIGITS:
+                    return _BAD_QID, line, s, t, 0, 0, 0, 0, found, False
+                query = 0
+                for i in range(colon + 1, t):
+                    c = buf[i]
+                    if c < 48 or c > 57:
+                        return _BAD_QID, line, s, t, 0, 0, 0, 0, found, False
+                    query = query * 10 + (c - 48)
+                if mode == _FILL:
+                    qid[row] = query
+                has_qid = 1
             else:        # index:value
                 if colons >= 1 and _is_qid(buf, s, colon):
-                    return _QID, line, s, t, 0, 0, 0, found, False
+                    return _QID, line, s, t, 0, 0, 0, 0, found, False
                 if colons != 1 or colon == t - 1:
-                    return _BAD_ENTRY, line, s, t, 0, 0, 0, found, False
+                    return _BAD_ENTRY, line, s, t, 0, 0, 0, 0, found, False
                 if colon == s or colon - s > 10:
-                    return _BAD_INDEX, line, s, t, 0, 0, 0, found, False
+                    return _BAD_INDEX, line, s, t, 0, 0, 0, 0, found, False
                 index = 0
                 for i in range(s, colon):
                     c = buf[i]
                     if c < 48 or c > 57:
-                        return _BAD_INDEX, line, s, t, 0, 0, 0, found, False
+                        return _BAD_INDEX, line, s, t, 0, 0, 0, 0, found, False
                     index = index * 10 + (c - 48)
                 if index > _MAX_INDEX:
-                    return _BIG_INDEX, line, s, t, 0, 0, 0, found, False
+                    return _BIG_INDEX, line, s, t, 0, 0, 0, 0, found, False
                 if index <= previous:
                     unsorted = True
                 previous = index
@@ -245,18 +265,22 @@ def _libsvm_pass(buf, begin, end, weighted_before, mode, label, weight, indptr, 
                 found = _number(buf, colon + 1, t, mode, _VALUE, entry, line, values,
                                 fallbacks, found)
                 if found < 0:
-                    return _BAD_NUMBER, line, colon + 1, t, 0, 0, 0, found, False
+                    return _BAD_NUMBER, line, colon + 1, t, 0, 0, 0, 0, found, False
                 entry += 1
             k += 1
         while t < n and buf[t] != 10:   # a comment
             t += 1
         if k > 0:
+            if queried_before >= 0 and has_qid != queried_before:
+                return _MIXED_QID, line, label_start, label_stop, 0, 0, 0, 0, found, False
+            queried_before = has_qid
+            queried += has_qid
             if mode == _FILL:
                 indptr[row + 1] = entry
                 row_line[row] = line
             row += 1
         pos = t + 1
-    return _OK, 0, 0, 0, row, entry, weighted, found, unsorted
+    return _OK, 0, 0, 0, row, entry, weighted, queried, found, unsorted
 
 
 @numba.njit(nogil=True, cache=True)
@@ -518,10 +542,11 @@ def _fallback_numbers(buf, fallbacks, path, hint=""):
 
 def _malformed(path, status, line, start, stop, buf):
     token = bytes(buf[start:stop]).decode("utf-8", "replace")[:60]
-    if status == _QID:
-        return ValueError(f"{path}, line {line}: {token!r}: qid is for ranking, which "
-                          "daskboost does not train")
-    what = {_BAD_NUMBER: "is not a number",
+    what = {_QID: "is a query id away from its place: qid:N comes right after the label",
+            _BAD_QID: "is not qid:N with N a whole number (at most 18 digits)",
+            _MIXED_QID: "(the label) and the lines before differ in having a query id "
+                        "(qid:N after the label): give every line's or none",
+            _BAD_NUMBER: "is not a number",
             _BAD_ENTRY: "is not index:value",
             _BAD_INDEX: "has no feature index (an integer from 0)",
             _BIG_INDEX: f"has a feature index above {_MAX_INDEX}",
@@ -565,9 +590,9 @@ def _numbers_then_error(reading, parse, piece, result, found, line_at, error, hi
 
 def read_text_file(path, fmt, params, n_threads, window_bytes=None):
     """The rows of the text file ``path`` in format ``fmt`` ("libsvm" or "csv", with the
-    URI's ``params``), parsed on ``n_threads`` threads: ``(data, label, weight)``, data a
-    float32 CSR matrix (libsvm) or a float32 array (csv), label and weight float32 arrays
-    or None."""
+    URI's ``params``), parsed on ``n_threads`` threads: ``(data, label, weight, qid)``,
+    data a float32 CSR matrix (libsvm) or a float32 array (csv), label and weight
+    float32 arrays or None, qid (libsvm's query ids) an int64 array or None."""
     reading = _Reading(path, n_threads, window_bytes or _WINDOW_BYTES)
     try:
         if fmt == "libsvm":
@@ -583,27 +608,30 @@ def _read_libsvm(reading, sparse, params):
     rows_room, entries_room = newlines + 1, colons
     label = np.empty(rows_room, dtype=np.float32)
     weight = np.empty(rows_room, dtype=np.float32)
+    qid = np.empty(rows_room, dtype=np.int64)
     row_line = np.empty(rows_room, dtype=np.int64)
     indptr = np.zeros(rows_room + 1, dtype=np.int64)
     indices = np.empty(entries_room, dtype=np.int32)
     values = np.empty(entries_room, dtype=np.float32)
     rows = entries = lines = 0
     weighted = -1   # whether the rows so far have weights (1) or not (0); -1: no rows yet
+    queried = -1    # the same of query ids
     unsorted = False
 
     def parse(piece, mode=_FILL, fallbacks=_NO_FALLBACKS):
         r = slice(piece.row, piece.row + piece.rows_room)
         e = slice(piece.entry, piece.entry + piece.entries_room)
-        return _libsvm_pass(reading.buf, piece.begin, piece.end, weighted_before, mode,
-                            label[r], weight[r],
+        return _libsvm_pass(reading.buf, piece.begin, piece.end, weighted_before,
+                            queried_before, mode, label[r], weight[r], qid[r],
                             indptr[piece.row:piece.row + piece.rows_room + 1], indices[e],
                             values[e], row_line[r], fallbacks)
 
     for begin, end in reading.windows():
-        weighted_before = weighted   # (what every piece of the window expects)
+        # (what every piece of the window expects)
+        weighted_before, queried_before = weighted, queried
         pieces = _laid_out(reading, begin, end, rows, entries, rows_room, entries_room)
         results = reading.on_threads(parse, [(p,) for p in pieces])
-        kinds = {bool(result[6]) for result in results if result[4]}
+        kinds = {(bool(result[6]), bool(result[7])) for result in results if result[4]}
         if len(pieces) > 1 and (len(kinds) > 1 or any(r[0] != _OK for r in results)):
             # the window in one piece: its first error, as one pass finds it
             pieces = [_Piece(reading.buf, begin, end, sum(p.newlines for p in pieces),
@@ -611,7 +639,7 @@ def _read_libsvm(reading, sparse, params):
             results = [parse(pieces[0])]
         line_at = lines
         for piece, result in zip(pieces, results):
-            n_rows, n_entries, n_weighted, found, falls = result[4:]
+            n_rows, n_entries, n_weighted, n_queried, found, falls = result[4:]
             converted = _numbers_then_error(
                 reading, parse, piece, result, found, line_at,
                 lambda *error: _malformed(path, *error, reading.buf))
@@ -623,7 +651,7 @@ def _read_libsvm(reading, sparse, params):
                     chosen = fallbacks[:, 0] == place
                     target[first + fallbacks[chosen, 1]] = numbers[chosen]
             # the piece's rows and entries right after those before it
-            for array in (label, weight):
+            for array in (label, weight, qid):
                 _move_down(array, piece.row, rows, n_rows, 0)
             _move_down(row_line, piece.row, rows, n_rows, line_at)
             _move_down(indptr, piece.row + 1, rows + 1, n_rows, entries)
@@ -633,10 +661,11 @@ def _read_libsvm(reading, sparse, params):
             line_at += piece.newlines
             unsorted = unsorted or falls
             if n_rows:
-                weighted = int(n_weighted > 0)
+                weighted, queried = int(n_weighted > 0), int(n_queried > 0)
         lines = line_at
     label, row_line, indptr = label[:rows], row_line[:rows], indptr[:rows + 1]
     weight = weight[:rows] if weighted == 1 else None
+    qid = qid[:rows] if queried == 1 else None
     indices, values = indices[:entries], values[:entries]
 
     def entry_line(i):
@@ -658,7 +687,8 @@ def _read_libsvm(reading, sparse, params):
             raise ValueError(f"{path}, line {int(row_line[row_of[twice[0]]])}: feature index "
                              f"{int(indices[twice[0]])} appears twice")
     n_cols = int(indices.max()) + 1 if indices.size else 0
-    return sparse.csr_matrix((values, indices, indptr), shape=(rows, n_cols)), label, weight
+    return (sparse.csr_matrix((values, indices, indptr), shape=(rows, n_cols)), label, weight,
+            qid)
 
 
 _CSV_HINT = " (a CSV file has numbers only: no header line, no quotes)"
@@ -740,4 +770,4 @@ def _read_csv(reading, params):
         data = np.empty((0, 0), dtype=np.float32)
         label = weight = np.empty(0, dtype=np.float32)
     return (data[:rows], None if label_column is None else label[:rows],
-            None if weight_column is None else weight[:rows])
+            None if weight_column is None else weight[:rows], None)

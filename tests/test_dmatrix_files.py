@@ -94,6 +94,41 @@ def test_libsvm_as_xgboost(tmp_path):
     assert daskboost.DMatrix(f"{from_one}?format=libsvm&indexing_mode=-1").num_col() == 3
 
 
+RANKED = """2 qid:1 0:1 2:0.5
+0 qid:1 1:3
+1 qid:1 0:2 1:1
+0 qid:4 2:7
+1 qid:4 0:1 1:1 2:1
+3 qid:10 1:0.5
+"""
+
+
+def test_libsvm_query_ids_as_xgboost(tmp_path):
+    """``qid:N`` after the label: each row's query id, as xgboost's parser reads it (its
+    group pointer), and a ranking fit on the file is the fit on the same rows in
+    memory; written to a binary file and read back, the query ids stay."""
+    path = write(tmp_path, "rank.txt", RANKED)
+    ours = assert_as_xgboost(f"{path}?format=libsvm")
+    theirs = xgboost.DMatrix(f"{path}?format=libsvm")
+    np.testing.assert_array_equal(ours.qid, [1, 1, 1, 4, 4, 10])
+    np.testing.assert_array_equal(ours.get_uint_info("group_ptr"),
+                                  theirs.get_uint_info("group_ptr"))
+    params = {"objective": "rank:ndcg", "max_depth": 2}
+    from_file = daskboost.train(params, ours, 3)
+    in_memory = daskboost.train(params, daskboost.DMatrix(ours.data, ours.get_label(),
+                                                          qid=[1, 1, 1, 4, 4, 10]), 3)
+    assert from_file.save_raw() == in_memory.save_raw()
+    ours.save_binary(tmp_path / "rank.dmatrix")
+    back = daskboost.DMatrix(str(tmp_path / "rank.dmatrix"))
+    np.testing.assert_array_equal(back.qid, ours.qid)
+    # query ids given to the constructor win over the file's (as its label does)
+    assert daskboost.DMatrix(f"{path}?format=libsvm", group=[3, 3]).get_group().tolist() \
+        == [3, 3]
+    down = write(tmp_path, "down.txt", "1 qid:2 0:1\n0 qid:1 0:2\n")
+    with pytest.raises(ValueError, match="qid 1 follows qid 2 at row 1"):  # (as xgboost)
+        daskboost.train(params, daskboost.DMatrix(f"{down}?format=libsvm"), 1)
+
+
 def test_csv_as_xgboost(tmp_path):
     path = write(tmp_path, "train.csv", CSV)
     matrix = assert_as_xgboost(f"{path}?format=csv&label_column=0")
@@ -371,8 +406,15 @@ def test_bad_uris_name_what_is_wrong(tmp_path, monkeypatch, uri, error, match):
 
 
 MALFORMED = [
-    ("1 0:1\n0 qid:3 1:2\n", "libsvm", "line 2: 'qid:3': qid is for ranking"),
-    ("qid:1 0:1\n", "libsvm", "line 1: 'qid:1': qid is for ranking"),
+    ("1 0:1\n0 qid:3 1:2\n", "libsvm", "line 2: '0' \\(the label\\) and the lines before "
+     "differ in having a query id"),
+    ("1 qid:3 0:1\n0 1:2\n", "libsvm", "line 2: '0' \\(the label\\) and the lines before"),
+    ("qid:1 0:1\n", "libsvm", "line 1: 'qid:1' is a query id away from its place"),
+    ("1 0:1 qid:1\n", "libsvm", "line 1: 'qid:1' is a query id away from its place"),
+    ("1 qid:x 0:1\n", "libsvm", "line 1: 'qid:x' is not qid:N with N a whole number"),
+    ("1 qid:-1 0:1\n", "libsvm", "line 1: 'qid:-1' is not qid:N"),
+    ("1 qid: 0:1\n", "libsvm", "line 1: 'qid:' is not qid:N"),
+    ("1 qid:1:2 0:1\n", "libsvm", "line 1: 'qid:1:2' is not qid:N"),
     ("1 0:1\n\n0 1 2\n", "libsvm", "line 3: '1' is not index:value"),
     ("1 0:x\n", "libsvm", "line 1: 'x' is not a number"),
     ("1 0:1_0\n", "libsvm", "line 1: '1_0' is not a number"),
@@ -419,6 +461,7 @@ def test_a_file_in_pieces_reads_as_at_once(tmp_path, monkeypatch):
     numbers = "\n".join(f"{i},{v:.17g},{'nan' if i % 7 == 0 else i}"
                         for i, v in enumerate(rng.standard_normal(50)))
     files = [(LIBSVM, "libsvm"), (WEIGHTED, "libsvm"), ("\ufeff" + LIBSVM, "libsvm"),
+             (RANKED, "libsvm"),
              ("\n\n# none\n" + LIBSVM + "\n\n", "libsvm"), (CSV, "csv&label_column=0"),
              (CSV, "csv&label_column=1&weight_column=0"), ("\n\n" + CSV, "csv&label_column=0"),
              (numbers, "csv&label_column=0")]
@@ -441,6 +484,9 @@ def test_a_file_in_pieces_reads_as_at_once(tmp_path, monkeypatch):
                 for field in ("label", "weight"):
                     np.testing.assert_array_equal(read.get_float_info(field),
                                                   expected.get_float_info(field))
+                assert (read.qid is None) == (expected.qid is None)
+                if read.qid is not None:
+                    np.testing.assert_array_equal(read.qid, expected.qid)
         for text, uri, match in MALFORMED:
             path = write(tmp_path, "bad.txt", text)
             with pytest.raises(ValueError, match=f"bad.txt, {match}"):
