@@ -252,6 +252,15 @@ def test_cv_of_a_forest_scores_its_folds_models_every_boosting_round(data):
         assert frame["test-rmse-mean"][r] == pytest.approx(np.mean(held_out), rel=1e-7)
 
 
+def test_weights_are_repeated_rows_when_no_row_is_sampled():
+    """scikit-learn's weight check, which a forest with row sampling is expected to fail
+    (tests/test_sklearn_checks.py), passes without it."""
+    from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
+    for make in (dxb.XGBRFRegressor, dxb.XGBRFClassifier):
+        check_sample_weight_equivalence_on_dense_data(make.__name__,
+                                                      make(n_estimators=10, subsample=1.0))
+
+
 def test_continuing_a_forest_adds_whole_rounds(data):
     X, y = data
     params = dict(FOREST, n_estimators=2)
