@@ -40,9 +40,9 @@ from .cv_models import CVBooster, FoldSplit
 from .folds import FoldLayout, check_nfold
 from .given_folds import check_fold_rows, fold_ids, partition_parts
 from .local_threads import local_threads
-from .metrics import get_metric
 from .missing_values import with_missing_as_nan
-from .objectives import classifier_objectives, is_classification, regressor_objectives
+from .objectives import (RANKING, classifier_objectives, is_classification,
+                         objectives_of_kind, regressor_objectives)
 from .params import check_feature_weights, integer_param, resolve_constraints, validate_params
 from .params_dict import (default_metric_disabled, estimator_and_settings, params_as_dict,
                           setting)
@@ -83,14 +83,19 @@ class _FoldBoosting(_Boosting):
         self.states, scans = runtime.map_reduce(take_label_scans, self.states, None,
                                                 FoldScanMerger(size))
         base = np.concatenate([fold_start(s) for s in scans])
+        if self.objective.ranks_queries:  # each fold's queries, for its gradients
+            rows = np.diff(np.append(np.asarray(offsets, np.int64), n_rows))
+            self.objective.set_fold_queries([label_stats(s) for s in scans], rows.tolist())
         self.start = (base, classes, None)  # what a lost partition is rebuilt with
         self.states, _ = runtime.map_reduce(set_start_margins, self.states, base, no_result)
 
     def _bin_args(self):
         # rows in fold order (``fold_states._in_fold_order``): with quantized gradients,
         # and not for adaptive leaves (whose residual sketches take the rows in order)
+        # (nor for a ranking, whose query groups are the rows' as read)
         in_fold_order = (bool(self.params.quantized_grad)
-                         and self.objective.leaf_quantiles is None)
+                         and self.objective.leaf_quantiles is None
+                         and not self.objective.ranks_queries)
         return super()._bin_args() + (self.layout, self._label_sketch, in_fold_order)
 
     def _last_args(self, data, offsets, extra=()):
@@ -195,16 +200,19 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
     params : dict of the estimators' parameters (``DaskBoostRegressor().get_params()``
         names; xgboost's ``eta``, ``lambda``, ``alpha``, ``min_split_loss`` and ``seed``
         also).  ``objective`` says what is learnt: a ``binary:``/``multi:`` objective
-        makes the labels classes (a classifier's fit); anything else, or none
-        (``reg:squarederror``), a regression.  ``n_estimators`` and
+        makes the labels classes (a classifier's fit); a ``rank:`` objective ranks within
+        the query groups of a ``DMatrix`` (``qid=``/``group=``): each query is dealt
+        whole to a fold (``cv_folds(..., qid=qid)``), and each fold's model is the fit
+        on the queries it trains on; anything else, or none (``reg:squarederror``), a
+        regression.  ``n_estimators`` and
         ``early_stopping_rounds`` stand for the arguments of the same meaning when
         those are not given; ``memory_budget``/``cache_dir`` apply as in a fit.
     X, y, sample_weight, feature_weights : as for ``fit`` (dask or in-memory collections).
         Or xgboost's call, ``cv(params, dtrain, num_boost_round, nfold)``: X a
         ``DMatrix`` holding the label and weights, the third argument the rounds
         (``dtrain=`` is xgboost's keyword for X).
-    nfold : number of folds, in [2, number of rows] (default 5, or as many as ``folds``
-        gives).
+    nfold : number of folds, in [2, number of rows] (of queries for a ranking; default
+        5, or as many as ``folds`` gives).
     num_boost_round : rounds per model (default: ``params["n_estimators"]``, else 10).
     metrics : metric name(s) (a list, or a set: in sorted order); default
         ``params["eval_metric"]``, else the objective's.
@@ -220,7 +228,8 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
         improved for this many rounds; the result then ends at the best round.
     seed, shuffle : the folds (``folds.cv_folds`` gives them for in-memory data);
         ``params``' ``random_state`` keys the row and column sampling, as in a fit.
-    stratified : each class spread evenly over the folds (classification only).
+    stratified : each class spread evenly over the folds (classification only; not
+        with query groups).
     folds : the folds to use instead of dealing the rows: the fold of each row (integers
         ``0 .. nfold - 1``; an array-like, pandas Series, or dask Series/Array aligned
         with X, such as a column of its DataFrame), a list of xgboost's ``(train, test)``
@@ -247,6 +256,7 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
     """
     X = training_data("cv", X, dtrain)
     feature_names = None  # (a named sparse DMatrix's names)
+    qid = None  # (a DMatrix's query groups: a ranking's folds keep each query whole)
     if fpreproc is not None:
         raise ValueError("fpreproc: cv grows the folds together in the same passes, with one "
                          "set of parameters, so a fold cannot have its own; give the "
@@ -260,21 +270,13 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
         if X.base_margin is not None:
             raise ValueError("cv: the DMatrix has a base_margin; cv starts every fold from "
                              "the objective's start (base_score)")
-        if X.qid is not None:
-            raise ValueError("cv: the DMatrix has query groups (qid / group); "
-                             "cross-validation of ranking (folds that keep each query whole) "
-                             "is not implemented")
         feature_weights = X.feature_weights_or(feature_weights, "cv")
         params = X.fit_params(params)
         feature_names = X.names_beside_data
-        X, y, sample_weight = X.data, X.label, X.weight
+        X, y, sample_weight, qid = X.data, X.label, X.weight, X.qid
     elif y is None:
         raise TypeError("cv(params, X, y): y is missing (or give a DMatrix as X)")
     estimator, settings = estimator_and_settings(params, "cv")
-    if estimator._estimator_type == "ranker":
-        raise ValueError(f"cv: objective={estimator.objective!r} ranks within query groups; "
-                         "cross-validation of ranking (folds that keep each query whole) is "
-                         "not implemented")
     num_boost_round = setting("num_boost_round", num_boost_round, "n_estimators",
                               settings, 10)
     num_boost_round = integer_param("num_boost_round", num_boost_round, 1)
@@ -300,27 +302,22 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
          "eval_metric": with_native_metric(
              eval_metric, custom_metric, maximize, beside_default=not default_metric_disabled(
                  params, "cv", custom_metric, eval_metric, evaluates=True))},
-        tuple(dict.fromkeys(regressor_objectives() + classifier_objectives())))
+        tuple(dict.fromkeys(regressor_objectives() + classifier_objectives()
+                            + objectives_of_kind(RANKING))))
     # (a params dict may hold them too: xgboost 2's estimators take them)
     feature_weights = check_feature_weights(
         estimator_or_call_value(estimator, "feature_weights", feature_weights, "cv"))
     callbacks = estimator_or_call_value(estimator, "callbacks", callbacks, "cv")
     train_params = replace(train_params, feature_weights=feature_weights)
-    named = train_params.eval_metric
-    named = named if isinstance(named, (list, tuple)) else [named]
-    ranking = [name for name in named if isinstance(name, str) and get_metric(name).ranks_queries]
-    if ranking:
-        raise ValueError(f"cv: eval_metric={ranking[0]!r} ranks within query groups, which cv "
-                         "does not take (cross-validation of ranking is not implemented)")
     classifier = is_classification(train_params.objective)
-    _check_supported(train_params, stratified, classifier)
+    _check_supported(train_params, stratified, classifier, qid is not None, folds is not None)
     callbacks = CallbackList(callbacks)
     if verbose_eval is None:
         verbose_eval = settings.get("verbose", False)
     period = _period(verbose_eval)
     types = (train_params.enable_categorical, train_params.feature_types)
     data = partition_input(with_missing_as_nan(X, estimator.missing), y, sample_weight, None,
-                           *types, feature_names)
+                           *types, feature_names, qid)
     check_feature_weights(feature_weights, data.n_features)
     train_params = resolve_constraints(train_params, data.feature_names, data.n_features,
                                        data.feature_types)
@@ -362,10 +359,18 @@ def _rows_in_metadata(X):
     return int(n) if isinstance(n, (int, np.integer)) else None
 
 
-def _check_supported(params, stratified, classifier):
-    """Refuse, before any pass, what the folds grown together cannot do."""
+def _check_supported(params, stratified, classifier, queries=False, given_folds=False):
+    """Refuse, before any pass, what the folds grown together cannot do (``queries``:
+    the data has query groups; ``given_folds``: the user gives the folds)."""
     if not isinstance(stratified, (bool, np.bool_)):
         raise TypeError(f"stratified={stratified!r} must be True or False")
+    if queries and stratified:
+        raise ValueError("stratified=True with query groups (qid): the folds of a ranking "
+                         "hold whole queries, not classes; leave stratified False")
+    if queries and given_folds:
+        raise ValueError("folds with query groups (qid) are not supported: cv deals each "
+                         "query whole to a fold (cv_folds(n, nfold, seed, qid=qid) gives "
+                         "those folds); leave folds None")
     if stratified and not classifier:
         raise ValueError(
             f"stratified=True needs a classification objective (binary:* or multi:*) in "
@@ -399,7 +404,13 @@ def _cross_validate(runtime, params, data, classifier, run):
     if run.stratified:
         class_counts = np.array([[counts.get(label, 0) for label in labels]
                                  for counts in scanned.partition_class_counts], np.int64)
-    layout = FoldLayout(run.nfold, run.seed, run.shuffle, scanned.n_rows, class_counts)
+    if getattr(objective, "ranks_queries", False):  # each query whole in one fold
+        query_counts = np.array([q.count for q in scanned.partition_queries], np.int64)
+        check_nfold(run.nfold, int(query_counts.sum()), "queries")
+        layout = FoldLayout(run.nfold, run.seed, run.shuffle, int(query_counts.sum()),
+                            query_counts=query_counts)
+    else:
+        layout = FoldLayout(run.nfold, run.seed, run.shuffle, scanned.n_rows, class_counts)
     metrics = resolve_metrics(params, objective, runtime)
     mapper = BinMapper.from_summaries(scanned.summaries, params.max_bin, scanned.categories)
 

@@ -15,6 +15,7 @@ folds' models grow together, ``nfold * K`` trees per round.
   the next round's first pass, which then does not add them again).
 """
 
+import copy
 import dataclasses
 from dataclasses import dataclass
 
@@ -23,9 +24,11 @@ import numpy as np
 
 from .blockstore import RowColumn
 from .leaf_sketches import LeafSketches, sketch_leaves
-from .partition import (PartitionState, encode_labels, in_row_blocks, leaf_positions,
-                        margins_ahead, merge_scans, read_partition, scan_labels,
-                        start_state, started_again, whole, with_positions)
+from .metrics import partial_of
+from .partition import (PartitionState, encode_labels, groups_of, in_row_blocks,
+                        leaf_positions, margins_ahead, merge_scans, read_partition,
+                        scan_labels, start_state, started_again, whole, with_positions)
+from .query_groups import partition_queries, qid_block
 from .reduction import reduce_all
 from .training import _PartialsCombiner
 
@@ -38,6 +41,10 @@ class FoldObjective:
         self.objective = objective
         self.nfold = nfold
         self.outputs_per_model = objective.n_outputs()
+        # ranking: each fold's objective, which knows the queries that fold trains on
+        # (``set_fold_queries``)
+        self.ranks_queries = getattr(objective, "ranks_queries", False)
+        self.fold_objectives = None
         # adaptive leaves: each fold's outputs refit at the objective's quantiles
         self.leaf_quantiles = (None if objective.leaf_quantiles is None
                                else tuple(objective.leaf_quantiles) * nfold)
@@ -58,6 +65,38 @@ class FoldObjective:
                 hess = np.empty(margin.shape, dtype=h.dtype)
             grad[trees], hess[trees] = g, h
         _zero_held_out(grad, hess, folds, K)
+        return grad, hess
+
+    def set_fold_queries(self, fold_stats, row_counts):
+        """Ranking: each fold's copy of the objective takes the queries it trains on
+        (``fold_stats[f]``: ``LabelStats`` of fold f's training rows, their queries per
+        partition; ``row_counts``: every partition's rows), as a fit on those rows
+        would (``_LambdaRank.set_queries``): their number and weights, and each
+        partition's first among them."""
+        self.fold_objectives = []
+        for stats in fold_stats:
+            objective = copy.copy(self.objective)
+            objective.set_queries(stats, row_counts)
+            self.fold_objectives.append(objective)
+
+    def query_gradients(self, margin, y, weight, group_ptr, first_row, iteration, folds):
+        """Ranking: (g, h) of every fold's trees, (nfold, n) float32, each fold's from
+        the whole queries it trains on, as a fit on them would compute them (its queries
+        numbered among its own: ``set_fold_queries``); zero for the rows it holds out."""
+        grad = np.zeros(margin.shape, dtype=np.float32)
+        hess = np.zeros(margin.shape, dtype=np.float32)
+        sizes = np.diff(group_ptr)
+        query_folds = folds[group_ptr[:-1]]
+        K = self.outputs_per_model  # (1: a ranking has one output)
+        for f, objective in enumerate(self.fold_objectives):
+            trains = folds != f
+            if not trains.any():
+                continue
+            ptr = np.concatenate([[0], np.cumsum(sizes[query_folds != f])]).astype(np.int64)
+            g, h = objective.query_gradients(
+                margin[f * K:(f + 1) * K, trains], y[trains],
+                None if weight is None else weight[trains], ptr, first_row, iteration)
+            grad[f * K:(f + 1) * K, trains], hess[f * K:(f + 1) * K, trains] = g, h
         return grad, hess
 
 
@@ -98,11 +137,12 @@ def bin_fold_partition(x, y, w, index, mapper, base_margin, classes, previous, s
                                         in_pieces=previous is None)
     encoded = _encoded(labels, classes)
     folds, order = _folds_and_order(layout, index, row_offset, encoded, given_folds,
-                                    in_fold_order)
+                                    in_fold_order, qid)
     state = start_state(X, encoded, weights, index, mapper, base_margin, None, previous,
                         store, row_offset, margins, qid, code_order=order)
     scans = None if sketch_size is None else _label_scans(
-        folds, layout.nfold, labels, weights, index, sketch_size, classes is not None)
+        folds, layout.nfold, labels, weights, index, sketch_size, classes is not None,
+        None if qid is None else qid_block(qid, index))
     return in_row_blocks(_in_fold_order(_fold_state(state, folds, scans), order), store)
 
 
@@ -115,7 +155,7 @@ def rebuild_fold_partition(x, y, w, index, mapper, base_margin, classes, previou
     X, labels, weights = read_partition(x, y, w, index, mapper.encoders)
     encoded = _encoded(labels, classes)
     folds, order = _folds_and_order(layout, index, row_offset, encoded, given_folds,
-                                    in_fold_order)
+                                    in_fold_order, qid)
     state = started_again(X, encoded, weights, index, mapper, base_margin, None, previous,
                           store, row_offset, margins, qid, new_trees, rounds,
                           code_order=order)
@@ -157,13 +197,18 @@ def _encoded(labels, classes):
     return labels if classes is None else encode_labels(labels, classes)
 
 
-def _folds_and_order(layout, index, row_offset, labels, given_folds, in_fold_order):
+def _folds_and_order(layout, index, row_offset, labels, given_folds, in_fold_order,
+                     qid=None):
     """(the fold of each row of a partition, as read; with ``in_fold_order``, the rows
     sorted by fold, stable, else None).  The folds: ``given_folds`` if not None, else
     ``layout``'s (from the rows' classes, the encoded ``labels``, where its folds are
-    stratified)."""
+    stratified; from the partition's queries, ``qid``, where they are of whole
+    queries)."""
     if given_folds is not None:
         folds = np.asarray(given_folds, dtype=np.int32)
+    elif layout.by_query:
+        folds = layout.of_partition(index, row_offset,
+                                    groups=groups_of(qid, len(labels), index))
     elif layout.stratified:
         folds = layout.of_partition(index, row_offset, labels)
     else:
@@ -171,14 +216,18 @@ def _folds_and_order(layout, index, row_offset, labels, given_folds, in_fold_ord
     return folds, np.argsort(folds, kind="stable") if in_fold_order else None
 
 
-def _label_scans(folds, nfold, labels, weights, index, sketch_size, classifier):
+def _label_scans(folds, nfold, labels, weights, index, sketch_size, classifier, qid=None):
     """Each fold's label statistics of its training rows, from the raw ``labels`` and
-    ``weights`` (as a fit's scan takes them)."""
+    ``weights`` (as a fit's scan takes them); with the rows' query ids ``qid``
+    (ranking), of its training queries too."""
     scans = []
     for f in range(nfold):
         trains = folds != f
-        scans.append(scan_labels(labels[trains], None if weights is None else weights[trains],
-                                 index, sketch_size, classifier))
+        weight = None if weights is None else weights[trains]
+        scan = scan_labels(labels[trains], weight, index, sketch_size, classifier)
+        if qid is not None:
+            scan.partition_queries = [partition_queries(qid[trains], weight, index)]
+        scans.append(scan)
     return scans
 
 
@@ -326,20 +375,33 @@ def _sum_by_fold(values, folds, nfold):
 
 def _sorted_by_fold(state, folds, label, weight, nfold):
     """(the rows' fold order's slices of each fold, and the label, weight and order
-    themselves) for metrics evaluated fold by fold."""
+    themselves, and each fold's query groups in that order or None) for metrics
+    evaluated fold by fold."""
     by_fold, bounds = state.fold_order or _fold_order(folds, nfold)
     if not isinstance(state.margin, RowColumn):
         state.fold_order = (by_fold, bounds)
     pieces = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-    return pieces, label[by_fold], None if weight is None else weight[by_fold], by_fold
+    return (pieces, label[by_fold], None if weight is None else weight[by_fold], by_fold,
+            _fold_groups(state.groups, folds, nfold))
 
 
-def _partials_by_fold(metric, model, objective, pieces, label, weight, by_fold):
+def _fold_groups(groups, folds, nfold):
+    """Each fold's ``group_ptr`` of its rows taken in order (ranking: each query whole
+    in one fold), or None without query groups."""
+    if groups is None:
+        return [None] * nfold
+    sizes = np.diff(groups)
+    query_folds = folds[groups[:-1]]
+    return [np.concatenate([[0], np.cumsum(sizes[query_folds == g])]).astype(np.int64)
+            for g in range(nfold)]
+
+
+def _partials_by_fold(metric, model, objective, pieces, label, weight, by_fold, groups):
     """``metric``'s partials of ``model`` on each fold's rows (``_sorted_by_fold``)."""
     model = model[:, by_fold]
-    return [metric.partial(label[rows], model[:, rows],
-                           None if weight is None else weight[rows], objective)
-            for rows in pieces]
+    return [partial_of(metric, label[rows], model[:, rows],
+                       None if weight is None else weight[rows], objective, fold_groups)
+            for rows, fold_groups in zip(pieces, groups)]
 
 
 def _fold_order(folds, nfold):

@@ -19,8 +19,12 @@ class); each class's pieces start at the fold after the previous classes' (the
 running count of rows modulo ``nfold``), so the longer pieces of successive classes
 go to successive folds and the folds' sizes differ by at most one row.
 
+By query (ranking): the same with ``i`` the query's index among all the queries (a
+partition needs the queries of the partitions before it: the scan pass counts them),
+and each row in its query's fold, so that a query is never split between folds.
+
 ``cv_folds`` gives the fold of every row of an in-memory data set, for
-``sklearn.model_selection.PredefinedSplit`` and the like.
+``sklearn.model_selection.PredefinedSplit`` and the like (``qid=``: by query).
 """
 
 from dataclasses import dataclass
@@ -30,6 +34,7 @@ import numpy as np
 
 from .keyed_random import GOLDEN, MIX1, MIX2, mix
 from .params import integer_param
+from .query_groups import group_pointer, qid_block
 
 _FEISTEL_ROUNDS = 4
 
@@ -101,6 +106,8 @@ class FoldLayout:
 
     ``class_counts``: for stratified folds, (n_partitions, n_classes) rows of each class
     (encoded 0 .. n_classes - 1) in each partition; None otherwise.
+    ``query_counts``: for folds of whole queries (ranking), (n_partitions,) queries in
+    each partition (``n_rows`` is then the number of queries); None otherwise.
     """
 
     nfold: int
@@ -108,15 +115,27 @@ class FoldLayout:
     shuffle: bool
     n_rows: int
     class_counts: np.ndarray = None
+    query_counts: np.ndarray = None
 
     @property
     def stratified(self):
         return self.class_counts is not None
 
-    def of_partition(self, index, row_offset, classes=None):
+    @property
+    def by_query(self):
+        return self.query_counts is not None
+
+    def of_partition(self, index, row_offset, classes=None, groups=None):
         """The (n,) int32 fold of each row of partition ``index``, whose first row is
         global row ``row_offset``; ``classes``: its rows' encoded classes (stratified)
-        or the number of rows (int)."""
+        or the number of rows (int); ``groups``: by query, its queries' ``group_ptr``."""
+        if self.by_query:
+            first = int(self.query_counts[:index].sum())
+            n = len(groups) - 1
+            of_queries = _assign(np.zeros(n, np.int64), np.array([first], np.int64),
+                                 np.array([self.n_rows], np.int64), np.zeros(1, np.int64),
+                                 self.nfold, self.seed, self.shuffle)
+            return np.repeat(of_queries, np.diff(groups)).astype(np.int32)
         if not self.stratified:
             n = int(classes)
             return _assign(np.zeros(n, np.int64), np.array([row_offset], np.int64),
@@ -129,26 +148,42 @@ class FoldLayout:
                        totals, shifts.astype(np.int64), self.nfold, self.seed, self.shuffle)
 
 
-def check_nfold(nfold, n_rows=None):
-    """``nfold`` as an int in [2, n_rows]; ValueError/TypeError naming it otherwise."""
+def check_nfold(nfold, n_rows=None, what="rows"):
+    """``nfold`` as an int in [2, n_rows]; ValueError/TypeError naming it otherwise
+    (``what``: "queries" when the folds are of whole queries)."""
     nfold = integer_param("nfold", nfold, 2)
     if n_rows is not None and nfold > n_rows:
-        raise ValueError(f"nfold={nfold} is more than the {n_rows} rows of X: every fold "
-                         "needs at least one row")
+        raise ValueError(f"nfold={nfold} is more than the {n_rows} {what} of X: every fold "
+                         f"needs at least one {what[:-1] if what == 'rows' else 'query'}")
     return nfold
 
 
-def cv_folds(n_rows, nfold=5, seed=0, shuffle=True, stratify=None):
+def cv_folds(n_rows, nfold=5, seed=0, shuffle=True, stratify=None, qid=None):
     """The fold ``cv`` deals each of ``n_rows`` rows to, as an (n_rows,) int array.
 
     ``stratify``: the labels (stratified folds, ``cv(stratified=True)``), else None.
-    The fold of a row depends only on its index, the seed and the labels, never on how
-    the rows are partitioned; ``sklearn.model_selection.PredefinedSplit(cv_folds(...))``
-    gives scikit-learn the same splits.
+    ``qid``: each row's query id (ranking, non-decreasing): the folds of whole queries
+    ``cv`` deals a ranking's rows to.
+    The fold of a row depends only on its index (its query's), the seed and the labels,
+    never on how the rows are partitioned; ``sklearn.model_selection.PredefinedSplit(
+    cv_folds(...))`` gives scikit-learn the same splits.
     """
     n_rows = integer_param("n_rows", n_rows, 1)
-    nfold = check_nfold(nfold, n_rows)
     seed = integer_param("seed", seed, 0)
+    if qid is not None:
+        if stratify is not None:
+            raise ValueError("cv_folds: stratify and qid: folds of whole queries are not "
+                             "stratified; give one of them")
+        qid = qid_block(qid)
+        if qid.shape != (n_rows,):
+            raise ValueError(f"qid has shape {qid.shape}; expected ({n_rows},), one id per row")
+        groups = group_pointer(qid)
+        n_queries = len(groups) - 1
+        nfold = check_nfold(nfold, n_queries, "queries")
+        layout = FoldLayout(nfold, seed, bool(shuffle), n_queries,
+                            query_counts=np.array([n_queries], np.int64))
+        return layout.of_partition(0, 0, groups=groups)
+    nfold = check_nfold(nfold, n_rows)
     if stratify is None:
         return FoldLayout(nfold, seed, bool(shuffle), n_rows).of_partition(0, 0, n_rows)
     labels = np.asarray(stratify)

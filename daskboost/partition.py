@@ -427,11 +427,11 @@ def start_state(X, labels, weights, index, mapper, base_margin, classes, previou
         margin=start,
         row_offset=row_offset,
         rounds=0 if previous is None else previous.n_rounds,
-        groups=None if qid is None else _groups_of(qid, n, index),
+        groups=None if qid is None else groups_of(qid, n, index),
     )
 
 
-def _groups_of(qid, n_rows, index):
+def groups_of(qid, n_rows, index):
     """``group_ptr`` of a partition's query ids block (``query_groups``; the first
     pass checked them and the weights: ``partition_queries``)."""
     qid = qid_block(qid, index)
@@ -857,9 +857,11 @@ def _start_round(state, step):
                 _add_finished_trees(state, step, i, rows, block, old_positions, add_trees,
                                     add_deferred)
             add_trees = add_deferred = False
+        # (cross-validation: each fold's from the queries it trains on, ``fold_states``)
+        folds = () if state.folds is None else (whole(state.folds),)
         ranked = step.objective.query_gradients(
             whole(state.margin), whole(state.label), whole(state.weight), state.groups,
-            state.row_offset, step.round // step.parallel_trees)
+            state.row_offset, step.round // step.parallel_trees, *folds)
     root_slots = np.ascontiguousarray(step.node_to_slot[:, 0])  # all rows start there
     reads = _round_start_reads(state, old_positions if add_trees else None)
     for i, rows, block in _state_blocks(state, reads):

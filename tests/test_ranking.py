@@ -303,16 +303,90 @@ def test_bad_query_groups_are_refused_by_name():
         dxb.XGBRanker(n_estimators=2).fit(split.drop(columns="y"), split["y"])
 
 
+class _KeepFolds(dxb.TrainingCallback):
+    def after_training(self, model):
+        self.models = [pack.bst for pack in model.cvfolds]
+        return model
+
+
+@pytest.mark.parametrize("settings", [{}, {"lambdarank_pair_method": "mean",
+                                           "lambdarank_num_pair_per_sample": 2},
+                                      {"objective": "rank:pairwise", "query_weights": True}])
+def test_cv_folds_hold_whole_queries_and_each_is_the_fit_on_its_queries(data, settings):
+    """cv of a ranking deals whole queries to the folds (keyed by the query's index
+    among all); each fold's model is the fit on the queries it trains on, to the last
+    bit (its queries numbered and weighed among its own, as that fit's), and the frame
+    is those fits' metrics on the queries held out, averaged."""
+    X, y, qid, sizes = data
+    settings = dict(settings)
+    weight = None
+    if settings.pop("query_weights", False):
+        weight = np.repeat(np.random.default_rng(3).uniform(0.5, 2, len(sizes)), sizes)
+    params = {"objective": "rank:ndcg", "max_depth": 4, **settings}
+    keep = _KeepFolds()
+    frame = dxb.cv(params, dxb.DMatrix(X, y, qid=qid, weight=weight), 4, nfold=3, seed=2,
+                   callbacks=[keep])
+    folds = dxb.cv_folds(len(y), 3, seed=2, qid=qid)
+    assert all(len(set(folds[qid == q])) == 1 for q in np.unique(qid))
+    assert sorted(np.bincount([folds[qid == q][0] for q in np.unique(qid)])) == [100] * 3
+    metric = frame.columns[2][len("test-"):-len("-mean")]
+    held_out = []
+    for f, model in enumerate(keep.models):
+        trains, tests = folds != f, folds == f
+        result = {}
+        alone = dxb.train({**params, "eval_metric": metric},
+                          dxb.DMatrix(X[trains], y[trains], qid=qid[trains],
+                                      weight=None if weight is None else weight[trains]), 4,
+                          evals=[(dxb.DMatrix(X[tests], y[tests], qid=qid[tests],
+                                              weight=None if weight is None else weight[tests]),
+                                  "test")], evals_result=result)
+        assert model.to_dict() == alone.to_dict(), f"fold {f}"
+        held_out.append(result["test"][metric])
+    np.testing.assert_allclose(frame[f"test-{metric}-mean"], np.mean(held_out, axis=0),
+                               rtol=1e-12)
+
+
+def test_cv_of_a_ranking_on_dask_partitions_and_a_cluster(data, cluster):
+    """Folds keyed by the queries' places among all: a dask frame of whole queries in 4
+    partitions gives the frame of the data whole (to float rounding), and a cluster the
+    same frame as the threaded scheduler, early stopping included."""
+    distributed = pytest.importorskip("distributed")
+    X, y, qid, _ = data
+    frame = _query_frame(X, y, qid, 4)
+    # ("mean" pairs: each query draws by its place among its fold's, partition by partition)
+    params = {"objective": "rank:ndcg", "max_depth": 3, "eta": 0.1,
+              "lambdarank_pair_method": "mean", "lambdarank_num_pair_per_sample": 2}
+
+    def on_parts():
+        return dxb.cv(params, dxb.DMatrix(frame.drop(columns="y"), frame["y"],
+                                          qid=frame.index.to_series()),
+                      40, nfold=3, seed=1, early_stopping_rounds=3)
+    threaded = on_parts()
+    whole = dxb.cv(params, dxb.DMatrix(X, y, qid=qid), 40, nfold=3, seed=1,
+                   early_stopping_rounds=3)
+    assert 4 < len(threaded) < 40
+    np.testing.assert_allclose(threaded.to_numpy(), whole.to_numpy(), rtol=1e-6)
+    with distributed.Client(cluster):
+        assert on_parts().equals(threaded)
+
+
 def test_ranking_is_refused_where_it_is_not_built():
     X, y, qid, sizes = _ranking_data(n_queries=40)
     with pytest.raises(ValueError, match="valid objectives: 'rank:pairwise'"):
         dxb.XGBRanker(objective="reg:squarederror").fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="objective='rank:ndcg' is not supported here"):
         dxb.XGBRegressor(objective="rank:ndcg").fit(X, y)
-    with pytest.raises(ValueError, match="cross-validation of ranking"):
-        dxb.cv({"objective": "rank:ndcg"}, dxb.DMatrix(X, y, qid=qid), 2)
-    with pytest.raises(ValueError, match="cross-validation of ranking"):
+    with pytest.raises(ValueError, match="'rank:ndcg' ranks the rows of each query: give"):
+        dxb.cv({"objective": "rank:ndcg"}, X, y, 2)
+    with pytest.raises(ValueError, match="ndcg@5' ranks the rows of each query"):
         dxb.cv({"objective": "reg:squarederror"}, X, y, 2, metrics="ndcg@5")
+    ranked = dxb.DMatrix(X, y, qid=qid)
+    with pytest.raises(ValueError, match="stratified=True with query groups"):
+        dxb.cv({"objective": "rank:ndcg"}, ranked, 2, stratified=True)
+    with pytest.raises(ValueError, match="folds with query groups"):
+        dxb.cv({"objective": "rank:ndcg"}, ranked, 2, folds=np.arange(len(y)) % 2)
+    with pytest.raises(ValueError, match="nfold=41 is more than the 40 queries"):
+        dxb.cv({"objective": "rank:ndcg"}, ranked, 2, nfold=41)
     with pytest.raises(ValueError, match="would split them"):
         dxb.DMatrix(X, y, qid=qid).slice([0, 1])
     with pytest.raises(ValueError, match=r"map' ranks the rows of each query: validation_0 "
