@@ -16,10 +16,18 @@
   balanced order within each repeat), daskboost's fit time over the library's (< 1:
   daskboost is faster), and the test NDCG@10 (xgboost's ``ndcg@10`` on every library's
   scores, so the same metric for all).
+* ``--cv NFOLD``: cross-validation instead, ``NFOLD`` folds of whole queries, every
+  round's train and test ``ndcg@10``: ``daskboost.cv`` of a ``DMatrix`` of the lake
+  (folds ``cv_folds(..., qid=qid)``) against the five fits on those folds' training
+  queries (``daskboost-fits``: each reads the lake and keeps the rows of the other
+  folds, a ``fold`` column; bare fits, no metric), ``xgboost.cv`` (its own folds of whole queries) and
+  ``lightgbm.cv`` (``GroupKFold``), in memory.  Reported: the median seconds, the
+  ratio, and the last round's mean test NDCG@10.
 
 Run from the repository root::
 
     python benchmarks/bench_ranking.py --repeats 3
+    python benchmarks/bench_ranking.py --cv 5 --repeats 3
 """
 
 import os
@@ -38,6 +46,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 LIBRARIES = ("daskboost", "xgboost", "lightgbm")
+CV_CONTESTANTS = ("daskboost", "daskboost-fits", "xgboost", "lightgbm")
 THREADS = 2
 WARMUP_QUERIES = 50
 
@@ -53,8 +62,9 @@ def make_data(n_queries, seed):
     return X, relevance.astype(np.float32), qid
 
 
-def write_query_lake(directory, X, y, qid, n_files):
-    """``n_files`` parquet files of whole queries (ascending qid), with a qid column."""
+def write_query_lake(directory, X, y, qid, n_files, folds=None):
+    """``n_files`` parquet files of whole queries (ascending qid), with a qid column (and
+    a ``fold`` column, ``folds``, if given)."""
     os.makedirs(directory)
     starts = np.flatnonzero(np.r_[True, np.diff(qid) != 0])
     cuts = [0, *starts[np.linspace(0, len(starts), n_files + 1)[1:-1].astype(int)], len(qid)]
@@ -62,6 +72,8 @@ def write_query_lake(directory, X, y, qid, n_files):
         frame = pd.DataFrame(X[a:b], columns=FEATURE_NAMES)
         frame["qid"] = qid[a:b]
         frame[LABEL_NAME] = y[a:b]
+        if folds is not None:
+            frame["fold"] = folds[a:b]
         frame.to_parquet(os.path.join(directory, f"part-{i:03d}.parquet"), index=False)
 
 
@@ -112,6 +124,60 @@ def contestant(name, lake, X, y, qid):
     raise ValueError(f"unknown library {name!r}")
 
 
+def cv_contestant(name, lake, X, y, qid, nfold):
+    """``run(small=False) -> the last round's mean test ndcg@10`` of ``nfold``-fold
+    cross-validation."""
+    common = dict(max_depth=MAX_DEPTH, max_bin=MAX_BIN, reg_lambda=1.0, min_child_weight=1.0,
+                  eta=LEARNING_RATE)
+    small_rows = int(np.searchsorted(qid, WARMUP_QUERIES))
+    rows = {True: slice(0, small_rows), False: slice(None)}
+    if name.startswith("daskboost"):
+        import dask.dataframe as dd
+        import daskboost as dxb
+        params = {"objective": "rank:ndcg", "eval_metric": "ndcg@10", **common}
+
+        def run(small=False):
+            frame = dd.read_parquet(lake["small" if small else "full"])
+            if name == "daskboost":
+                result = dxb.cv(params, dxb.DMatrix(frame[FEATURE_NAMES], frame[LABEL_NAME],
+                                                    qid=frame["qid"]),
+                                N_ESTIMATORS, nfold=nfold, seed=0)
+                return float(result["test-ndcg@10-mean"].iloc[-1])
+            for f in range(nfold):  # (bare fits: no metric, hence no score)
+                part = frame[frame["fold"] != f]
+                model = dxb.XGBRanker(n_estimators=N_ESTIMATORS, **common)
+                model.fit(part[FEATURE_NAMES + ["qid"]], part[LABEL_NAME])
+            return float("nan")
+        return run
+    if name == "xgboost":
+        import xgboost as xgb
+
+        def run(small=False):
+            r = rows[small]
+            result = xgb.cv({"objective": "rank:ndcg", "eval_metric": "ndcg@10",
+                             "tree_method": "hist", "nthread": THREADS, **common},
+                            xgb.DMatrix(X[r], y[r], qid=qid[r]), N_ESTIMATORS, nfold=nfold,
+                            seed=0)
+            return float(result["test-ndcg@10-mean"].iloc[-1])
+        return run
+    if name == "lightgbm":
+        import lightgbm as lgb
+
+        def run(small=False):
+            r = rows[small]
+            sizes = np.diff(np.r_[0, np.flatnonzero(np.diff(qid[r])) + 1, len(qid[r])])
+            result = lgb.cv({"objective": "lambdarank", "num_leaves": 64,
+                             "max_depth": MAX_DEPTH, "max_bin": MAX_BIN - 1, "lambda_l2": 1.0,
+                             "min_sum_hessian_in_leaf": 1.0, "learning_rate": LEARNING_RATE,
+                             "num_threads": THREADS, "verbose": -1, "metric": "ndcg",
+                             "ndcg_eval_at": [10]},
+                            lgb.Dataset(X[r], y[r], group=sizes), N_ESTIMATORS, nfold=nfold,
+                            stratified=False, eval_train_metric=True)
+            return float(result["valid ndcg@10-mean"][-1])
+        return run
+    raise ValueError(f"unknown contestant {name!r}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=10_000)
@@ -119,12 +185,19 @@ def main(argv=None):
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--libraries", default=",".join(LIBRARIES))
+    parser.add_argument("--libraries", default=None,
+                        help=f"comma-separated, of {','.join(LIBRARIES)} (with --cv: of "
+                             f"{','.join(CV_CONTESTANTS)})")
+    parser.add_argument("--cv", type=int, default=0, metavar="NFOLD",
+                        help="cross-validation with NFOLD folds of whole queries instead")
     args = parser.parse_args(argv)
-    names = [n for n in args.libraries.split(",") if n]
-    unknown = sorted(set(names) - set(LIBRARIES))
+    valid = CV_CONTESTANTS if args.cv else LIBRARIES
+    names = [n for n in (args.libraries or ",".join(valid)).split(",") if n]
+    unknown = sorted(set(names) - set(valid))
     if unknown:
-        parser.error(f"--libraries: unknown {unknown}; choose from {list(LIBRARIES)}")
+        parser.error(f"--libraries: unknown {unknown}; choose from {list(valid)}")
+    if args.cv:
+        return run_cv(args, names)
 
     X, y, qid = make_data(args.queries, args.seed)
     X_test, y_test, qid_test = make_data(args.test_queries, args.seed + 100)
@@ -140,6 +213,27 @@ def main(argv=None):
     print()
     print(f"{len(qid):,} training rows ({args.queries:,} queries) x {X.shape[1]}, "
           f"{len(qid_test):,} test rows, {N_ESTIMATORS} rounds, depth {MAX_DEPTH}; "
+          f"{machine_info()['cpu_count']} CPUs")
+    print(table)
+
+
+def run_cv(args, names):
+    """``--cv``: the cross-validations of ``names`` on the training queries."""
+    import daskboost as dxb
+    X, y, qid = make_data(args.queries, args.seed)
+    folds = dxb.cv_folds(len(qid), args.cv, seed=0, qid=qid)
+    small = int(np.searchsorted(qid, WARMUP_QUERIES))
+    with tempfile.TemporaryDirectory(prefix="bench_ranking_cv_") as tmp:
+        lake = {"full": os.path.join(tmp, "full"), "small": os.path.join(tmp, "small")}
+        write_query_lake(lake["full"], X, y, qid, args.files, folds)
+        write_query_lake(lake["small"], X[:small], y[:small], qid[:small], 1,
+                         dxb.cv_folds(small, args.cv, seed=0, qid=qid[:small]))
+        runs = {n: cv_contestant(n, lake, X, y, qid, args.cv) for n in names}
+        table = timed_contestants(runs, args.repeats, lambda score: score,
+                                  "last mean test NDCG@10", lambda score: None)
+    print()
+    print(f"{args.cv}-fold cross-validation of {len(qid):,} rows ({args.queries:,} queries) "
+          f"x {X.shape[1]}, {N_ESTIMATORS} rounds, depth {MAX_DEPTH}; "
           f"{machine_info()['cpu_count']} CPUs")
     print(table)
 

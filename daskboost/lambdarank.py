@@ -64,13 +64,45 @@ def _gain(label, exp_gain):
 
 
 @numba.njit(nogil=True, cache=True)
-def _inverse_ideal_dcg(labels, top_k, exp_gain, discounts):
+def _top_order_desc(values, top_k, out):
+    """The indices of the first ``min(len(values), top_k)`` of ``values`` in
+    ``_stable_order_desc``'s order, into ``out`` (room for them); returns their number.
+    For a metric at ``top_k`` below a query's size: an insertion into the first k kept
+    in order, each value compared with the smallest kept (a later value equal to a kept
+    one ranks after it, as in a stable sort), instead of sorting the whole query; the
+    whole sort where the query is no longer than k or holds a NaN (sorted last there)."""
+    n = len(values)
+    if n <= top_k:
+        order = _stable_order_desc(values)
+        out[:n] = order
+        return n
+    kept = 0
+    for i in range(n):
+        v = values[i]
+        if v != v:  # NaN: the whole sort's order
+            order = _stable_order_desc(values)
+            out[:top_k] = order[:top_k]
+            return top_k
+        if kept == top_k and not v > values[out[kept - 1]]:
+            continue
+        j = kept if kept < top_k else top_k - 1
+        while j > 0 and v > values[out[j - 1]]:
+            out[j] = out[j - 1]
+            j -= 1
+        out[j] = i
+        if kept < top_k:
+            kept += 1
+    return kept
+
+
+@numba.njit(nogil=True, cache=True)
+def _inverse_ideal_dcg(labels, top_k, exp_gain, discounts, order):
     """1 / DCG of the labels in the ideal order, the first ``top_k`` of them (0 where
-    that DCG is 0: no relevant document); ``discounts``: ``discount_table``'s."""
-    ordered = labels[_stable_order_desc(labels)]
+    that DCG is 0: no relevant document); ``discounts``: ``discount_table``'s;
+    ``order``: room for ``top_k`` indices."""
     dcg = 0.0
-    for i in range(min(len(ordered), top_k)):
-        dcg += discounts[i] * _gain(ordered[i], exp_gain)
+    for i in range(_top_order_desc(labels, top_k, order)):
+        dcg += discounts[i] * _gain(labels[order[i]], exp_gain)
     return 0.0 if dcg == 0.0 else 1.0 / dcg
 
 
@@ -162,7 +194,8 @@ def group_gradients(metric, delta_of, pair_method, n_pairs, exp_gain, score_norm
     inv_idcg = 0.0
     gains = np.empty(0)
     if metric == NDCG:
-        inv_idcg = _inverse_ideal_dcg(labels, top_k, exp_gain, discounts)
+        inv_idcg = _inverse_ideal_dcg(labels, top_k, exp_gain, discounts,
+                                      np.empty(min(n, top_k), dtype=np.int64))
         gains = np.empty(n)
         for t in range(n):
             gains[t] = _gain(y_rank[t], exp_gain)
@@ -322,16 +355,22 @@ def ranking_metric_sums(metric, top_k, minus, exp_gain, margin, labels, group_pt
     ``top_k``: a query's rows ranked by score (float32, stable, descending)."""
     scores = margin.astype(np.float32)
     total, weight_sum = 0.0, 0.0
-    discounts = discount_table(_longest(group_ptr))
+    longest = _longest(group_ptr)
+    discounts = discount_table(longest)
+    # a query's first top_k rows by score (``_top_order_desc``), and by label (NDCG's IDCG)
+    order = np.empty(min(longest, top_k), dtype=np.int64)
+    ideal = np.empty(min(longest, top_k), dtype=np.int64)
+    y_rank = np.empty(min(longest, top_k), dtype=labels.dtype)
     for g in range(len(group_ptr) - 1):
         s, e = group_ptr[g], group_ptr[g + 1]
         w = group_weights[g] if len(group_weights) else 1.0
         weight_sum += w
         labels_g = labels[s:e]
-        y_rank = labels_g[_stable_order_desc(scores[s:e])]
-        n = min(e - s, top_k)
+        n = _top_order_desc(scores[s:e], top_k, order)
+        for i in range(n):
+            y_rank[i] = labels_g[order[i]]
         if metric == NDCG:
-            inv_idcg = _inverse_ideal_dcg(labels_g, top_k, exp_gain, discounts)
+            inv_idcg = _inverse_ideal_dcg(labels_g, top_k, exp_gain, discounts, ideal)
             if inv_idcg <= 0.0:
                 total += 0.0 if minus else 1.0  # (xgboost: not weighted)
                 continue
@@ -344,8 +383,9 @@ def ranking_metric_sums(metric, top_k, minus, exp_gain, margin, labels, group_pt
             for i in range(n):
                 hits += y_rank[i]
                 acc += hits / (i + 1.0) * y_rank[i]
-            for i in range(n, e - s):
-                hits += y_rank[i]
+            hits = 0.0  # every relevant document, in any order (0/1 labels: exact sums)
+            for i in range(e - s):
+                hits += labels_g[i]
             if hits > 0.0:
                 total += acc / min(hits, float(top_k)) * w
             else:
