@@ -92,7 +92,7 @@ class FoldObjective:
             trains = folds != f
             if not trains.any():
                 continue
-            ptr = np.concatenate([[0], np.cumsum(sizes[query_folds != f])]).astype(np.int64)
+            ptr = _group_pointer_of(sizes[query_folds != f])
             g, h = objective.query_gradients(
                 margin[f * K:(f + 1) * K, trains], y[trains],
                 None if weight is None else weight[trains], ptr, first_row, iteration)
@@ -392,8 +392,13 @@ def _fold_groups(groups, folds, nfold):
         return [None] * nfold
     sizes = np.diff(groups)
     query_folds = folds[groups[:-1]]
-    return [np.concatenate([[0], np.cumsum(sizes[query_folds == g])]).astype(np.int64)
-            for g in range(nfold)]
+    return [_group_pointer_of(sizes[query_folds == g]) for g in range(nfold)]
+
+
+def _group_pointer_of(sizes):
+    """The ``group_ptr`` of consecutive queries of ``sizes`` rows: a fold's queries, in
+    order, of a partition whose queries are each whole in one fold."""
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
 
 def _partials_by_fold(metric, model, objective, pieces, label, weight, by_fold, groups):
