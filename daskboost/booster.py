@@ -148,6 +148,12 @@ class Booster:
         return len(self.base_margin)
 
     @property
+    def n_targets(self):
+        """The columns of y the model was fitted to (xgboost's ``num_target``), one
+        output each."""
+        return int(self.objective_params.get("num_target", 1))
+
+    @property
     def trees_per_round(self):
         """K x ``parallel_trees``: the trees of one boosting round."""
         return self.n_outputs * self.parallel_trees

@@ -30,7 +30,7 @@ import numpy as np
 
 from .binning import BinMapper
 from .callbacks import CallbackList, Patience
-from .data import partition_input
+from .data import has_target_columns, partition_input
 from .dmatrix import (DMatrix, NativeMetric, matrix_arguments, training_data,
                       with_native_metric, with_native_objective)
 from .fold_states import (FoldEvalStep, FoldObjective, FoldScanMerger, bin_fold_partition,
@@ -309,7 +309,11 @@ def cv(params, X=None, y=None, nfold=None, num_boost_round=None, metrics=None,
         estimator_or_call_value(estimator, "feature_weights", feature_weights, "cv"))
     callbacks = estimator_or_call_value(estimator, "callbacks", callbacks, "cv")
     train_params = replace(train_params, feature_weights=feature_weights)
-    classifier = is_classification(train_params.objective)
+    several_targets = has_target_columns(y)  # (binary:logistic: one per label)
+    if several_targets and stratified:
+        raise ValueError("stratified=True with a y of several columns: the folds are "
+                         "stratified by one class per row; leave stratified False")
+    classifier = is_classification(train_params.objective) and not several_targets
     _check_supported(train_params, stratified, classifier, qid is not None, folds is not None)
     callbacks = CallbackList(callbacks)
     if verbose_eval is None:

@@ -285,6 +285,18 @@ def _dask_blocks(obj):
     return graph, keys
 
 
+def _as_labels_in_memory(values):
+    """y in memory: one-dimensional, or a 2-D array / DataFrame with one column per
+    target (a multi-target model: ``label_block``)."""
+    if isinstance(values, pd.DataFrame) and values.shape[1] > 1:
+        return values
+    if isinstance(values, (list, tuple)):
+        values = np.asarray(values)
+    if isinstance(values, np.ndarray) and values.ndim == 2 and values.shape[1] > 1:
+        return values
+    return _as_1d_in_memory("y", values)
+
+
 def _as_1d_in_memory(name, values):
     if isinstance(values, pd.DataFrame):
         if values.shape[1] != 1:
@@ -309,8 +321,11 @@ def _check_dask_alignment(X, other, name):
             f"X is a dask collection, so {name} must be one too (a dask Series or Array "
             f"partitioned like X); got {type(other).__name__}"
         )
-    if getattr(other, "ndim", 1) != 1 and name != "base_margin":
+    if getattr(other, "ndim", 1) != 1 and name not in ("base_margin", "y"):
         raise ValueError(f"{name} must be one-dimensional; got ndim={other.ndim}")
+    if name == "y" and getattr(other, "ndim", 1) > 2:
+        raise ValueError(f"y must be 1-D, or 2-D with one column per target; got ndim="
+                         f"{other.ndim}")
     n_x, n_o = _n_blocks(X), _n_blocks(other)
     if n_x != n_o:
         raise ValueError(
@@ -336,6 +351,8 @@ LABEL_COLUMN = "__daskboost_label__"
 WEIGHT_COLUMN = "__daskboost_weight__"
 MARGIN_COLUMN = "__daskboost_margin_"
 QID_COLUMN = "__daskboost_qid__"
+# the collections that keep their columns (one per target; one per output)
+_MULTI_COLUMN = (LABEL_COLUMN, MARGIN_COLUMN)
 
 
 def partition_input(X, y=None, sample_weight=None, base_margin=None, enable_categorical=False,
@@ -413,8 +430,9 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
     # (planned from the read's expression alone: combining the collections below took
     # ~2 ms of a 40 ms small fit from a lake)
     lake_reader = lake_input if numeric else lake_frame_input
-    lake = lake_reader(X, named["y"], named["sample_weight"], named["base_margin"],
-                       row_block_count, named["qid"])
+    lake = None if has_target_columns(named["y"]) else lake_reader(
+        X, named["y"], named["sample_weight"], named["base_margin"], row_block_count,
+        named["qid"])
     if lake is not None:
         return (_partition_lake if numeric else _partition_lake_frames)(lake, feature_names,
                                                                         n_features)
@@ -424,7 +442,8 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
     meta = X._meta.copy()
     selections = {}
     for name, frame in columns.items():
-        selections[name] = [f"{name}{j}" if name == MARGIN_COLUMN else name
+        several = name in _MULTI_COLUMN and (name == MARGIN_COLUMN or len(frame.columns) > 1)
+        selections[name] = [f"{name}{j}" if several else name
                             for j in range(len(frame.columns))]
         for column, source in zip(selections[name], frame.columns):
             meta[column] = frame._meta[source].to_numpy()
@@ -444,7 +463,8 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
         graph[x_keys[-1]] = task(x_keys[-1], _select_columns, ref(key), x_columns)
         for name in columns:
             keys[name].append((f"{token}-{name}", i))
-            select = selections[name] if name == MARGIN_COLUMN else name
+            several = name == MARGIN_COLUMN or len(selections[name]) > 1
+            select = selections[name] if several else name
             graph[keys[name][-1]] = task(keys[name][-1], _select_columns, ref(key), select)
     return PartitionedInput(graph, x_keys, keys.get(LABEL_COLUMN), keys.get(WEIGHT_COLUMN),
                             keys.get(MARGIN_COLUMN), feature_names, n_features,
@@ -508,14 +528,24 @@ def _partition_lake_frames(lake, feature_names, n_features):
                             feature_names, n_features, q_keys=keys["q"] or None)
 
 
+def has_target_columns(y):
+    """Whether y has several columns (one per target of a multi-target model)."""
+    if isinstance(y, (list, tuple)):
+        y = np.asarray(y)
+    return y is not None and getattr(y, "ndim", 1) == 2 and (
+        len(y.columns) > 1 if isinstance(y, pd.DataFrame) or _is_dask_dataframe(y)
+        else y.shape[1] != 1)
+
+
 def _as_dask_frame(values, name):
-    """y / weights as a one-column dask DataFrame; base margins keep all their columns."""
+    """Weights and query ids as a one-column dask DataFrame; y (its targets) and base
+    margins (their outputs) keep all their columns."""
     import dask.dataframe as dd
     if _is_dask_array(values):
         values = dd.from_dask_array(values)
     if isinstance(values, dd.Series):
         values = values.to_frame(name="0")
-    elif name != MARGIN_COLUMN:
+    elif name not in _MULTI_COLUMN:
         values = values[[values.columns[0]]]
     return values
 
@@ -527,7 +557,8 @@ def _combine_partition(x, *others, names, partition_info=None):
     where = "" if partition_info is None else f" (partition {partition_info['number']})"
     out = x.copy(deep=False)
     for columns, other in zip(names, others):
-        what = _WHAT.get(columns[0], "base_margin")
+        what = "y" if columns[0].startswith(LABEL_COLUMN) else _WHAT.get(columns[0],
+                                                                          "base_margin")
         if len(other) != len(x):
             raise ValueError(f"X has {len(x)} rows but {what} has {len(other)}{where}")
         for column, source in zip(columns, other.columns):
@@ -561,6 +592,7 @@ def _partition_in_memory(X, named, feature_names, n_features):
             if is_dask_collection(values):
                 raise TypeError(f"X is in memory, so {name} must be too; got a dask {type(values).__name__}")
             values = (_as_rows_in_memory(name, values) if name == "base_margin"
+                      else _as_labels_in_memory(values) if name == "y"
                       else _as_1d_in_memory(name, values))
             if len(values) != n_rows:
                 raise ValueError(f"X has {n_rows} rows but {name} has {len(values)}")
@@ -657,7 +689,12 @@ class FrameRows:
 
 
 def label_block(block):
-    """One partition of y as a 1-D numpy array (dtype kept: labels may be strings)."""
+    """One partition of y as a 1-D numpy array (dtype kept: labels may be strings);
+    several columns (a multi-target model's): a float64 ``(n_targets, n_rows)`` array,
+    rows on the last axis as every per-row array of a partition."""
+    if isinstance(block, pd.DataFrame) and block.shape[1] > 1 or (
+            isinstance(block, np.ndarray) and block.ndim == 2 and block.shape[1] > 1):
+        return _target_columns(block)
     if isinstance(block, pd.DataFrame):
         block = block.iloc[:, 0]
     if isinstance(block, pd.Series):
@@ -670,6 +707,22 @@ def label_block(block):
     if labels.dtype.kind in "fO" and pd.isna(labels).any():
         raise ValueError("y contains missing values (NaN / NA / None)")
     return labels
+
+
+def _target_columns(block):
+    """A multi-target partition of y, ``(n_rows, n_targets)``, as numeric
+    ``(n_targets, n_rows)``."""
+    values = block.to_numpy() if isinstance(block, pd.DataFrame) else block
+    if values.dtype.kind not in "biuf":
+        try:
+            values = values.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"y with {values.shape[1]} columns (one per target) must be "
+                            f"numeric; got dtype {values.dtype}") from None
+    values = np.ascontiguousarray(values.T, dtype=np.float64)
+    if np.isnan(values).any():
+        raise ValueError("y contains missing values (NaN / NA / None)")
+    return values
 
 
 def weight_block(block):

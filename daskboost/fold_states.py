@@ -26,8 +26,9 @@ from .blockstore import RowColumn
 from .leaf_sketches import LeafSketches, sketch_leaves
 from .metrics import partial_of
 from .partition import (PartitionState, encode_labels, groups_of, in_row_blocks,
-                        leaf_positions, margins_ahead, merge_scans, read_partition,
-                        scan_labels, start_state, started_again, whole, with_positions)
+                        leaf_positions, margins_ahead, merge_scans, output_labels,
+                        read_partition, scan_labels, start_state, started_again, whole,
+                        with_positions)
 from .query_groups import partition_queries, qid_block
 from .reduction import reduce_all
 from .training import _PartialsCombiner
@@ -208,11 +209,11 @@ def _folds_and_order(layout, index, row_offset, labels, given_folds, in_fold_ord
         folds = np.asarray(given_folds, dtype=np.int32)
     elif layout.by_query:
         folds = layout.of_partition(index, row_offset,
-                                    groups=groups_of(qid, len(labels), index))
+                                    groups=groups_of(qid, labels.shape[-1], index))
     elif layout.stratified:
         folds = layout.of_partition(index, row_offset, labels)
     else:
-        folds = layout.of_partition(index, row_offset, len(labels))
+        folds = layout.of_partition(index, row_offset, labels.shape[-1])
     return folds, np.argsort(folds, kind="stable") if in_fold_order else None
 
 
@@ -224,7 +225,7 @@ def _label_scans(folds, nfold, labels, weights, index, sketch_size, classifier, 
     for f in range(nfold):
         trains = folds != f
         weight = None if weights is None else weights[trains]
-        scan = scan_labels(labels[trains], weight, index, sketch_size, classifier)
+        scan = scan_labels(labels[..., trains], weight, index, sketch_size, classifier)
         if qid is not None:
             scan.partition_queries = [partition_queries(qid[trains], weight, index)]
         scans.append(scan)
@@ -250,7 +251,7 @@ def fold_leaf_residual_summaries(state, arg):
     parts = []
     for t in range(positions.shape[0]):
         trains = np.flatnonzero(folds != t // K)
-        residuals = label[trains].astype(np.float64) - margin[t, trains]
+        residuals = output_labels(label, t % K)[trains].astype(np.float64) - margin[t, trains]
         parts.append(sketch_leaves(t, positions[t, trains], residuals,
                                    None if weight is None else weight[trains], size))
     return with_positions(state, positions), LeafSketches.joined(parts)
@@ -381,7 +382,7 @@ def _sorted_by_fold(state, folds, label, weight, nfold):
     if not isinstance(state.margin, RowColumn):
         state.fold_order = (by_fold, bounds)
     pieces = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-    return (pieces, label[by_fold], None if weight is None else weight[by_fold], by_fold,
+    return (pieces, label[..., by_fold], None if weight is None else weight[by_fold], by_fold,
             _fold_groups(state.groups, folds, nfold))
 
 
@@ -404,7 +405,7 @@ def _group_pointer_of(sizes):
 def _partials_by_fold(metric, model, objective, pieces, label, weight, by_fold, groups):
     """``metric``'s partials of ``model`` on each fold's rows (``_sorted_by_fold``)."""
     model = model[:, by_fold]
-    return [partial_of(metric, label[rows], model[:, rows],
+    return [partial_of(metric, label[..., rows], model[:, rows],
                        None if weight is None else weight[rows], objective, fold_groups)
             for rows, fold_groups in zip(pieces, groups)]
 

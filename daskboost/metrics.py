@@ -179,13 +179,28 @@ def _as_margin(margin, n):
 
 
 def _inputs(y, margin, weight):
-    y = np.asarray(y, dtype=np.float64).reshape(-1)
-    m = _as_margin(margin, y.shape[0])
+    """Labels (``(n,)``; a multi-target y's ``(n_targets, n)``), margins ``(K, n)`` and
+    weights as float64 arrays, checked against each other."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 2:
+        y = y.reshape(-1)
+    n = y.shape[-1]
+    m = _as_margin(margin, n)
+    if y.ndim == 2 and y.shape[0] != m.shape[0]:
+        raise ValueError(f"y has {y.shape[0]} targets for margins of {m.shape[0]} outputs")
     if weight is not None:
         weight = np.asarray(weight, dtype=np.float64).reshape(-1)
-        if weight.shape[0] != y.shape[0]:
-            raise ValueError(f"weight has {weight.shape[0]} entries for {y.shape[0]} labels")
+        if weight.shape[0] != n:
+            raise ValueError(f"weight has {weight.shape[0]} entries for {n} labels")
     return y, m, weight
+
+
+def _one_label_per_row(metric_name, y):
+    """ValueError unless ``y`` holds one label per row (not a multi-target y)."""
+    if y.ndim == 2:
+        raise ValueError(f"eval_metric={metric_name!r} scores one label per row; y has "
+                         f"{y.shape[0]} targets (xgboost has no multi-target {metric_name!r} "
+                         "either): use an elementwise metric such as 'rmse' or 'logloss'")
 
 
 def _objective_name(objective):
@@ -288,10 +303,26 @@ class _MeanLoss(Metric):
         return self._losses(y, m, objective)
 
     def _losses(self, y, m, objective):
+        if y.ndim == 2:
+            return self._target_losses(y, m, objective)
+        return self._label_losses(y, m, objective)
+
+    def _label_losses(self, y, m, objective):
+        """Each row's loss, one label per row."""
         pred = _single_output(self.name, m, objective)
         if self.binary_labels:
             _check_binary_labels(self.name, y)
         return self.row_loss(y, pred)
+
+    def _target_losses(self, y, m, objective):
+        """A multi-target y ``(T, n)``: each row's loss averaged over its targets, so
+        that the weighted mean is xgboost's, over every (row, target) with the row's
+        weight: ``sum_i w_i sum_t l_it / (T sum_i w_i)``."""
+        single = None if objective is None else objective.single_target()
+        losses = self._label_losses(y[0], m[0:1], single)
+        for t in range(1, y.shape[0]):
+            losses = losses + self._label_losses(y[t], m[t:t + 1], single)
+        return losses / y.shape[0]
 
     def finalize(self, total):
         loss_sum, weight_sum = float(total[0]), float(total[1])
@@ -352,9 +383,9 @@ class LogLoss(_MeanLoss):
 
     binary_labels = True
 
-    def _losses(self, y, m, objective):
+    def _label_losses(self, y, m, objective):
         if _objective_name(objective) not in _SIGMOID_OUTPUTS:
-            return super()._losses(y, m, objective)
+            return super()._label_losses(y, m, objective)
         if m.shape[0] != 1:
             _single_output(self.name, m, objective)          # raises
         _check_binary_labels(self.name, y)
@@ -451,6 +482,7 @@ class Quantile(Metric):
 
     def partial(self, y, margin, weight, objective):
         y, m, weight = _inputs(y, margin, weight)
+        _one_label_per_row(self.name, y)
         q = self.alphas.shape[0]
         if m.shape[0] != q:
             raise ValueError(f"eval_metric={self.name!r} with {q} quantile_alpha value(s) needs "
@@ -477,6 +509,7 @@ class _MultiClassLoss(Metric):
 
     def partial(self, y, margin, weight, objective):
         y, m, weight = _inputs(y, margin, weight)
+        _one_label_per_row(self.name, y)
         k = m.shape[0]
         if k < 2:
             raise ValueError(f"eval_metric={self.name!r} is for multiclass models "
@@ -543,6 +576,7 @@ class _BinaryCurve(Metric):
     def partial(self, y, margin, weight, objective):
         """Weighted histograms ``(2, AUC_BINS)`` of the positives (row 0), negatives (row 1)."""
         y, m, weight = _inputs(y, margin, weight)
+        _one_label_per_row(self.name, y)
         score = self.scores(m, objective)
         _check_binary_labels(self.name, y)
         bins = np.minimum((score * self.n_bins).astype(np.int64), self.n_bins - 1)
@@ -628,9 +662,9 @@ class WholeRowsMetric(Metric):
 
     def partial(self, y, margin, weight, objective):
         y, m, weight = _inputs(y, margin, weight)
-        if y.shape[0] == 0:
+        if y.shape[-1] == 0:
             return []
-        return [(y, self._predictions(m, objective), weight)]
+        return [(y.T if y.ndim == 2 else y, self._predictions(m, objective), weight)]
 
     def combine(self, a, b):
         return a + b
@@ -649,8 +683,8 @@ class WholeRowsMetric(Metric):
         return self._checked(self.value(y, pred, weight), y.shape[0])
 
     def value(self, y, pred, weight):
-        """The metric over all the rows: ``y`` (n,), ``pred`` (n,) or (n, K), ``weight``
-        (n,) or None."""
+        """The metric over all the rows: ``y`` (n,) (several targets: (n, K)), ``pred``
+        (n,) or (n, K), ``weight`` (n,) or None."""
         raise NotImplementedError
 
     def _checked(self, value, n_rows):
@@ -718,6 +752,7 @@ class QueryRankMetric(Metric):
         if groups is None:
             raise ValueError(f"eval_metric={self.name!r} ranks the rows of each query: the "
                              "data needs query ids (qid=...)")
+        _one_label_per_row(self.name, np.asarray(y))
         y = np.ascontiguousarray(y, dtype=np.float32)
         m = _as_margin(margin, len(y))
         if m.shape[0] != 1:

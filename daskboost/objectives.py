@@ -39,6 +39,7 @@ Ann. Statist. 29(5), 2001.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import operator
@@ -123,6 +124,9 @@ class LabelStats:
         partition order; None without query ids.
     query_weight_sum : float
         The sum of the queries' weights (their number when unweighted).
+    targets : tuple of LabelStats or None
+        A multi-target y: each target's statistics, in target order (the fields above
+        then describe the first target); None for one label per row.
     """
 
     n_rows: int
@@ -137,6 +141,7 @@ class LabelStats:
     weighted_log1p_label_sum: float = 0.0
     query_counts: "tuple | None" = None
     query_weight_sum: float = 0.0
+    targets: "tuple | None" = None
 
     @classmethod
     def from_labels(cls, y, weight=None, summary_size=None, classifier=False):
@@ -145,7 +150,8 @@ class LabelStats:
         Parameters
         ----------
         y : array_like
-            1-D numeric labels (encoded class indices for a classifier).
+            1-D numeric labels (encoded class indices for a classifier), or
+            ``(n_targets, n_rows)``: each target's statistics in ``targets``.
         weight : array_like or None
             Sample weights, or None for unit weights.
         summary_size : int or None
@@ -158,7 +164,11 @@ class LabelStats:
         -------
         LabelStats
         """
-        y = np.asarray(y, dtype=np.float64).ravel()
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 2:  # (n_targets, n_rows): each target's statistics too
+            targets = tuple(cls.from_labels(column, weight, summary_size) for column in y)
+            return dataclasses.replace(targets[0], targets=targets)
+        y = y.ravel()
         w = None if weight is None else np.asarray(weight, dtype=np.float64).ravel()
         n = y.shape[0]
         if w is not None and w.shape[0] != n:
@@ -217,7 +227,15 @@ class LabelStats:
             positive_weight=self.positive_weight + other.positive_weight,
             weighted_log1p_label_sum=(self.weighted_log1p_label_sum
                                       + other.weighted_log1p_label_sum),
+            targets=_merged_targets(self.targets, other.targets, summary_size),
         )
+
+
+def _merged_targets(a, b, summary_size):
+    """Two blocks' per-target ``LabelStats`` merged target by target (None: one label)."""
+    if (a is None) != (b is None) or (a is not None and len(a) != len(b)):
+        raise ValueError("cannot merge label statistics of different numbers of targets")
+    return None if a is None else tuple(x.merge(y, summary_size) for x, y in zip(a, b))
 
 
 # ---------------------------------------------------------------------------
@@ -521,6 +539,10 @@ class Objective:
     ranks_queries : bool
         The gradients are a query group's (learning to rank): ``query_gradients`` gives
         them from a partition's whole queries; ``gradients`` refuses.
+    multi_target : bool
+        The loss is elementwise, so a y of several columns (``num_target`` > 1) trains
+        one output per target, each with its own trees from its own column's gradients
+        and its own start (xgboost's ``multi_strategy="one_output_per_tree"``).
     """
 
     name = None
@@ -534,10 +556,11 @@ class Objective:
     bounded_hessian = False
     outputs_classes = False
     ranks_queries = False
+    multi_target = True
 
     def __init__(self, num_class=None, huber_slope=1.0, quantile_alpha=0.5,
                  tweedie_variance_power=1.5, max_delta_step=0.0, scale_pos_weight=1.0,
-                 class_weight=None, **ranking_params):
+                 class_weight=None, num_target=1, **ranking_params):
         unknown = sorted(set(ranking_params) - set(RANKING_DEFAULTS))
         if unknown:
             raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument "
@@ -547,15 +570,35 @@ class Objective:
                         tweedie_variance_power=tweedie_variance_power,
                         max_delta_step=max_delta_step, scale_pos_weight=scale_pos_weight,
                         **ranking_params)
+        self.num_target = self._check_num_target(num_target)
+        if self.leaf_quantiles is not None and self.num_target > 1:  # (one per output)
+            self.leaf_quantiles = self.leaf_quantiles * self.num_target
         self.class_weight = self._check_class_weight(class_weight)
+
+    def _check_num_target(self, num_target):
+        """``num_target`` (the columns of y) checked against the objective."""
+        try:
+            targets = operator.index(num_target)
+        except TypeError:
+            targets = None
+        if targets is None or targets < 1:
+            raise ValueError(f"num_target={num_target!r} must be an integer >= 1 (the "
+                             "number of columns of y)")
+        if targets > 1 and not self.multi_target:
+            raise ValueError(f"objective='{self.name}' takes one label per row; y has "
+                             f"{targets} columns (a multi-target y needs an elementwise "
+                             "objective, such as 'reg:squarederror' or 'binary:logistic')")
+        return targets
 
     def _check_class_weight(self, class_weight):
         """``class_weight`` as a float64 array of one factor per class (or None)."""
         if class_weight is None:
             return None
-        if self.kind not in (BINARY, MULTICLASS):
+        if self.kind not in (BINARY, MULTICLASS) or self.num_target > 1:
             raise ValueError(f"class_weight weighs the classes of a classification objective; "
-                             f"objective='{self.name}' has none")
+                             f"objective='{self.name}'"
+                             + (f" with {self.num_target} targets" if self.num_target > 1
+                                else "") + " has none")
         if not isinstance(class_weight, (list, tuple, np.ndarray)):
             raise ValueError(f"class_weight={class_weight!r:.80} must be a list of one factor "
                              "per class")
@@ -576,8 +619,18 @@ class Objective:
     # -- shapes ---------------------------------------------------------------
 
     def n_outputs(self):
-        """Number of margins per row, ``K``."""
-        return 1
+        """Number of margins per row, ``K`` (one per target)."""
+        return self.num_target
+
+    def single_target(self):
+        """This objective for one target of a multi-target y (itself for one label)."""
+        if self.num_target == 1:
+            return self
+        single = copy.copy(self)
+        single.num_target = 1
+        if single.leaf_quantiles is not None:
+            single.leaf_quantiles = single.leaf_quantiles[:1]
+        return single
 
     def _margin(self, margin):
         """``margin`` as a C-contiguous float64 ``(K, n)`` array (1-D accepted for K = 1)."""
@@ -617,21 +670,33 @@ class Objective:
         m = self._margin(margin)
         y = _as_float_array(y)
         n = m.shape[1]
-        if y.ndim != 1 or y.shape[0] != n:
-            raise ValueError(f"y must have shape ({n},), got {y.shape}")
+        shape = (n,) if self.num_target == 1 else (self.num_target, n)
+        if y.shape != shape:
+            raise ValueError(f"y must have shape {shape}, got {y.shape}")
         if weight is not None:
             weight = _as_float_array(weight)
             if weight.ndim != 1 or weight.shape[0] != n:
                 raise ValueError(f"weight must have shape ({n},), got {weight.shape}")
-        factors = self._row_factors(y)
-        if factors is not None:  # the rows weighted by their class: a weighted fit
-            weight = factors if weight is None else factors * weight
-        w = _EMPTY_WEIGHT if weight is None else weight
-        dtype = gradient_dtype(weight)
+        # the rows weighted by their labels (``_row_factors``): a weighted fit
+        dtype = gradient_dtype(None if weight is None and not self.weighs_rows() else weight)
         grad = np.empty(m.shape, dtype=dtype)
         hess = np.empty(m.shape, dtype=dtype)
-        self._kernel(m, y, w, grad, hess, *self._kernel_args())
+        if self.num_target == 1:
+            self._kernel_on(m, y, weight, grad, hess)
+        else:  # output k's gradients from target k's labels
+            for k in range(self.num_target):
+                self._kernel_on(m[k:k + 1], np.ascontiguousarray(y[k]), weight,
+                                grad[k:k + 1], hess[k:k + 1])
         return grad, hess
+
+    def _kernel_on(self, m, y, weight, grad, hess):
+        """The gradient kernel on margins ``m`` of labels ``y`` (1-D), into ``grad``,
+        ``hess``, each row weighted by its weight times its ``_row_factors``."""
+        factors = self._row_factors(y)
+        if factors is not None:
+            weight = factors if weight is None else factors * weight
+        self._kernel(m, y, _EMPTY_WEIGHT if weight is None else weight, grad, hess,
+                     *self._kernel_args())
 
     def _row_factors(self, y):
         """Each row's weight factor from its label (``class_weight``), or None."""
@@ -669,10 +734,26 @@ class Objective:
         if stats.n_rows == 0 or not stats.weight_sum > 0:
             raise ValueError(f"objective='{self.name}' needs at least one row with positive "
                              f"weight; got n_rows={stats.n_rows}, weight_sum={stats.weight_sum}")
-        if not (math.isfinite(stats.label_min) and math.isfinite(stats.label_max)):
-            raise ValueError(f"objective='{self.name}' needs finite labels; got labels in "
-                             f"[{stats.label_min}, {stats.label_max}]")
-        self._check_domain(stats)
+        for k, target in enumerate(self._targets(stats)):
+            try:
+                if not (math.isfinite(target.label_min) and math.isfinite(target.label_max)):
+                    raise ValueError(f"objective='{self.name}' needs finite labels; got "
+                                     f"labels in [{target.label_min}, {target.label_max}]")
+                self._check_domain(target)
+            except ValueError as error:
+                if self.num_target == 1:
+                    raise
+                raise ValueError(f"y's column {k}: {error}") from None
+
+    def _targets(self, stats):
+        """Each target's ``LabelStats`` (the one of a single label per row)."""
+        if self.num_target == 1:
+            return (stats,)
+        if stats.targets is None or len(stats.targets) != self.num_target:
+            raise ValueError(f"objective='{self.name}' with num_target={self.num_target} "
+                             f"needs y with {self.num_target} columns; got "
+                             f"{1 if stats.targets is None else len(stats.targets)}")
+        return stats.targets
 
     def _check_domain(self, stats):
         pass
@@ -690,10 +771,14 @@ class Objective:
         numpy.ndarray
             ``(K,)`` float64.
         """
-        stats = self._weighted_stats(stats)
-        if not stats.weight_sum > 0:
-            raise ValueError(f"objective='{self.name}': weight_sum={stats.weight_sum} must be > 0")
-        return np.array(self._base_margin(stats), dtype=np.float64).reshape(self.n_outputs())
+        starts = []
+        for target in self._targets(stats):  # (a start per target)
+            target = self._weighted_stats(target)
+            if not target.weight_sum > 0:
+                raise ValueError(f"objective='{self.name}': weight_sum={target.weight_sum} "
+                                 "must be > 0")
+            starts.append(self._base_margin(target))
+        return np.array(starts, dtype=np.float64).reshape(self.n_outputs())
 
     def _weighted_mean(self, stats):
         return stats.weighted_label_sum / stats.weight_sum
@@ -718,8 +803,12 @@ class Objective:
     # -- output ---------------------------------------------------------------------
 
     def transform(self, margin):
-        """Predictions from margins ``(K, n)``: ``(n,)`` for ``K == 1``."""
-        return self._inverse_link(self._margin(margin)[0])
+        """Predictions from margins ``(K, n)``: ``(n,)`` for ``K == 1``, ``(n, K)`` for
+        several targets."""
+        m = self._margin(margin)
+        if self.num_target == 1:
+            return self._inverse_link(m[0])
+        return np.stack([self._inverse_link(row) for row in m], axis=1)
 
     def _inverse_link(self, m):
         return m.copy()
@@ -734,9 +823,11 @@ class Objective:
         return links.class_index(self._margin(margin))
 
     def loss(self, y, margin):
-        """Elementwise unweighted loss ``l(y_i, m_i)``, ``(n,)`` float64 (numpy)."""
+        """Elementwise unweighted loss ``l(y_i, m_i)``, ``(n,)`` float64 (numpy); with
+        several targets (``y`` ``(K, n)``), ``(K, n)``."""
         y = np.asarray(y, dtype=np.float64)
-        return self._loss(y, self._margin(margin)[0])
+        m = self._margin(margin)
+        return self._loss(y, m[0] if self.num_target == 1 else m)
 
 
 # -- identity link --------------------------------------------------------------------
@@ -834,6 +925,7 @@ class QuantileError(Objective):
     name = "reg:quantileerror"
     kind = REGRESSION
     default_metric = "quantile"
+    multi_target = False  # (nor in xgboost: several levels give the outputs)
     bounded_hessian = True  # 1 (and the leaves refit from the residuals)
     needs_label_summary = True
     _kernel = staticmethod(_quantile_kernel)
@@ -1228,6 +1320,7 @@ class _Softmax(Objective):
     needs_class_weights = True
     default_metric = "mlogloss"
     bounded_hessian = True  # at most 1/2
+    multi_target = False
     _kernel = staticmethod(_softmax_kernel)
 
     def _configure(self, *, num_class, **_):
@@ -1359,6 +1452,7 @@ class _LambdaRank(Objective):
 
     kind = RANKING
     ranks_queries = True
+    multi_target = False
     _metric = None  # lambdarank.PAIRWISE / NDCG / MAP
     _metric_name = "ndcg"
 
@@ -1608,7 +1702,8 @@ class CustomObjective:
     """A user's ``objective(y_true, y_pred) -> (grad, hess)``, applied partition by partition.
 
     As in xgboost's scikit-learn API, ``y_pred`` holds raw margins: ``(n,)``, or
-    ``(n, K)`` with K outputs (multiclass); the function returns gradients and hessians
+    ``(n, K)`` with K outputs (multiclass; several targets, ``y_true`` then ``(n, K)``
+    too); the function returns gradients and hessians
     of the same shape (or flat, length n*K), which are multiplied by the sample weights.
     Hessians may be negative, as in xgboost: a node whose hessian sum is not positive
     gets weight 0 and no split (``splitting.leaf_weight``).
@@ -1624,9 +1719,11 @@ class CustomObjective:
     name = "custom"
     leaf_quantiles = None
 
-    def __init__(self, func=None, num_class=None, classifier=False, **_ignored):
+    def __init__(self, func=None, num_class=None, classifier=False, num_target=1, **_ignored):
         self.func = func
-        self._n_outputs = int(num_class) if num_class and num_class > 2 else 1
+        self.num_target = int(num_target)
+        self._n_outputs = (int(num_class) if num_class and num_class > 2
+                           else self.num_target)
         self._binary_classifier = classifier and self._n_outputs == 1
         if self._n_outputs > 1:
             self.default_metric = "mlogloss"
@@ -1651,7 +1748,8 @@ class CustomObjective:
                              "saved with it; pass the function again to continue training")
         K, n = margin.shape
         y_pred = margin[0].copy() if K == 1 else margin.T.copy()
-        result = self.func(np.asarray(y, dtype=np.float64), y_pred)
+        y = np.asarray(y, dtype=np.float64)  # (several targets: (n, K) as y_pred)
+        result = self.func(y.T.copy() if y.ndim == 2 else y, y_pred)
         if not isinstance(result, tuple) or len(result) != 2:
             raise ValueError(f"custom objective {_callable_name(self.func)} must return "
                              f"(grad, hess); got {type(result).__name__}")
@@ -1675,6 +1773,12 @@ class CustomObjective:
 
     def transform(self, margin):
         return margin[0] if margin.shape[0] == 1 else margin.T
+
+    def single_target(self):
+        """One target's objective (metrics score the targets one by one)."""
+        single = copy.copy(self)
+        single.num_target = single._n_outputs = 1
+        return single
 
 
 def _callable_name(func):

@@ -65,6 +65,9 @@ class ScanResult:
     # ranking: the ``query_groups.PartitionQueries`` of each partition, in partition
     # order; None without qid
     partition_queries: list = None
+    # a multi-target y: the label facts of each target (a ScanResult each, without
+    # feature summaries), in target order; None for one-dimensional labels
+    target_scans: tuple = None
 
 
 def _where(index):
@@ -87,8 +90,8 @@ def read_partition(x, y, w, index, encoders=None, in_pieces=False):
     labels = None if y is None else label_block(y)
     weights = None if w is None else weight_block(w)
     n = X.shape[0]
-    if labels is not None and labels.shape[0] != n:
-        raise ValueError(f"X has {n} rows but y has {labels.shape[0]}{_where(index)}")
+    if labels is not None and labels.shape[-1] != n:  # (several targets: rows last)
+        raise ValueError(f"X has {n} rows but y has {labels.shape[-1]}{_where(index)}")
     if weights is not None:
         if weights.shape[0] != n:
             raise ValueError(f"X has {n} rows but sample_weight has {weights.shape[0]}{_where(index)}")
@@ -138,7 +141,16 @@ def scan_queries(qid, w, index):
 def scan_labels(labels, weights, index, sketch_size, collect_classes):
     """The label statistics of one block of labels and weights, as a ``ScanResult``
     without feature summaries (the scan pass's, and a cross-validation fold's); a
-    regression's labels are sketched in ``sketch_size`` entries, unless None."""
+    regression's labels are sketched in ``sketch_size`` entries, unless None.  Labels
+    ``(n_targets, n_rows)`` (a multi-target y): each target's facts in ``target_scans``,
+    the first target's also in the result's own fields."""
+    if labels.ndim == 2:
+        if collect_classes:
+            raise ValueError(f"a classifier's y must be one-dimensional; got {labels.shape[0]} "
+                             f"columns{_where(index)}")
+        targets = tuple(scan_labels(column, weights, index, sketch_size, False)
+                        for column in labels)
+        return replace(targets[0], target_scans=targets)
     n = labels.shape[0]
     numeric = labels.dtype.kind in "biuf"
     if numeric and labels.dtype.kind == "f" and not np.isfinite(labels).all():
@@ -234,7 +246,19 @@ def merge_scans(a, b, sketch_size, categorical=None):
         a.positive_weight + b.positive_weight,
         a.weighted_log1p_label_sum + b.weighted_log1p_label_sum,
         None if a.partition_queries is None else a.partition_queries + b.partition_queries,
+        _merge_targets(a.target_scans, b.target_scans, sketch_size),
     )
+
+
+def _merge_targets(a, b, sketch_size):
+    """Two partitions' ``target_scans`` merged target by target."""
+    if a is None and b is None:
+        return None
+    if a is None or b is None or len(a) != len(b):
+        counts = [1 if t is None else len(t) for t in (a, b)]
+        raise ValueError(f"y has {counts[0]} column(s) in one partition and {counts[1]} in "
+                         "another")
+    return tuple(merge_scans(x, y, sketch_size) for x, y in zip(a, b))
 
 
 @dataclass
@@ -351,6 +375,7 @@ def in_row_blocks(state, store):
     nbytes = n_rows * (ROW_BYTES + n_trees * ROW_BYTES_PER_TREE)
     if state.folds is not None:  # cross-validation: each row's fold
         nbytes += state.folds.nbytes
+    nbytes += state.label.nbytes - 4 * n_rows  # (a multi-target y: a label per target)
     if state.codes.whole_in_memory and store.reserve(nbytes):
         return state
 
@@ -1019,9 +1044,16 @@ def leaf_residual_summaries(state, arg):
     positions = leaf_positions(state, splits, missing_code)
     label, margin, weight = whole(state.label), whole(state.margin), whole(state.weight)
     label = label.astype(np.float64)
-    sketches = LeafSketches.joined([sketch_leaves(k, positions[k], label - margin[k], weight,
-                                                  size) for k in range(positions.shape[0])])
+    sketches = LeafSketches.joined([
+        sketch_leaves(k, positions[k], output_labels(label, k) - margin[k], weight, size)
+        for k in range(positions.shape[0])])
     return with_positions(state, positions), sketches
+
+
+def output_labels(label, k):
+    """The labels output ``k`` is fitted to: a multi-target y's column ``k`` (labels
+    ``(n_targets, n_rows)``), else the one label of each row."""
+    return label if label.ndim == 1 else label[k]
 
 
 def with_positions(state, positions):

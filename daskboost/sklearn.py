@@ -30,7 +30,7 @@ from .booster import Booster, map_row_chunks, write_model_file
 from .callbacks import CallbackList
 from .contributions import wants_contributions
 from .training import Checkpoint, train
-from .data import (describe_features, feature_block, is_dask_collection,
+from .data import (describe_features, feature_block, has_target_columns, is_dask_collection,
                    margin_block, table_as_frame)
 from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, model_source, read_model_json
@@ -307,6 +307,10 @@ class _DaskBoostModel(RoutingConsumer):
         X, y, sample_weight = _fit_input(self, X, y, sample_weight)
         if isinstance(y, str):
             X, y = _split_label_column(X, y)
+        multilabel = classifier and has_target_columns(y)
+        if multilabel:  # a column of 0/1 per label: a target each (xgboost's multi-label)
+            params = dataclasses.replace(params, objective=params.objective or "binary:logistic")
+            classifier = False
         eval_set, sample_weight_eval_set = _check_eval_set(self, eval_set, sample_weight_eval_set)
         checkpoint = self._checkpoint()
         store_config = self._store_config()
@@ -338,6 +342,8 @@ class _DaskBoostModel(RoutingConsumer):
                                   qid=qid, qid_eval_set=qid_eval_set)
         self._set_fitted(booster)
         self.evals_result_ = info.evals_result
+        if multilabel:  # every target's classes (xgboost's classes_ of a multi-label fit)
+            info.classes = np.array([0, 1])
         return info
 
     def _partial_fit(self, X, y, sample_weight, base_margin, known_classes=None):
@@ -690,7 +696,7 @@ class DaskBoostRegressor(_DaskBoostModel):
     def score(self, X, y, sample_weight=None):
         """R^2 of the predictions (in-memory data)."""
         self._check_fitted()
-        if self._booster.n_outputs > 1:
+        if self._booster.n_outputs > self._booster.n_targets:
             levels = list(self._booster.objective_params.get("quantile_alpha", ()))
             raise ValueError(f"score is the R^2 of one prediction per row; this model predicts "
                              f"{self._booster.n_outputs} quantiles per row (quantile_alpha="
@@ -698,9 +704,14 @@ class DaskBoostRegressor(_DaskBoostModel):
                              "sklearn.metrics.mean_pinball_loss")
         pred = np.asarray(self.predict(X))
         y = np.asarray(_target_input(y, numeric=True), dtype=np.float64)
-        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        mean = np.average(y, weights=w)
-        return 1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - mean) ** 2)
+        if y.shape != pred.shape:
+            raise ValueError(f"y has shape {y.shape}; the predictions have {pred.shape}")
+        w = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight,
+                                                                         dtype=np.float64)
+        w = w if y.ndim == 1 else w[:, None]  # several targets: R^2 of each, averaged
+        mean = np.sum(w * y, axis=0) / np.sum(w * np.ones_like(y), axis=0)
+        r2 = 1.0 - np.sum(w * (y - pred) ** 2, axis=0) / np.sum(w * (y - mean) ** 2, axis=0)
+        return float(np.mean(r2))
 
 
 class DaskBoostClassifier(_DaskBoostModel):
@@ -754,9 +765,12 @@ class DaskBoostClassifier(_DaskBoostModel):
         self.n_classes_ = len(self.classes_)
 
     def predict_proba(self, X, iteration_range=None, base_margin=None, validate_features=True):
-        """Probabilities of ``classes_``: (n, n_classes); a dask DataFrame for one."""
+        """Probabilities of ``classes_``: (n, n_classes); a dask DataFrame for one.
+        A multi-label model (y of several 0/1 columns): each label's probability of 1,
+        (n, n_labels), as xgboost's."""
         self._check_fitted()
-        columns = [_column(c) for c in self.classes_]
+        columns = (list(range(self._booster.n_targets)) if self._booster.n_targets > 1
+                   else [_column(c) for c in self.classes_])
         return self._predict_values(X, _Probabilities(), columns, iteration_range, base_margin,
                                     validate_features)
 
@@ -782,9 +796,12 @@ class DaskBoostClassifier(_DaskBoostModel):
             K = self._booster.n_outputs
             return self._predict_values(X, _Output(True), None if K == 1 else list(range(K)),
                                         iteration_range, base_margin, validate_features)
-        index = self._predict_values(X, _ClassIndex(), None, iteration_range, base_margin,
-                                     validate_features)
+        T = self._booster.n_targets  # several labels per row: (n, T)
+        index = self._predict_values(X, _ClassIndex(), None if T == 1 else list(range(T)),
+                                     iteration_range, base_margin, validate_features)
         classes = self.classes_
+        if T > 1:  # (the classes of each label are 0 and 1)
+            return index.astype(np.int64)
         if isinstance(index, np.ndarray):
             return classes[index.astype(np.int64)]
         to_labels = _ToLabels(classes)
@@ -793,8 +810,11 @@ class DaskBoostClassifier(_DaskBoostModel):
         return index.map_blocks(to_labels, dtype=classes.dtype)
 
     def score(self, X, y, sample_weight=None):
-        """Accuracy (in-memory data)."""
+        """Accuracy (in-memory data); several labels per row: the share of rows with
+        every label right (scikit-learn's subset accuracy)."""
         correct = np.asarray(self.predict(X)) == np.asarray(_target_input(y, numeric=False))
+        if correct.ndim == 2:
+            correct = correct.all(axis=1)
         return float(np.average(correct, weights=sample_weight))
 
     def _model_extras(self):
@@ -805,7 +825,7 @@ class DaskBoostClassifier(_DaskBoostModel):
         if classes is None:
             raise ValueError(f"{source}: the model file has no classes; was it saved by a "
                              "DaskBoostClassifier?")
-        expected = 2 if booster.n_outputs == 1 else booster.n_outputs
+        expected = 2 if booster.n_outputs == booster.n_targets else booster.n_outputs
         if not isinstance(classes, list) or len(classes) != expected:
             raise ValueError(f"{source}: classes = {classes!r:.80} must list the model's "
                              f"{expected} classes")
@@ -819,7 +839,8 @@ class DaskBoostClassifier(_DaskBoostModel):
 
     def _imported_extras(self, booster):
         # xgboost's classifiers number the classes 0 .. n - 1
-        return {"classes": list(range(2 if booster.n_outputs == 1 else booster.n_outputs))}
+        return {"classes": list(range(2 if booster.n_outputs == booster.n_targets
+                                      else booster.n_outputs))}
 
 
 class DaskBoostRanker(_DaskBoostModel):
@@ -1318,23 +1339,28 @@ class _Output:
 
 
 class _Probabilities:
-    """Margins -> class probabilities, (n, 2) for binary, (n, K) softmax otherwise."""
+    """Margins -> class probabilities, (n, 2) for binary, (n, K) softmax for K classes;
+    (n, T) for T labels per row (multi-label: each label's probability of 1)."""
 
     def __call__(self, booster, margin):
-        if booster.n_outputs == 1:
-            objective = OBJECTIVES.get(booster.objective)
-            if objective is not None and objective.outputs_classes:  # 0 or 1 (hinge)
-                p = booster.output(margin, False)
-            else:
-                p = sigmoid_direct(margin[0])
-            return np.column_stack([1.0 - p, p])
-        return softmax(margin)
+        if booster.n_outputs > booster.n_targets:
+            return softmax(margin)
+        objective = OBJECTIVES.get(booster.objective)
+        if objective is not None and objective.outputs_classes:  # 0 or 1 (hinge)
+            p = booster.output(margin, False)
+        else:
+            p = sigmoid_direct(margin[0]) if booster.n_targets == 1 else \
+                sigmoid_direct(margin).T
+        # several labels per row: each label's probability, (n, n_targets)
+        return np.column_stack([1.0 - p, p]) if booster.n_targets == 1 else p
 
 
 class _ClassIndex:
     """Margins -> index of the predicted class (float, for dask meta)."""
 
     def __call__(self, booster, margin):
+        if booster.n_targets > 1:  # each label: 1 where its margin is > 0
+            return (margin > 0.0).T.astype(np.float64)
         return class_index(margin)
 
 

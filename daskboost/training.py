@@ -139,6 +139,9 @@ def resolve_objective(params, scanned, classifier, known_classes=None):
     objective_params.update({k: getattr(params, k) for k, default
                              in OBJECTIVE_PARAMS_WHEN_CHANGED.items()
                              if getattr(params, k) != default})
+    n_targets = 1 if scanned.target_scans is None else len(scanned.target_scans)
+    if n_targets > 1:  # (a model file keeps it only then)
+        objective_params["num_target"] = n_targets
     name = params.objective
     if isinstance(name, str) and name == "count:poisson":  # xgboost also scales the Poisson hessian by exp(max_delta_step)
         objective_params["max_delta_step"] = params.max_delta_step
@@ -182,7 +185,8 @@ def resolve_objective(params, scanned, classifier, known_classes=None):
                          "objective does not use it (weigh its gradients itself)")
     stats = label_stats(scanned, labels if classifier else None)
     if callable(name):
-        objective = CustomObjective(name, objective_params.get("num_class"), classifier)
+        objective = CustomObjective(name, objective_params.get("num_class"), classifier,
+                                    n_targets)
     else:
         objective = get_objective(name, **objective_params)
     objective.check_labels(stats)
@@ -232,12 +236,15 @@ def label_stats(scanned, labels=None):
     classifier's sorted classes (class ``i`` is the label ``labels[i]``), else None."""
     if labels is None:
         queries = scanned.partition_queries
+        targets = None if scanned.target_scans is None else tuple(
+            label_stats(target) for target in scanned.target_scans)
         return LabelStats(scanned.n_rows, scanned.weight_sum, scanned.weighted_label_sum,
                           scanned.label_min, scanned.label_max, scanned.all_integer,
                           scanned.label_summary, None, scanned.positive_weight,
                           scanned.weighted_log1p_label_sum,
                           None if queries is None else tuple(q.count for q in queries),
-                          0.0 if queries is None else sum(q.weight_sum for q in queries))
+                          0.0 if queries is None else sum(q.weight_sum for q in queries),
+                          targets)
     weights = {i: float(scanned.class_weights.get(label, 0.0)) for i, label in enumerate(labels)}
     return LabelStats(scanned.n_rows, scanned.weight_sum,
                       float(sum(i * w for i, w in weights.items())), 0.0,

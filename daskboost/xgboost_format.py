@@ -379,10 +379,10 @@ def _from_xgboost(data, source):
                          f"(daskboost has {', '.join(OBJECTIVES)})")
     P = _parallel_trees(model["gbtree_model_param"].get("num_parallel_tree", "1"), source)
     n_targets = int(params.get("num_target", "1"))
-    if n_targets != 1 and objective != "reg:quantileerror":
+    if n_targets != 1 and not (OBJECTIVES[objective].multi_target
+                               or objective == "reg:quantileerror"):
         raise ValueError(f"{source}: num_target = {params['num_target']} (several targets) "
-                         "cannot be read: daskboost's models with several outputs are "
-                         "multiclass or multi-quantile ones")
+                         f"with objective {objective!r}, which takes one label per row")
     n_features = int(params["num_feature"])
     K = max(1, int(params.get("num_class", "0")), n_targets)
     trees = model["trees"]
@@ -435,7 +435,7 @@ def _from_xgboost(data, source):
         "trees": parsed,
         "base_margin": _margins(objective, params["base_score"], K, source),
         "objective": objective,
-        "objective_params": _objective_params(objective, objective_section, K),
+        "objective_params": _objective_params(objective, objective_section, K, n_targets),
         "n_features": n_features,
         "feature_names": list(learner.get("feature_names") or []) or None,
         "best_iteration": None if best is None else int(best),
@@ -499,10 +499,12 @@ def _stored_categories(cats, categorical, n_features, source):
     return stored
 
 
-def _objective_params(objective, section, n_outputs):
+def _objective_params(objective, section, n_outputs, n_targets=1):
     params = {}
     if objective.startswith("multi:"):
         params["num_class"] = n_outputs
+    if n_targets > 1 and objective != "reg:quantileerror":  # (its outputs are levels)
+        params["num_target"] = n_targets
     if objective in LOGISTIC_OBJECTIVES:
         scale = float(section.get("reg_loss_param", {}).get("scale_pos_weight", 1.0))
         if scale != 1.0:
