@@ -376,7 +376,8 @@ def write_results(path, benchmark, config, machine, results, markdown):
 
 def write_parquet_lake(directory, X, y, n_files, feature_names=FEATURE_NAMES,
                        label_name=LABEL_NAME):
-    """Write rows of (X, y) as ``n_files`` parquet files of near-equal length.
+    """Write rows of (X, y) as ``n_files`` parquet files of near-equal length; a 2-D y
+    (several targets) as one column per target, ``label_name`` then a list of names.
 
     NaN features are stored as parquet nulls (as ``pandas.DataFrame.to_parquet`` would);
     they read back as NaN. Returns the directory's total size in bytes.
@@ -391,8 +392,11 @@ def write_parquet_lake(directory, X, y, n_files, feature_names=FEATURE_NAMES,
     for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
         columns = [pa.array(np.ascontiguousarray(X[lo:hi, j]), from_pandas=True)
                    for j in range(X.shape[1])]
-        columns.append(pa.array(y[lo:hi]))
-        table = pa.Table.from_arrays(columns, names=list(feature_names) + [label_name])
+        targets = y[lo:hi].reshape(hi - lo, -1)
+        columns += [pa.array(np.ascontiguousarray(targets[:, t]))
+                    for t in range(targets.shape[1])]
+        labels = [label_name] if y.ndim == 1 else list(label_name)
+        table = pa.Table.from_arrays(columns, names=list(feature_names) + labels)
         path = directory / f"part-{i:04d}.parquet"
         pq.write_table(table, path)
         total += path.stat().st_size

@@ -677,8 +677,9 @@ class Objective:
             weight = _as_float_array(weight)
             if weight.ndim != 1 or weight.shape[0] != n:
                 raise ValueError(f"weight must have shape ({n},), got {weight.shape}")
-        # the rows weighted by their labels (``_row_factors``): a weighted fit
-        dtype = gradient_dtype(None if weight is None and not self.weighs_rows() else weight)
+        # (``gradient_dtype``'s rule; rows weighted by their labels, ``_row_factors``,
+        # are a weighted fit too)
+        dtype = np.float64 if weight is not None or self.weighs_rows() else np.float32
         grad = np.empty(m.shape, dtype=dtype)
         hess = np.empty(m.shape, dtype=dtype)
         if self.num_target == 1:

@@ -214,9 +214,11 @@ class _DaskBoostModel(RoutingConsumer):
 
     def __sklearn_tags__(self):  # only called by scikit-learn, so importing it here is fine
         from sklearn.utils import ClassifierTags, RegressorTags, Tags, TargetTags
-        tags = Tags(estimator_type=self._estimator_type, target_tags=TargetTags(required=True))
+        several = self._estimator_type in ("classifier", "regressor")  # (a column per target)
+        tags = Tags(estimator_type=self._estimator_type,
+                    target_tags=TargetTags(required=True, multi_output=several))
         if self._estimator_type == "classifier":
-            tags.classifier_tags = ClassifierTags()
+            tags.classifier_tags = ClassifierTags(multi_label=True)
         else:
             tags.regressor_tags = RegressorTags()
         tags.input_tags.allow_nan = True   # missing values take the learned default direction
