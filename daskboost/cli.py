@@ -1,6 +1,6 @@
 """Command line: train on and predict for parquet lakes, on a laptop or a cluster.
 
-    daskboost train DATA... --label COL [--features COL... | --drop COL...] [--weight COL]
+    daskboost train DATA... --label COL... [--features COL... | --drop COL...] [--weight COL]
                     [--objective OBJ] [--qid COL] [--param k=v ...] [--eval DATA...]
                     --output model.json [--scheduler S] [--quiet]
     daskboost predict MODEL DATA... --output preds.parquet [--id COL] [--scheduler S]
@@ -96,11 +96,16 @@ def read_columns(files, columns):
     return dd.read_parquet(files, columns=list(columns))
 
 
-def feature_columns(columns, label, weight=None, features=None, drop=None, qid=None):
+def label_of(labels):
+    """The label column's name, or the list of several (a frame of one column each)."""
+    return labels[0] if len(labels) == 1 else labels
+
+
+def feature_columns(columns, labels, weight=None, features=None, drop=None, qid=None):
     """The training features: ``features`` as given, else every column but ``drop``, the
-    label, the weight and the query ids.  CliError for unknown names or a label, weight or
-    query id column used as a feature."""
-    not_features = {label: "label", weight: "weight", qid: "qid"}
+    label columns (one per target), the weight and the query ids.  CliError for unknown
+    names or a label, weight or query id column used as a feature."""
+    not_features = {**{label: "label" for label in labels}, weight: "weight", qid: "qid"}
     if features is not None:
         check_columns(features, columns, "--features column(s)")
         for name in features:
@@ -180,11 +185,13 @@ def train(args):
     except TypeError as err:
         raise CliError(f"unknown --param: {err}") from None
     files, columns = open_lake(args.data)
-    if args.label not in columns:
-        raise CliError(f"label column {args.label!r} is not in the data; columns: {columns}")
+    labels = list(dict.fromkeys(args.label))  # (several: one output per target column)
+    for label in labels:
+        if label not in columns:
+            raise CliError(f"label column {label!r} is not in the data; columns: {columns}")
     if args.weight is not None and args.weight not in columns:
         raise CliError(f"weight column {args.weight!r} is not in the data; columns: {columns}")
-    if args.weight is not None and args.weight == args.label:
+    if args.weight is not None and args.weight in labels:
         raise CliError(f"--weight {args.weight!r} is the label column")
     ranking = model._estimator_type == "ranker"
     if ranking and args.qid is None:
@@ -195,14 +202,14 @@ def train(args):
                        f"rank:pairwise, rank:map); objective={params.get('objective')!r}")
     if ranking:
         check_columns([args.qid], columns, "--qid column")
-    features = feature_columns(columns, args.label, args.weight, args.features, args.drop,
+    features = feature_columns(columns, labels, args.weight, args.features, args.drop,
                                args.qid)
-    targets = [args.label] + ([args.weight] if args.weight else []) + (
+    targets = labels + ([args.weight] if args.weight else []) + (
         [args.qid] if ranking else [])
     eval_files = None
     if args.eval:
         eval_files, eval_columns = open_lake(args.eval)
-        check_columns(features + [args.label] + ([args.qid] if ranking else []), eval_columns)
+        check_columns(features + labels + ([args.qid] if ranking else []), eval_columns)
         eval_targets = [c for c in targets if c in eval_columns]
     data = read_columns(files, features + targets)
     weight = data[args.weight] if args.weight else None
@@ -210,7 +217,7 @@ def train(args):
     queries = {}
     if eval_files:
         eval_data = read_columns(eval_files, features + eval_targets)
-        eval_set = [(eval_data[features], eval_data[args.label])]
+        eval_set = [(eval_data[features], eval_data[label_of(labels)])]
         if args.weight in eval_targets:
             eval_weights = [eval_data[args.weight]]
         if ranking:
@@ -219,7 +226,7 @@ def train(args):
         queries["qid"] = data[args.qid]
     start = time.perf_counter()
     with scheduler(args.scheduler):
-        model.fit(data[features], data[args.label], sample_weight=weight, eval_set=eval_set,
+        model.fit(data[features], data[label_of(labels)], sample_weight=weight, eval_set=eval_set,
                   sample_weight_eval_set=eval_weights, **queries)
     model.save_model(args.output)  # (atomic; by its name: UBJSON for .ubj, as xgboost)
     rounds = model.get_booster().n_rounds
@@ -264,10 +271,17 @@ def predict(args):
         elif isinstance(model, DaskBoostClassifier):
             out = model.predict_proba(X)
             out.columns = [f"proba_{c}" for c in out.columns]
-            out["prediction"] = model.predict(X)
+            predicted = model.predict(X)
+            if predicted.ndim == 2:  # several labels: each label's class
+                for c in predicted.columns:
+                    out[f"prediction_{c}"] = predicted[c]
+            else:
+                out["prediction"] = predicted
         else:
             out = model.predict(X)
-            if out.ndim == 2:  # several quantile levels: a prediction per level
+            if out.ndim == 2 and model.get_booster().n_targets > 1:  # a column per target
+                out.columns = [f"prediction_{t}" for t in out.columns]
+            elif out.ndim == 2:  # several quantile levels: a prediction per level
                 levels = model.get_booster().objective_params["quantile_alpha"]
                 out.columns = [f"prediction_{a:g}" for a in levels]
         frame = out.to_frame(name="margin" if args.margin else "prediction") \
@@ -287,7 +301,8 @@ def explain(args):
     booster = model.get_booster()
     names = list(booster.feature_names or X_columns) + ["bias"]
     if booster.n_outputs > 1:
-        classes = getattr(model, "classes_", range(booster.n_outputs))
+        classes = range(booster.n_outputs) if booster.n_targets > 1 else getattr(
+            model, "classes_", range(booster.n_outputs))
         names = [f"{name}_{c}" for c in classes for name in names]
     if args.id is not None and args.id in names:
         raise CliError(f"--id {args.id!r} clashes with a contribution column")
@@ -360,7 +375,9 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="fit a model on a parquet lake")
     t.add_argument("data", nargs="+", help="parquet files, directories or globs")
-    t.add_argument("--label", required=True, help="the label column")
+    t.add_argument("--label", required=True, nargs="+", metavar="COL",
+                   help="the label column; several: a model with one output per column "
+                   "(multi-target; multi-label with a binary objective)")
     chosen = t.add_mutually_exclusive_group()
     chosen.add_argument("--features", nargs="+", metavar="COL",
                         help="train on exactly these columns (default: every column but the "

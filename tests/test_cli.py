@@ -48,6 +48,26 @@ def test_train_then_predict_matches_the_library(lake, capsys):
                                rtol=1e-12)
 
 
+def test_several_label_columns_train_a_multi_target_model(lake, capsys):
+    tmp, frame = lake
+    model_path, preds_path = tmp / "t.json", tmp / "t.parquet"
+    assert main(["train", str(tmp / "lake"), "--label", "r", "y", "--quiet",
+                 "--param", "n_estimators=5", "--param", "max_depth=3",
+                 "--eval", str(tmp / "lake" / "p0.parquet"), "--output", str(model_path)]) == 0
+    assert main(["predict", str(model_path), str(tmp / "lake"),
+                 "--output", str(preds_path)]) == 0
+    preds = pd.read_parquet(preds_path)
+    assert list(preds.columns) == ["prediction_0", "prediction_1"]
+    data = dd.read_parquet(str(tmp / "lake"))
+    expected = DaskBoostRegressor(n_estimators=5, max_depth=3).fit(
+        data.drop(columns=["r", "y"]), data[["r", "y"]])
+    np.testing.assert_allclose(preds.to_numpy(),
+                               expected.predict(frame.drop(columns=["r", "y"])), rtol=1e-12)
+    assert main(["train", str(tmp / "lake"), "--label", "r", "nope", "--quiet",
+                 "--output", str(model_path)]) == 2
+    assert "label column 'nope' is not in the data" in capsys.readouterr().err
+
+
 def test_several_quantiles_predict_a_column_per_level(lake, capsys):
     tmp, frame = lake
     model_path, preds_path = tmp / "q.json", tmp / "q.parquet"
