@@ -294,6 +294,9 @@ def _as_labels_in_memory(values):
         values = np.asarray(values)
     if isinstance(values, np.ndarray) and values.ndim == 2 and values.shape[1] > 1:
         return values
+    if isinstance(values, np.ndarray) and values.ndim > 2:
+        raise ValueError(f"y must be 1-D, or 2-D with one column per target; got shape "
+                         f"{values.shape}")
     return _as_1d_in_memory("y", values)
 
 

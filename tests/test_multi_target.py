@@ -157,6 +157,37 @@ def test_the_same_bytes_on_every_scheduler_and_memory_budget(cluster):
         assert other.evals_result() == threaded.evals_result()
 
 
+def test_xgboost_dask_api_and_batches_of_an_iterator(cluster, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    X, Y, _ = discrete(n=1200, seed=16)
+    params = {**FAST, "objective": "reg:squarederror"}
+    expected = dxb.train(params, DMatrix(X, Y), 4)
+    dX, dY = da.from_array(X, chunks=400), da.from_array(Y, chunks=400)
+    with distributed.Client(cluster) as client:
+        result = dxb.dask.train(client, params, dxb.dask.DaskDMatrix(client, dX, dY), 4)
+        predicted = dxb.dask.predict(client, result["booster"], dX).compute()
+    assert result["booster"].save_raw() == expected.save_raw()
+    assert predicted.shape == (1200, 3)
+
+    class Batches(dxb.DataIter):
+        def __init__(self):
+            self.position = 0
+            super().__init__(cache_prefix=str(tmp_path / "cache"))
+
+        def next(self, input_data):
+            if self.position == 3:
+                return False
+            rows = slice(400 * self.position, 400 * (self.position + 1))
+            input_data(data=X[rows], label=Y[rows])
+            self.position += 1
+            return True
+
+        def reset(self):
+            self.position = 0
+    for matrix in (DMatrix(Batches()), dxb.ExtMemQuantileDMatrix(Batches())):
+        assert dxb.train(params, matrix, 4).save_raw() == expected.save_raw()
+
+
 # ---- estimators ---------------------------------------------------------------------------
 
 def test_regressor_predicts_a_column_per_target_and_scores_the_mean_r2():

@@ -120,7 +120,7 @@ def test_probabilities_and_classes_from_margins_are_the_old_values(K):
     margin = rng.normal(0.0, 6.0, (K, 3000))
     margin[:, :1000] = rng.choice([-800.0, -745.2, -709.8, -0.0, 0.0, 36.7, 709.8, 800.0, 1e300,
                                    -1e300], size=(K, 1000))
-    booster = SimpleNamespace(n_outputs=K, objective="binary:logistic")
+    booster = SimpleNamespace(n_outputs=K, n_targets=1, objective="binary:logistic")
     if K == 1:
         with np.errstate(over="ignore"):
             p = 1.0 / (1.0 + np.exp(-margin[0]))

@@ -137,10 +137,11 @@ def test_string_labels_for_regression(df_y, fast):
     assert_fit_fails(DaskBoostRegressor(**fast), df, labels, TypeError, r"\by\b.*numeric")
 
 
-def test_two_dimensional_labels(df_y, fast):
+def test_labels_of_more_than_two_dimensions(df_y, fast):
+    # (a y of two dimensions is a column per target: tests/test_multi_target.py)
     df, y = df_y
-    assert_fit_fails(DaskBoostRegressor(**fast), df, np.column_stack([y, y]), ValueError,
-                     r"\by\b.*one-dimensional")
+    assert_fit_fails(DaskBoostRegressor(**fast), df, np.stack([y, y], axis=1)[:, :, None],
+                     ValueError, r"y must be 1-D, or 2-D with one column per target")
 
 
 # ---- feature dtypes --------------------------------------------------------------------
