@@ -12,8 +12,8 @@ threaded scheduler too).  ``DaskXGBClassifier``, ``DaskXGBRegressor``,
 are the estimators (``DaskBoostClassifier``/``DaskBoostRegressor``/``DaskBoostRanker``/
 ``DaskBoostRF*`` under xgboost.dask's names), with xgboost.dask's ``client``
 attribute: the client a fit runs on.  Ranking's query ids (``qid``) are a dask
-collection partitioned like X, each query's rows in one partition.  What daskboost does
-not do is refused by name: survival bounds.
+collection partitioned like X, each query's rows in one partition; survival's
+``label_lower_bound`` / ``label_upper_bound`` dask collections partitioned like X.
 """
 
 import contextlib

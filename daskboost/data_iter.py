@@ -17,8 +17,9 @@ is made (``read_batches``):
 
 Batches must agree: the same columns (names and count), each with a label if the first
 has one (likewise weights, base margins and ranking's query ids: each batch holds
-whole queries, in non-decreasing ``qid`` across the batches, as a fit checks).
-xgboost's ``group`` sizes and survival fields are refused by name.
+whole queries, in non-decreasing ``qid`` across the batches, as a fit checks);
+survival's ``label_lower_bound`` and ``label_upper_bound`` make a batch's label (both or
+neither).  xgboost's ``group`` sizes are refused by name.
 """
 
 import os
@@ -35,7 +36,8 @@ from .sparse import is_sparse
 __all__ = ["DataIter", "read_batches", "remove_with"]
 
 _FIELDS = ("label", "weight", "base_margin", "qid")
-_REFUSED = ("group", "label_lower_bound", "label_upper_bound")
+_REFUSED = ("group",)
+_BOUNDS = ("label_lower_bound", "label_upper_bound")
 
 
 class DataIter:
@@ -79,10 +81,14 @@ class _Batches:
         if given and given[0] == "group":
             raise ValueError(f"{where}: group (query sizes) is not read from a batch here; "
                              "give each row's query id (qid=...)")
-        if given:
-            raise ValueError(f"{where}: {given[0]} is for survival objectives, which "
-                             "daskboost does not train")
-        unknown = sorted(set(others) - set(_REFUSED))
+        bounds = [others.get(k) for k in _BOUNDS]
+        if any(b is not None for b in bounds):  # survival: the label is the interval
+            if any(b is None for b in bounds):
+                raise ValueError(f"{where}: give both label_lower_bound and "
+                                 "label_upper_bound (each row's interval of event times)")
+            label = np.column_stack([np.asarray(b, dtype=np.float64).reshape(-1)
+                                     for b in bounds])
+        unknown = sorted(set(others) - set(_REFUSED) - set(_BOUNDS))
         if unknown:
             raise TypeError(f"{where}: input_data() got an unexpected keyword {unknown[0]!r}")
         data = _batch_data(data, where)

@@ -11,8 +11,9 @@ at once (``dmatrix_files``): xgboost's text URIs (``"train.txt?format=libsvm"``,
 ``save_binary`` writes (not xgboost's binary format).  ``missing`` and
 ``feature_names`` apply to this matrix's X at once (a lazy mask or rename for dask
 data); ``feature_types``, ``enable_categorical`` and ``max_bin`` are parameters of a fit
-on it.  ``qid`` / ``group`` give ranking's query groups (``query_groups``); what
-daskboost does not train is refused by name: survival (label bounds).
+on it.  ``qid`` / ``group`` give ranking's query groups (``query_groups``);
+``label_lower_bound`` / ``label_upper_bound`` each row's interval of event times
+(``survival:aft``), which the fit reads as a label of two columns.
 """
 
 import copy
@@ -59,8 +60,6 @@ class DMatrix:
                  silent=False, feature_names=None, feature_types=None, nthread=None,
                  group=None, qid=None, label_lower_bound=None, label_upper_bound=None,
                  feature_weights=None, enable_categorical=False, data_split_mode=None):
-        _refuse_survival_fields(type(self).__name__, {
-            "label_lower_bound": label_lower_bound, "label_upper_bound": label_upper_bound})
         if data_split_mode not in (None, 0, "row"):
             raise ValueError(f"{type(self).__name__}: data_split_mode={data_split_mode!r}: "
                              "data is split by rows (partitions) here")
@@ -91,6 +90,8 @@ class DMatrix:
         if missing is not None:  # (NaN: the data as it is)
             self.data = with_missing_as_nan(self.data, missing)
         self.label, self.weight, self.base_margin = label, weight, base_margin
+        self.label_lower_bound = self.label_upper_bound = None
+        self._set_bounds(label_lower_bound, label_upper_bound)
         self.qid = None
         self._set_queries(qid, group)
         self.feature_types = None if feature_types is None else list(feature_types)
@@ -171,6 +172,17 @@ class DMatrix:
     def set_base_margin(self, margin):
         self.base_margin = margin
 
+    def _set_bounds(self, lower=None, upper=None):
+        """Survival's interval of each row's event time (either bound may be given now,
+        the other kept); once both are known, the label a fit reads is the two of them
+        as columns (``survival:aft``'s ``(2, n)`` labels), in place of ``label``."""
+        if lower is not None:
+            self.label_lower_bound = lower
+        if upper is not None:
+            self.label_upper_bound = upper
+        if self.label_lower_bound is not None and self.label_upper_bound is not None:
+            self.label = interval_labels(self.label_lower_bound, self.label_upper_bound)
+
     def _set_queries(self, qid, group):
         """Ranking's query groups: each row's query id (``qid``), or each query's size
         (``group``, turned into query ids: ``query_groups.qid_from_group``)."""
@@ -206,6 +218,8 @@ class DMatrix:
         """xgboost's ``get_float_info``: ``"label"``, ``"weight"`` or ``"base_margin"`` as
         a float32 numpy array (empty when not set; a dask collection is computed)."""
         value = getattr(self, _float_field(field, "get_float_info"))
+        if field == "label" and self.label_lower_bound is not None:
+            value = None  # (the bounds stand in for it: get them by their names)
         if value is None:
             return np.empty(0, dtype=np.float32)
         if hasattr(value, "compute"):
@@ -213,14 +227,20 @@ class DMatrix:
         return np.asarray(value, dtype=np.float32).reshape(-1)
 
     def set_float_info(self, field, data):
-        """xgboost's ``set_float_info``: set ``"label"``, ``"weight"`` or ``"base_margin"``."""
-        setattr(self, _float_field(field, "set_float_info"), data)
+        """xgboost's ``set_float_info``: set ``"label"``, ``"weight"``, ``"base_margin"``,
+        ``"label_lower_bound"`` or ``"label_upper_bound"``."""
+        field = _float_field(field, "set_float_info")
+        if field in _SURVIVAL_FIELDS:
+            self._set_bounds(**{field.replace("label_", "").replace("_bound", ""): data})
+        else:
+            setattr(self, field, data)
 
     def set_info(self, *, label=None, weight=None, base_margin=None, feature_types=None,
                  feature_weights=None, group=None, qid=None, **others):
-        """xgboost's ``set_info``: the fields given are set, the others kept.  Survival
-        fields (label bounds) are refused, as in the constructor."""
-        _refuse_survival_fields(type(self).__name__, others)
+        """xgboost's ``set_info``: the fields given are set, the others kept (the label
+        bounds of survival too)."""
+        self._set_bounds(others.pop("label_lower_bound", None),
+                         others.pop("label_upper_bound", None))
         if group is not None or qid is not None:
             self._set_queries(qid, group)
         if others:
@@ -332,19 +352,34 @@ class DMatrix:
 
 
 _SURVIVAL_FIELDS = ("label_lower_bound", "label_upper_bound")
-_FLOAT_FIELDS = ("label", "weight", "base_margin")
+_FLOAT_FIELDS = ("label", "weight", "base_margin") + _SURVIVAL_FIELDS
 
 
-def _refuse_survival_fields(matrix, fields):
-    """ValueError naming the first survival field given in ``fields``."""
-    for name in _SURVIVAL_FIELDS:
-        if fields.get(name) is not None:
-            raise ValueError(f"{matrix}: {name} is for survival objectives, which daskboost "
-                             "does not train")
+def interval_labels(lower, upper):
+    """Each row's ``[lower, upper]`` bounds as one label of two columns: numpy
+    ``(n, 2)`` in memory, a dask array or DataFrame (partitioned as the bounds) for dask
+    collections."""
+    if is_dask_collection(lower) or is_dask_collection(upper):
+        if not (is_dask_collection(lower) and is_dask_collection(upper)):
+            raise TypeError("label_lower_bound and label_upper_bound must both be dask "
+                            "collections, or both in memory")
+        if hasattr(lower, "chunks") and hasattr(upper, "chunks"):
+            import dask.array as da
+            return da.stack([lower.astype(np.float64), upper.astype(np.float64)], axis=1)
+        if hasattr(lower, "to_frame") and hasattr(upper, "to_frame"):
+            import dask.dataframe as dd
+            return dd.concat([lower.rename("lower").to_frame(),
+                              upper.rename("upper").to_frame()], axis=1)
+        raise TypeError("label_lower_bound and label_upper_bound must be collections of "
+                        "one kind (dask arrays, or dask Series)")
+    bounds = [np.asarray(b, dtype=np.float64).reshape(-1) for b in (lower, upper)]
+    if bounds[0].shape != bounds[1].shape:
+        raise ValueError(f"label_lower_bound has {bounds[0].shape[0]} rows, "
+                         f"label_upper_bound {bounds[1].shape[0]}")
+    return np.column_stack(bounds)
 
 
 def _float_field(field, caller):
-    _refuse_survival_fields(f"{caller}({field!r})", {field: field})
     if field not in _FLOAT_FIELDS:
         raise ValueError(f"{caller}({field!r}): the fields are {', '.join(_FLOAT_FIELDS)}")
     return field

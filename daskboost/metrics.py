@@ -501,6 +501,62 @@ class Quantile(Metric):
 
 
 # ---------------------------------------------------------------------------------------
+# survival: each row's interval of event times
+# ---------------------------------------------------------------------------------------
+class _IntervalMetric(Metric):
+    """``sum w v(lower, upper, m) / sum w`` over rows whose labels are the bounds of an
+    interval (``(2, n)``: ``survival:aft``'s), ``v`` a row's value from its margin."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def _intervals(self, y, margin):
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim != 2 or y.shape[0] != 2:
+            raise ValueError(f"eval_metric={self.name!r} needs each row's interval of event "
+                             "times (label_lower_bound and label_upper_bound); the labels "
+                             f"have shape {y.shape}")
+        return y, _as_margin(margin, y.shape[1])
+
+    def partial(self, y, margin, weight, objective):
+        y, m = self._intervals(y, margin)
+        if weight is not None:
+            weight = np.asarray(weight, dtype=np.float64).reshape(-1)
+        return _weighted_sums(self._values(y, m[0], objective), weight)
+
+    def row_losses(self, y, margin, objective):
+        y, m = self._intervals(y, margin)
+        return self._values(y, m[0], objective)
+
+    def finalize(self, total):
+        loss_sum, weight_sum = float(total[0]), float(total[1])
+        return loss_sum if weight_sum == 0 else loss_sum / weight_sum
+
+
+class AFTNLogLik(_IntervalMetric):
+    """The AFT negative log-likelihood of each row's interval (``survival.aft_loss``)
+    with the objective's distribution and scale (xgboost's ``aft-nloglik``)."""
+
+    def _values(self, y, m, objective):
+        if not hasattr(objective, "aft_loss_distribution"):
+            raise ValueError(f"eval_metric={self.name!r} scores survival:aft's model; "
+                             f"objective={_objective_name(objective)!r}")
+        return objective.loss(y, m[None, :])
+
+
+class IntervalRegressionAccuracy(_IntervalMetric):
+    """The weighted share of rows whose predicted time ``exp(m)`` lies in their
+    interval (xgboost's ``interval-regression-accuracy``)."""
+
+    higher_is_better = True
+
+    def _values(self, y, m, objective):
+        with np.errstate(over="ignore"):
+            time = np.exp(m)
+        return ((time >= y[0]) & (time <= y[1])).astype(np.float64)
+
+
+# ---------------------------------------------------------------------------------------
 # multiclass
 # ---------------------------------------------------------------------------------------
 class _MultiClassLoss(Metric):
@@ -832,14 +888,18 @@ _SIMPLE = {
     "poisson-nloglik": PoissonNLogLik,
     "gamma-nloglik": GammaNLogLik,
     "gamma-deviance": GammaDeviance,
+    "aft-nloglik": AFTNLogLik,
+    "interval-regression-accuracy": IntervalRegressionAccuracy,
 }
 
 METRIC_NAMES = ("rmse", "rmsle", "mae", "mape", "mphe", "logloss", "error", "auc", "aucpr",
                 "mlogloss", "merror", "poisson-nloglik", "gamma-nloglik", "gamma-deviance",
                 "tweedie-nloglik",
-                "quantile", "ndcg", "map", "pre")
+                "quantile", "ndcg", "map", "pre", "aft-nloglik",
+                "interval-regression-accuracy")
 
 _MULTICLASS_ONLY = frozenset({"mlogloss", "merror"})
+_SURVIVAL = frozenset({"aft-nloglik", "interval-regression-accuracy"})
 _SINGLE_OUTPUT = frozenset(METRIC_NAMES) - _MULTICLASS_ONLY - {"quantile"}
 _RANKING = frozenset(_RANKING_KINDS)
 
@@ -879,6 +939,13 @@ def _check_objective(name, base, objective):
     if not isinstance(obj, str):
         return
     multiclass = objective_kind(obj) == MULTICLASS
+    survival = obj == "survival:aft"
+    if survival != (base in _SURVIVAL):
+        raise ValueError(
+            f"eval_metric={name!r} scores " + (
+                "an interval of event times a row, survival:aft's labels" if not survival
+                else "one label per row") + f"; objective={obj!r}" + (
+                ": use 'aft-nloglik' or 'interval-regression-accuracy'" if survival else ""))
     if obj == "custom":  # a custom objective: multiclass when it has several outputs
         multiclass = objective.n_outputs() > 1
     if base in _MULTICLASS_ONLY and not multiclass:

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from . import lambdarank, links, sketch
+from . import lambdarank, links, sketch, survival
 
 __all__ = ["BINARY", "KINDS", "LabelStats", "MULTICLASS", "OBJECTIVES", "Objective",
            "RANKING", "REGRESSION", "classifier_objectives", "get_objective", "is_classification",
@@ -81,6 +81,8 @@ _SLE_MIN_HESS = 1e-6
 _FLT_MIN = float(np.finfo(np.float32).tiny)
 # xgboost's lambdarank parameters and their defaults (``lambdarank_num_pair_per_sample``:
 # None stands for xgboost's default, 32 for "topk" and 1 for "mean")
+# xgboost's accelerated-failure-time parameters (``survival:aft``) and their defaults
+AFT_DEFAULTS = {"aft_loss_distribution": "normal", "aft_loss_distribution_scale": 1.0}
 RANKING_DEFAULTS = {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": None,
                     "ndcg_exp_gain": True, "lambdarank_normalization": True,
                     "lambdarank_score_normalization": True, "lambdarank_unbiased": False}
@@ -127,6 +129,9 @@ class LabelStats:
     targets : tuple of LabelStats or None
         A multi-target y: each target's statistics, in target order (the fields above
         then describe the first target); None for one label per row.
+    crossed_bounds : int
+        A y of two columns: the rows whose first is above their second (an interval's
+        bounds crossed, for ``survival:aft``).
     """
 
     n_rows: int
@@ -142,6 +147,7 @@ class LabelStats:
     query_counts: "tuple | None" = None
     query_weight_sum: float = 0.0
     targets: "tuple | None" = None
+    crossed_bounds: int = 0
 
     @classmethod
     def from_labels(cls, y, weight=None, summary_size=None, classifier=False):
@@ -228,6 +234,7 @@ class LabelStats:
             weighted_log1p_label_sum=(self.weighted_log1p_label_sum
                                       + other.weighted_log1p_label_sum),
             targets=_merged_targets(self.targets, other.targets, summary_size),
+            crossed_bounds=self.crossed_bounds + other.crossed_bounds,
         )
 
 
@@ -375,6 +382,18 @@ def _tweedie_kernel(margin, y, weight, grad, hess, rho):
         b = math.exp((2.0 - rho) * margin[0, i])
         grad[0, i] = _weighted(b - y[i] * a, w)
         hess[0, i] = _weighted(((2.0 - rho) * b - (1.0 - rho) * y[i] * a), w)
+
+
+@numba.njit(nogil=True, cache=True)
+def _aft_kernel(margin, y, weight, grad, hess, distribution, sigma):
+    # the AFT negative log-likelihood of the interval [y[0, i], y[1, i]] of row i's event
+    # time at margin m = E log T (Barnwal, Cho & Hocking 2022, eq. 6-9: survival.py)
+    for i in range(margin.shape[1]):
+        w = 1.0 if weight.shape[0] == 0 else np.float64(weight[i])
+        g, h = survival.aft_gradient(np.float64(y[0, i]), np.float64(y[1, i]), margin[0, i],
+                                     sigma, distribution)
+        grad[0, i] = _weighted(g, w)
+        hess[0, i] = _weighted(h, w)
 
 
 SOFTMAX_ROWS = 256  # rows whose probabilities ``_softmax_kernel`` computes at a time
@@ -539,6 +558,10 @@ class Objective:
     ranks_queries : bool
         The gradients are a query group's (learning to rank): ``query_gradients`` gives
         them from a partition's whole queries; ``gradients`` refuses.
+    label_columns : int or None
+        The labels of a row, when the loss takes several (``survival:aft``: the bounds
+        of its interval, ``(label_columns, n)`` labels for one output); None: one label
+        a row, or one per target.
     multi_target : bool
         The loss is elementwise, so a y of several columns (``num_target`` > 1) trains
         one output per target, each with its own trees from its own column's gradients
@@ -557,10 +580,12 @@ class Objective:
     outputs_classes = False
     ranks_queries = False
     multi_target = True
+    label_columns = None
 
     def __init__(self, num_class=None, huber_slope=1.0, quantile_alpha=0.5,
                  tweedie_variance_power=1.5, max_delta_step=0.0, scale_pos_weight=1.0,
-                 class_weight=None, num_target=1, **ranking_params):
+                 class_weight=None, num_target=1, aft_loss_distribution="normal",
+                 aft_loss_distribution_scale=1.0, **ranking_params):
         unknown = sorted(set(ranking_params) - set(RANKING_DEFAULTS))
         if unknown:
             raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument "
@@ -569,6 +594,8 @@ class Objective:
                         quantile_alpha=quantile_alpha,
                         tweedie_variance_power=tweedie_variance_power,
                         max_delta_step=max_delta_step, scale_pos_weight=scale_pos_weight,
+                        aft_loss_distribution=aft_loss_distribution,
+                        aft_loss_distribution_scale=aft_loss_distribution_scale,
                         **ranking_params)
         self.num_target = self._check_num_target(num_target)
         if self.leaf_quantiles is not None and self.num_target > 1:  # (one per output)
@@ -656,7 +683,8 @@ class Objective:
         margin : numpy.ndarray
             ``(K, n)`` float64 current margins.
         y : numpy.ndarray
-            ``(n,)`` float32 or float64 labels (encoded class indices for ``multi:*``).
+            ``(n,)`` float32 or float64 labels (encoded class indices for ``multi:*``);
+            ``(T, n)`` for T targets, ``(label_columns, n)`` for a loss of several.
         weight : numpy.ndarray or None
             ``(n,)`` sample weights, or None for unit weights.
 
@@ -670,7 +698,8 @@ class Objective:
         m = self._margin(margin)
         y = _as_float_array(y)
         n = m.shape[1]
-        shape = (n,) if self.num_target == 1 else (self.num_target, n)
+        columns = self.label_columns or self.num_target
+        shape = (n,) if columns == 1 else (columns, n)
         if y.shape != shape:
             raise ValueError(f"y must have shape {shape}, got {y.shape}")
         if weight is not None:
@@ -1302,6 +1331,91 @@ class Tweedie(_LogLink):
         return -first + np.exp(b * m) / b
 
 
+# -- survival ---------------------------------------------------------------------------
+
+
+class SurvivalAFT(Objective):
+    """``survival:aft``: the accelerated failure time model, ``log T = m + sigma Z``
+    (:mod:`daskboost.survival`; Barnwal, Cho & Hocking 2022).
+
+    Each row's labels are the bounds ``[lower, upper]`` of its event time (equal:
+    observed; ``upper = inf``: right-censored; ``lower = 0``: left-censored): labels
+    ``(2, n)``, ``DMatrix(label_lower_bound=, label_upper_bound=)`` or a y of two
+    columns.  ``aft_loss_distribution`` ("normal", "logistic", "extreme") and
+    ``aft_loss_distribution_scale`` (``sigma`` > 0) are xgboost's.  The prediction is
+    ``exp(m)``, a time.  The start is xgboost's: ``base_score`` 0.5, the margin
+    ``log 0.5`` (the argmin of the censored likelihood over a constant needs the rows
+    themselves, not label statistics); give ``base_score`` (a time) to start elsewhere.
+    """
+
+    name = "survival:aft"
+    kind = REGRESSION
+    default_metric = "aft-nloglik"
+    max_margin = math.log(sys.float_info.max)
+    multi_target = False
+    label_columns = 2
+    _kernel = staticmethod(_aft_kernel)
+    _DEFAULT_START = 0.5  # xgboost's base_score
+
+    def _configure(self, *, aft_loss_distribution, aft_loss_distribution_scale, **_):
+        if aft_loss_distribution not in survival.DISTRIBUTIONS:
+            raise ValueError(f"aft_loss_distribution={aft_loss_distribution!r} must be one of "
+                             f"{', '.join(repr(d) for d in survival.DISTRIBUTIONS)}")
+        sigma = _check_real(aft_loss_distribution_scale, "aft_loss_distribution_scale")
+        if not (sigma > 0.0 and math.isfinite(sigma)):
+            raise ValueError(f"aft_loss_distribution_scale={aft_loss_distribution_scale!r} "
+                             "must be a finite number > 0")
+        self.aft_loss_distribution = aft_loss_distribution
+        self.aft_loss_distribution_scale = sigma
+
+    def __repr__(self):
+        return (f"SurvivalAFT(aft_loss_distribution={self.aft_loss_distribution!r}, "
+                f"aft_loss_distribution_scale={self.aft_loss_distribution_scale!r})")
+
+    def _kernel_args(self):
+        return (survival.DISTRIBUTIONS.index(self.aft_loss_distribution),
+                self.aft_loss_distribution_scale)
+
+    def check_labels(self, stats):
+        if stats.n_rows == 0 or not stats.weight_sum > 0:
+            raise ValueError(f"objective='{self.name}' needs at least one row with positive "
+                             f"weight; got n_rows={stats.n_rows}, weight_sum={stats.weight_sum}")
+        if stats.targets is None or len(stats.targets) != 2:
+            raise ValueError(f"objective='{self.name}' needs each row's interval of event "
+                             "times: label_lower_bound and label_upper_bound (DMatrix), or a y "
+                             "of two columns, lower and upper bound")
+        lower, upper = stats.targets
+        if not (lower.label_min >= 0.0 and math.isfinite(lower.label_max)):
+            raise ValueError(f"objective='{self.name}': label_lower_bound must be finite and "
+                             f">= 0 (0: left-censored); got values in [{lower.label_min}, "
+                             f"{lower.label_max}]")
+        if not upper.label_min > 0.0:
+            raise ValueError(f"objective='{self.name}': label_upper_bound must be > 0 (inf: "
+                             f"right-censored); got {upper.label_min}")
+        if stats.crossed_bounds:
+            raise ValueError(f"objective='{self.name}': label_lower_bound is above "
+                             f"label_upper_bound in {stats.crossed_bounds} row(s)")
+
+    def base_margin(self, stats):
+        return np.array([math.log(self._DEFAULT_START)])
+
+    def _link(self, b):
+        if not b > 0.0:
+            raise ValueError(f"base_score={b!r} must be > 0 for objective='{self.name}' (a "
+                             "time; the margin is its log)")
+        return math.log(b)
+
+    def _inverse_link(self, m):
+        return np.exp(m)
+
+    def loss(self, y, margin):
+        """Each row's negative log-likelihood of its interval ``y`` ``(2, n)``."""
+        y = np.asarray(y, dtype=np.float64)
+        return survival.interval_losses(y[0], y[1], self._margin(margin)[0],
+                                        self.aft_loss_distribution_scale,
+                                        survival.DISTRIBUTIONS.index(self.aft_loss_distribution))
+
+
 # -- softmax ----------------------------------------------------------------------------
 
 
@@ -1609,7 +1723,7 @@ def _check_real(value, name):
 OBJECTIVES = {cls.name: cls for cls in (
     SquaredError, AbsoluteError, PseudoHuberError, QuantileError,
     RegLogistic, BinaryLogistic, BinaryLogitRaw, BinaryHinge,
-    Poisson, Gamma, Tweedie, SquaredLogError,
+    Poisson, Gamma, Tweedie, SquaredLogError, SurvivalAFT,
     SoftProb, SoftMax,
     RankPairwise, RankNDCG, RankMAP,
 )}
@@ -1624,6 +1738,13 @@ def _check_scale_pos_weight(value):
     if not (v > 0.0 and math.isfinite(v)):
         raise ValueError(f"scale_pos_weight={value!r} must be a finite number > 0")
     return v
+
+
+def takes_label_columns(name):
+    """Whether the objective called ``name`` reads several labels a row for one output
+    (``label_columns``: survival:aft's bounds), rather than one label per target."""
+    cls = OBJECTIVES.get(name) if isinstance(name, str) else None
+    return cls is not None and cls.label_columns is not None
 
 
 def check_scale_pos_weight(objective, scale_pos_weight):

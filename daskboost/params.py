@@ -17,7 +17,8 @@ import numpy as np
 
 from .binning import MAX_BIN_LIMIT
 from .metrics import Metric
-from .objectives import (RANKING_DEFAULTS, check_scale_pos_weight, quantile_levels,
+from .objectives import (AFT_DEFAULTS, RANKING_DEFAULTS, check_scale_pos_weight,
+                         get_objective, quantile_levels,
                          ranking_settings)
 from .quantize import max_rows
 
@@ -63,6 +64,9 @@ class TrainingParams:
     # xgboost's weight of the rows labelled 1 in the logistic losses' gradients
     # (``objectives.LOGISTIC_OBJECTIVES``); 1: none
     scale_pos_weight: float = 1.0
+    # survival:aft's noise distribution and its scale (xgboost's names)
+    aft_loss_distribution: str = "normal"
+    aft_loss_distribution_scale: float = 1.0
     # scikit-learn's class_weight (classifiers): None, "balanced", or a tuple of
     # (label, factor) pairs; ``training.resolve_objective`` settles it per class
     class_weight: Union[str, tuple, None] = None
@@ -164,6 +168,15 @@ def _real(name, value, low, strict=False):
     if value < low or (strict and value == low):
         raise ValueError(f"{name}={value!r} must be {'>' if strict else '>='} {low}")
     return value
+
+
+def _aft_params(raw):
+    """``aft_loss_distribution`` and ``aft_loss_distribution_scale`` checked (as
+    ``survival:aft`` checks them), at their defaults where not given."""
+    given = {k: raw.get(k, default) for k, default in AFT_DEFAULTS.items()}
+    get_objective("survival:aft", **given)  # (ValueError naming the parameter)
+    return {"aft_loss_distribution": given["aft_loss_distribution"],
+            "aft_loss_distribution_scale": float(given["aft_loss_distribution_scale"])}
 
 
 def quantile_alphas(value):
@@ -420,6 +433,7 @@ def validate_params(raw, valid_objectives):
                                      1.0),
         base_score=base_score,
         scale_pos_weight=scale_pos_weight,
+        **_aft_params(raw),
         class_weight=_class_weight(raw.get("class_weight")),
         monotone_constraints=_monotone_constraints(raw.get("monotone_constraints")),
         interaction_constraints=_interaction_constraints(raw.get("interaction_constraints")),

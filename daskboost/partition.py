@@ -68,6 +68,9 @@ class ScanResult:
     # a multi-target y: the label facts of each target (a ScanResult each, without
     # feature summaries), in target order; None for one-dimensional labels
     target_scans: tuple = None
+    # a y of two columns: the rows whose first is above their second (survival:aft's
+    # interval bounds crossed)
+    crossed_bounds: int = 0
 
 
 def _where(index):
@@ -138,22 +141,24 @@ def scan_queries(qid, w, index):
     return [partition_queries(qid_block(qid, index), weights, index)]
 
 
-def scan_labels(labels, weights, index, sketch_size, collect_classes):
+def scan_labels(labels, weights, index, sketch_size, collect_classes, finite=True):
     """The label statistics of one block of labels and weights, as a ``ScanResult``
     without feature summaries (the scan pass's, and a cross-validation fold's); a
     regression's labels are sketched in ``sketch_size`` entries, unless None.  Labels
-    ``(n_targets, n_rows)`` (a multi-target y): each target's facts in ``target_scans``,
-    the first target's also in the result's own fields."""
+    ``(n_targets, n_rows)`` (a multi-target y; survival:aft's bounds): each column's facts
+    in ``target_scans`` (infinite values let through: the objective checks its
+    columns' ranges), the first's also in the result's own fields."""
     if labels.ndim == 2:
         if collect_classes:
             raise ValueError(f"a classifier's y must be one-dimensional; got {labels.shape[0]} "
                              f"columns{_where(index)}")
-        targets = tuple(scan_labels(column, weights, index, sketch_size, False)
+        targets = tuple(scan_labels(column, weights, index, sketch_size, False, finite=False)
                         for column in labels)
-        return replace(targets[0], target_scans=targets)
+        crossed = int((labels[0] > labels[1]).sum()) if labels.shape[0] == 2 else 0
+        return replace(targets[0], target_scans=targets, crossed_bounds=crossed)
     n = labels.shape[0]
     numeric = labels.dtype.kind in "biuf"
-    if numeric and labels.dtype.kind == "f" and not np.isfinite(labels).all():
+    if finite and numeric and labels.dtype.kind == "f" and not np.isfinite(labels).all():
         raise ValueError(f"y contains inf{_where(index)}")
     weight_sum = float(n if weights is None else weights.sum())
     class_weights, label_summary, class_counts = None, None, None
@@ -247,6 +252,7 @@ def merge_scans(a, b, sketch_size, categorical=None):
         a.weighted_log1p_label_sum + b.weighted_log1p_label_sum,
         None if a.partition_queries is None else a.partition_queries + b.partition_queries,
         _merge_targets(a.target_scans, b.target_scans, sketch_size),
+        a.crossed_bounds + b.crossed_bounds,
     )
 
 

@@ -36,7 +36,8 @@ from .links import class_index, sigmoid_direct, softmax
 from .model_file import ESTIMATOR_KEY, garbage_collection_paused, model_source, read_model_json
 from .metrics import Metric, get_metric, partial_of
 from .xgboost_format import base_scores, is_xgboost_model
-from .objectives import (OBJECTIVES, RANKING, classifier_objectives, is_classification,
+from .objectives import (AFT_DEFAULTS, OBJECTIVES, RANKING, classifier_objectives,
+                         is_classification,
                          objective_kind, objectives_of_kind, regressor_objectives)
 from .query_groups import group_pointer, qid_block, query_input, row_weights
 from .local_threads import check_n_jobs, local_threads
@@ -65,6 +66,7 @@ WRITTEN_WHEN_CHANGED = {"monotone_constraints": None, "interaction_constraints":
                         "scale_pos_weight": 1.0, "importance_type": "gain",
                         "class_weight": None, "missing": np.nan, "feature_weights": None,
                         "num_parallel_tree": None,
+                        **AFT_DEFAULTS,
                         **CATEGORICAL_DEFAULTS,
                         **QUANTIZATION_DEFAULTS}
 
@@ -98,6 +100,7 @@ class _DaskBoostModel(RoutingConsumer):
                  importance_type="gain", class_weight=None, n_jobs=None, missing=np.nan,
                  verbosity=None, booster=None, device=None, callbacks=None,
                  feature_weights=None, sampling_method=None, num_parallel_tree=None,
+                 aft_loss_distribution="normal", aft_loss_distribution_scale=1.0,
                  multi_strategy=None, validate_parameters=None, **xgboost_keywords):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
@@ -152,6 +155,8 @@ class _DaskBoostModel(RoutingConsumer):
         self.feature_weights = feature_weights
         self.sampling_method = sampling_method
         self.num_parallel_tree = num_parallel_tree
+        self.aft_loss_distribution = aft_loss_distribution
+        self.aft_loss_distribution_scale = aft_loss_distribution_scale
         self.multi_strategy = multi_strategy
         self.validate_parameters = validate_parameters
         self._take_xgboost_keywords(xgboost_keywords)

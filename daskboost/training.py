@@ -40,8 +40,9 @@ from .data import categorical_features, checked_categories, partition_input, sam
 from .level_loop import binned_round, grow_rounds, pad_nodes, round_leaf_values
 from .metrics import WholeRowsMetric, get_metric, partial_of
 from .model_file import check_model, in_memory_checks_enabled
-from .objectives import (OBJECTIVES, RANKING_DEFAULTS, CustomObjective, LabelStats,
-                         check_scale_pos_weight, get_objective)
+from .objectives import (AFT_DEFAULTS, OBJECTIVES, RANKING_DEFAULTS, CustomObjective,
+                         LabelStats, check_scale_pos_weight, get_objective,
+                         takes_label_columns)
 from .params import (MAX_EXACT_VALUES, changed_during_fit, check_feature_weights,
                      resolve_constraints, settle_quantized_grad)
 from .quantize import check_rows
@@ -64,7 +65,8 @@ log = logger()
 OBJECTIVE_PARAMS = ("num_class", "huber_slope", "quantile_alpha", "tweedie_variance_power")
 # objective parameters a model keeps only where they differ from these defaults (added
 # after model files existed: a model that does not use them keeps its bytes)
-OBJECTIVE_PARAMS_WHEN_CHANGED = {"scale_pos_weight": 1.0, **RANKING_DEFAULTS}
+OBJECTIVE_PARAMS_WHEN_CHANGED = {"scale_pos_weight": 1.0, **RANKING_DEFAULTS,
+                                 **AFT_DEFAULTS}
 
 
 def sketch_size_for(max_bin):
@@ -140,9 +142,9 @@ def resolve_objective(params, scanned, classifier, known_classes=None):
                              in OBJECTIVE_PARAMS_WHEN_CHANGED.items()
                              if getattr(params, k) != default})
     n_targets = 1 if scanned.target_scans is None else len(scanned.target_scans)
-    if n_targets > 1:  # (a model file keeps it only then)
-        objective_params["num_target"] = n_targets
     name = params.objective
+    if n_targets > 1 and not takes_label_columns(name):  # (a model file keeps it only then)
+        objective_params["num_target"] = n_targets
     if isinstance(name, str) and name == "count:poisson":  # xgboost also scales the Poisson hessian by exp(max_delta_step)
         objective_params["max_delta_step"] = params.max_delta_step
     classes = None
@@ -186,7 +188,7 @@ def resolve_objective(params, scanned, classifier, known_classes=None):
     stats = label_stats(scanned, labels if classifier else None)
     if callable(name):
         objective = CustomObjective(name, objective_params.get("num_class"), classifier,
-                                    n_targets)
+                                    objective_params.get("num_target", 1))
     else:
         objective = get_objective(name, **objective_params)
     objective.check_labels(stats)
@@ -244,7 +246,7 @@ def label_stats(scanned, labels=None):
                           scanned.weighted_log1p_label_sum,
                           None if queries is None else tuple(q.count for q in queries),
                           0.0 if queries is None else sum(q.weight_sum for q in queries),
-                          targets)
+                          targets, scanned.crossed_bounds)
     weights = {i: float(scanned.class_weights.get(label, 0.0)) for i, label in enumerate(labels)}
     return LabelStats(scanned.n_rows, scanned.weight_sum,
                       float(sum(i * w for i, w in weights.items())), 0.0,

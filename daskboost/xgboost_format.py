@@ -39,7 +39,8 @@ import numpy as np
 from .binning import MAX_BIN_LIMIT
 from .model_file import (MAX_PARALLEL_TREES, OWN_ATTRIBUTES, string_attributes,
                          xgboost_tree_order)
-from .objectives import LOGISTIC_OBJECTIVES, OBJECTIVES, RANKING_DEFAULTS, ranking_settings
+from .objectives import (AFT_DEFAULTS, LOGISTIC_OBJECTIVES, OBJECTIVES, RANKING_DEFAULTS,
+                         ranking_settings)
 from .tree import Tree
 from .verbosity import DaskBoostWarning
 
@@ -62,7 +63,8 @@ UBJSON_ARRAY_TYPES = {
 
 # objectives whose base_score xgboost stores through a link, and the link
 _BASE_SCORE_LINKS = {"binary:logistic": "logit", "reg:logistic": "logit",
-                     "count:poisson": "log", "reg:gamma": "log", "reg:tweedie": "log"}
+                     "count:poisson": "log", "reg:gamma": "log", "reg:tweedie": "log",
+                     "survival:aft": "log"}
 
 
 def _objective_section(objective, params):
@@ -86,6 +88,11 @@ def _objective_section(objective, params):
             "tweedie_variance_power": _number(params["tweedie_variance_power"])}
     elif objective.startswith("multi:"):
         section["softmax_multiclass_param"] = {"num_class": str(params["num_class"])}
+    elif objective == "survival:aft":
+        section["aft_loss_param"] = {
+            "aft_loss_distribution": params.get("aft_loss_distribution", "normal"),
+            "aft_loss_distribution_scale": _number(
+                params.get("aft_loss_distribution_scale", 1.0))}
     elif objective.startswith("rank:"):
         settings = ranking_settings(**{k: params[k] for k in RANKING_DEFAULTS if k in params})
         k = params.get("lambdarank_num_pair_per_sample")
@@ -518,6 +525,12 @@ def _objective_params(objective, section, n_outputs, n_targets=1):
             raise ValueError(f"quantile_alpha {text} has {len(alphas)} levels, but the model "
                              f"has {n_outputs} outputs (num_target)")
         params["quantile_alpha"] = alphas[0] if n_outputs == 1 else alphas
+    elif objective == "survival:aft":
+        aft = section.get("aft_loss_param", {})
+        for key, default in AFT_DEFAULTS.items():
+            value = type(default)(aft.get(key, default))
+            if value != default:
+                params[key] = value
     elif objective == "reg:tweedie":
         params["tweedie_variance_power"] = float(
             section["tweedie_regression_param"]["tweedie_variance_power"])
