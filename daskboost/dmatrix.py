@@ -295,7 +295,7 @@ class DMatrix:
         sliced = copy.copy(self)
         sliced.data = _rows_at(self.data, rows, "the data")
         sliced.qid = None if self.qid is None else _rows_at(self.qid, rows, "qid")
-        for name in ("label", "weight", "base_margin"):
+        for name in ("label", "weight", "base_margin") + _SURVIVAL_FIELDS:
             value = getattr(self, name)
             setattr(sliced, name, None if value is None else _rows_at(value, rows, name))
         return sliced

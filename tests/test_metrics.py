@@ -439,6 +439,10 @@ def test_multiclass_metrics_follow_the_objective_kind():
             get_metric("mlogloss", obj), get_metric("merror", obj)
             with pytest.raises(ValueError, match="not a multiclass metric"):
                 get_metric("logloss", obj)
+        elif name == "survival:aft":  # (intervals: its own metrics only)
+            get_metric("aft-nloglik", obj), get_metric("interval-regression-accuracy", obj)
+            with pytest.raises(ValueError, match="scores one label per row"):
+                get_metric("rmse", obj)
         else:
             get_metric("rmse", obj)
             with pytest.raises(ValueError, match="multiclass objectives"):

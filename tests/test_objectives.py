@@ -44,8 +44,10 @@ KINKED = {"reg:absoluteerror", "reg:quantileerror",   # loss not twice different
 
 
 def test_every_objective_is_covered():
-    # (the ranking objectives' gradients are a query's, not a row's: tests/test_ranking.py)
-    assert {c[1] for c in CASES} == set(OBJECTIVES) - set(objectives_of_kind(RANKING))
+    # (the ranking objectives' gradients are a query's, not a row's: tests/test_ranking.py;
+    # survival:aft's labels are intervals: tests/test_survival.py)
+    assert {c[1] for c in CASES} == set(OBJECTIVES) - set(objectives_of_kind(RANKING)) - {
+        "survival:aft"}
 
 
 def labels_for(name, params, rng, n):
@@ -453,6 +455,7 @@ METADATA = {
     "reg:gamma": (REGRESSION, False),
     "reg:tweedie": (REGRESSION, False),
     "reg:squaredlogerror": (REGRESSION, False),
+    "survival:aft": (REGRESSION, False),
     "multi:softprob": (MULTICLASS, True),
     "multi:softmax": (MULTICLASS, False),
     "rank:pairwise": (RANKING, False),
@@ -475,7 +478,8 @@ def test_every_objective_has_its_kind_and_probability_flag():
 def test_metadata_helpers():
     assert objectives_of_kind(REGRESSION) == (
         "reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror",
-        "reg:logistic", "count:poisson", "reg:gamma", "reg:tweedie", "reg:squaredlogerror")
+        "reg:logistic", "count:poisson", "reg:gamma", "reg:tweedie", "reg:squaredlogerror",
+        "survival:aft")
     assert objectives_of_kind(BINARY) == ("binary:logistic", "binary:logitraw", "binary:hinge")
     assert objectives_of_kind(MULTICLASS) == ("multi:softprob", "multi:softmax")
     assert objectives_of_kind(*KINDS) == tuple(OBJECTIVES)
@@ -486,7 +490,7 @@ def test_metadata_helpers():
     assert regressor_objectives() == (
         "reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror",
         "reg:logistic", "binary:logistic", "count:poisson", "reg:gamma", "reg:tweedie",
-        "reg:squaredlogerror")
+        "reg:squaredlogerror", "survival:aft")
     assert classifier_objectives() == (
         "binary:logistic", "binary:logitraw", "binary:hinge", "multi:softprob", "multi:softmax")
     for name in ("custom", "binary:svm", "multi:nonsense", None, 3, ["reg:logistic"]):

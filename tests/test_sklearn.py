@@ -49,6 +49,7 @@ XGBOOST_DEFAULTS = {
     # xgboost 2's constructor arguments, and its parameters that take one value here
     "callbacks": None, "feature_weights": None, "sampling_method": None,
     "num_parallel_tree": None, "multi_strategy": None, "validate_parameters": None,
+    "aft_loss_distribution": "normal", "aft_loss_distribution_scale": 1.0,
 }
 ESTIMATORS = [DaskBoostRegressor, DaskBoostClassifier]
 
@@ -101,13 +102,13 @@ def test_accepted_objectives_come_from_the_objectives_metadata():
     assert DaskBoostRegressor._objectives == (
         "reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror", "reg:quantileerror",
         "reg:logistic", "binary:logistic", "count:poisson", "reg:gamma", "reg:tweedie",
-        "reg:squaredlogerror")  # (added since, at the end)
+        "reg:squaredlogerror", "survival:aft")  # (added since, at the end)
     assert DaskBoostClassifier._objectives == (
         "binary:logistic", "binary:logitraw", "binary:hinge", "multi:softprob",
         "multi:softmax")
     params = DaskBoostRegressor().get_params()
     with pytest.raises(ValueError, match=r"objective='binary:logitraw' is not supported here; "
-                       r"valid objectives: 'reg:squarederror', .*'reg:squaredlogerror'$"):
+                       r"valid objectives: 'reg:squarederror', .*'survival:aft'$"):
         validate_params({**params, "objective": "binary:logitraw"}, DaskBoostRegressor._objectives)
     with pytest.raises(ValueError, match="objective='reg:logistic' is not supported"):
         validate_params({**params, "objective": "reg:logistic"}, DaskBoostClassifier._objectives)

@@ -91,6 +91,13 @@ def test_every_way_to_give_the_bounds_is_the_same_model(cluster, tmp_path):
     assert dxb.train(FAST, matrix, 5).save_raw() == expected.save_raw()
     np.testing.assert_array_equal(matrix.get_float_info("label_upper_bound"),
                                   upper.astype(np.float32))
+    rows = np.arange(0, 1500, 3)
+    part = matrix.slice(rows)
+    np.testing.assert_array_equal(part.get_float_info("label_lower_bound"),
+                                  lower[rows].astype(np.float32))
+    assert dxb.train(FAST, part, 2).save_raw() == dxb.train(
+        FAST, DMatrix(X[rows], label_lower_bound=lower[rows],
+                      label_upper_bound=upper[rows]), 2).save_raw()
     # a y of two columns, lower and upper, with the estimator
     estimator = DaskBoostRegressor(n_estimators=5, **FAST).fit(X, np.column_stack([lower,
                                                                                    upper]))

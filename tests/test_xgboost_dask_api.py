@@ -182,8 +182,9 @@ def test_a_future_of_the_booster_predicts(cluster, data):
 @pytest.mark.parametrize("call, error, match", [
     (lambda X, y: dxgb.DaskDMatrix(None, da.from_array(X), y, group=[len(y)]), ValueError,
      "group .* needs in-memory data"),
-    (lambda X, y: dxgb.DaskDMatrix(None, X, y, label_lower_bound=y), ValueError,
-     "label_lower_bound is for survival"),
+    (lambda X, y: dxgb.DaskDMatrix(None, da.from_array(X), label_lower_bound=da.from_array(y),
+                                   label_upper_bound=y), TypeError,
+     "must both be dask collections, or both in memory"),
     (lambda X, y: dxgb.DaskDMatrix(None, X, y, feature_names=["a"]), ValueError,
      "feature_names has 1 names; the data has 5 features"),
     (lambda X, y: dxgb.train(None, PARAMS, (X, y)), TypeError, "dtrain must be a DaskDMatrix"),
