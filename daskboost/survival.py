@@ -61,29 +61,24 @@ def _cdf(z, dist):
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _grad_pdf(z, dist):
-    """d f / d z."""
+def _densities(z, dist):
+    """(f, f', f'') at ``z``: the density and its first two derivatives in ``z``
+    (xgboost's formulas, zero where ``exp(z)`` overflows), sharing one ``exp``."""
     if dist == NORMAL:
-        return -z * _pdf(z, dist)
+        pdf = math.exp(-z * z / 2.0) / _SQRT_2PI
+        return pdf, -z * pdf, (z * z - 1.0) * pdf
     w = math.exp(z)
     if math.isinf(w):
-        return 0.0
+        return 0.0, 0.0, 0.0
     if dist == LOGISTIC:
-        return _pdf(z, dist) * (1.0 - w) / (1.0 + w)
-    return (1.0 - w) * _pdf(z, dist)
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _hess_pdf(z, dist):
-    """d^2 f / d z^2."""
-    if dist == NORMAL:
-        return (z * z - 1.0) * _pdf(z, dist)
-    w = math.exp(z)
-    if math.isinf(w) or math.isinf(w * w):
-        return 0.0
-    if dist == LOGISTIC:
-        return _pdf(z, dist) * (w * w - 4.0 * w + 1.0) / ((1.0 + w) * (1.0 + w))
-    return (w * w - 3.0 * w + 1.0) * _pdf(z, dist)
+        if math.isinf(w * w):
+            return 0.0, 0.0, 0.0
+        pdf = w / ((1.0 + w) * (1.0 + w))
+        return (pdf, pdf * (1.0 - w) / (1.0 + w),
+                pdf * (w * w - 4.0 * w + 1.0) / ((1.0 + w) * (1.0 + w)))
+    pdf = w * math.exp(-w)
+    hess = 0.0 if math.isinf(w * w) else (w * w - 3.0 * w + 1.0) * pdf
+    return pdf, (1.0 - w) * pdf, hess
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
@@ -132,7 +127,7 @@ def aft_gradient(lower, upper, m, sigma, dist):
     """(dl/dm, d2l/dm2) of one row, xgboost's safeguards applied (module docstring)."""
     if lower == upper:
         z = (math.log(lower) - m) / sigma
-        pdf, grad_pdf, hess_pdf = _pdf(z, dist), _grad_pdf(z, dist), _hess_pdf(z, dist)
+        pdf, grad_pdf, hess_pdf = _densities(z, dist)
         censoring, positive = _UNCENSORED, z > 0.0
         g_num, g_den = grad_pdf, sigma * pdf
         h_num = -(pdf * hess_pdf - grad_pdf * grad_pdf)
@@ -145,13 +140,15 @@ def aft_gradient(lower, upper, m, sigma, dist):
             censoring = _RIGHT
         else:
             z_u = (math.log(upper) - m) / sigma
-            pdf_u, cdf_u, grad_u = _pdf(z_u, dist), _cdf(z_u, dist), _grad_pdf(z_u, dist)
+            pdf_u, grad_u, _ = _densities(z_u, dist)
+            cdf_u = _cdf(z_u, dist)
         if lower <= 0.0:
             pdf_l, cdf_l, grad_l = 0.0, 0.0, 0.0
             censoring = _LEFT
         else:
             z_l = (math.log(lower) - m) / sigma
-            pdf_l, cdf_l, grad_l = _pdf(z_l, dist), _cdf(z_l, dist), _grad_pdf(z_l, dist)
+            pdf_l, grad_l, _ = _densities(z_l, dist)
+            cdf_l = _cdf(z_l, dist)
         positive = z_u > 0.0 or z_l > 0.0
         cdf_diff, pdf_diff = cdf_u - cdf_l, pdf_u - pdf_l
         g_num, g_den = pdf_diff, sigma * cdf_diff
