@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
 from common import (FEATURE_NAMES, MAX_BIN, machine_info, make_regression,  # noqa: E402
-                    timed_contestants, write_parquet_lake)
+                    parse_run_args, timed_contestants, write_parquet_lake)
 
 import argparse  # noqa: E402
 import tempfile  # noqa: E402
@@ -115,11 +115,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--libraries", default=",".join(DEFAULT_LIBRARIES),
                         help=f"comma-separated, of {','.join(LIBRARIES)}")
-    args = parser.parse_args(argv)
-    names = [n for n in args.libraries.split(",") if n]
-    unknown = sorted(set(names) - set(LIBRARIES))
-    if unknown:
-        parser.error(f"--libraries: unknown {unknown}; choose from {list(LIBRARIES)}")
+    args = parse_run_args(parser, LIBRARIES, argv)
+    names = args.libraries
 
     X, _, f = make_regression(args.rows, args.seed)
     Y = targets(X, f, args.seed)

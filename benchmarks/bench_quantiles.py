@@ -31,7 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
 from common import (FEATURE_NAMES, LABEL_NAME, LEARNING_RATE, MAX_BIN,  # noqa: E402
                     MAX_DEPTH, N_ESTIMATORS, WARMUP_ROWS, balanced_order, machine_info,
-                    make_regression, markdown_table, median, timed, write_parquet_lake)
+                    make_regression, markdown_table, median, parse_run_args, timed,
+                    write_parquet_lake)
 
 import argparse  # noqa: E402
 import tempfile  # noqa: E402
@@ -116,12 +117,9 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--libraries", default=",".join(LIBRARIES))
-    args = parser.parse_args(argv)
+    args = parse_run_args(parser, LIBRARIES, argv)
     levels = [float(v) for v in args.levels.split(",")]
-    names = [n for n in args.libraries.split(",") if n]
-    unknown = sorted(set(names) - set(LIBRARIES))
-    if unknown:
-        parser.error(f"--libraries: unknown {unknown}; choose from {list(LIBRARIES)}")
+    names = args.libraries
 
     X, y = make_data(args.rows, args.seed)
     X_test, y_test = make_data(args.test_rows, args.seed + 100)

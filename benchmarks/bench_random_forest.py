@@ -28,7 +28,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # common fixes OMP_NUM_THREADS (default 2) when imported, before numpy loads: import it first
 from common import (FEATURE_NAMES, LABEL_NAME, MAX_BIN, machine_info,  # noqa: E402
-                    make_regression, rmse, timed_contestants, write_parquet_lake)
+                    make_regression, parse_run_args, rmse, timed_contestants,
+                    write_parquet_lake)
 
 import argparse  # noqa: E402
 import tempfile  # noqa: E402
@@ -102,11 +103,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--libraries", default=",".join(DEFAULT_LIBRARIES),
                         help=f"comma-separated, of {','.join(LIBRARIES)}")
-    args = parser.parse_args(argv)
-    names = [n for n in args.libraries.split(",") if n]
-    unknown = sorted(set(names) - set(LIBRARIES))
-    if unknown:
-        parser.error(f"--libraries: unknown {unknown}; choose from {list(LIBRARIES)}")
+    args = parse_run_args(parser, LIBRARIES, argv)
+    names = args.libraries
 
     X, y, _ = make_regression(args.rows, args.seed)
     X_test, y_test, _ = make_regression(args.test_rows, args.seed + 100)

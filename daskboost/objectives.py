@@ -1334,7 +1334,7 @@ class Tweedie(_LogLink):
 # -- survival ---------------------------------------------------------------------------
 
 
-class SurvivalAFT(Objective):
+class SurvivalAFT(_LogLink):  # (the log link: predictions are times)
     """``survival:aft``: the accelerated failure time model, ``log T = m + sigma Z``
     (:mod:`daskboost.survival`; Barnwal, Cho & Hocking 2022).
 
@@ -1351,7 +1351,6 @@ class SurvivalAFT(Objective):
     name = "survival:aft"
     kind = REGRESSION
     default_metric = "aft-nloglik"
-    max_margin = math.log(sys.float_info.max)
     multi_target = False
     label_columns = 2
     _kernel = staticmethod(_aft_kernel)
@@ -1398,15 +1397,6 @@ class SurvivalAFT(Objective):
 
     def base_margin(self, stats):
         return np.array([math.log(self._DEFAULT_START)])
-
-    def _link(self, b):
-        if not b > 0.0:
-            raise ValueError(f"base_score={b!r} must be > 0 for objective='{self.name}' (a "
-                             "time; the margin is its log)")
-        return math.log(b)
-
-    def _inverse_link(self, m):
-        return np.exp(m)
 
     def loss(self, y, margin):
         """Each row's negative log-likelihood of its interval ``y`` ``(2, n)``."""

@@ -81,6 +81,14 @@ def _densities(z, dist):
     return pdf, (1.0 - w) * pdf, hess
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _at_bound(bound, m, sigma, dist):
+    """(z, f(z), F(z), f'(z)) at a bound of the interval, ``z = (log bound - m) / sigma``."""
+    z = (math.log(bound) - m) / sigma
+    pdf, grad_pdf, _ = _densities(z, dist)
+    return z, pdf, _cdf(z, dist), grad_pdf
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def aft_loss(lower, upper, m, sigma, dist):
     """The negative log-likelihood of one row's interval at margin ``m``."""
@@ -133,22 +141,17 @@ def aft_gradient(lower, upper, m, sigma, dist):
         h_num = -(pdf * hess_pdf - grad_pdf * grad_pdf)
         h_den = sigma * sigma * pdf * pdf
     else:
-        z_u = z_l = 0.0
         censoring = _INTERVAL
-        if math.isinf(upper):
-            pdf_u, cdf_u, grad_u = 0.0, 1.0, 0.0
+        if math.isinf(upper):  # (no upper bound: F = 1 there, f = f' = 0)
+            z_u, pdf_u, cdf_u, grad_u = 0.0, 0.0, 1.0, 0.0
             censoring = _RIGHT
         else:
-            z_u = (math.log(upper) - m) / sigma
-            pdf_u, grad_u, _ = _densities(z_u, dist)
-            cdf_u = _cdf(z_u, dist)
-        if lower <= 0.0:
-            pdf_l, cdf_l, grad_l = 0.0, 0.0, 0.0
+            z_u, pdf_u, cdf_u, grad_u = _at_bound(upper, m, sigma, dist)
+        if lower <= 0.0:  # (no lower bound: F = f = f' = 0 there)
+            z_l, pdf_l, cdf_l, grad_l = 0.0, 0.0, 0.0, 0.0
             censoring = _LEFT
         else:
-            z_l = (math.log(lower) - m) / sigma
-            pdf_l, grad_l, _ = _densities(z_l, dist)
-            cdf_l = _cdf(z_l, dist)
+            z_l, pdf_l, cdf_l, grad_l = _at_bound(lower, m, sigma, dist)
         positive = z_u > 0.0 or z_l > 0.0
         cdf_diff, pdf_diff = cdf_u - cdf_l, pdf_u - pdf_l
         g_num, g_den = pdf_diff, sigma * cdf_diff

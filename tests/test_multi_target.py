@@ -13,6 +13,7 @@ import pytest
 import daskboost as dxb
 from daskboost import (DMatrix, DaskBoostClassifier, DaskBoostRegressor, TrainingCallback, cv,
                        cv_folds)
+from row_batches import RowBatches
 
 FAST = {"max_depth": 3, "learning_rate": 0.3}
 
@@ -170,24 +171,11 @@ def test_xgboost_dask_api_and_batches_of_an_iterator(cluster, tmp_path):
     assert result["booster"].save_raw() == expected.save_raw()
     assert predicted.shape == (1200, 3)
 
-    class Batches(dxb.DataIter):
-        def __init__(self):
-            self.position = 0
-            super().__init__(cache_prefix=str(tmp_path / "cache"))
-
-        def next(self, input_data):
-            if self.position == 3:
-                return False
-            rows = slice(400 * self.position, 400 * (self.position + 1))
-            input_data(data=X[rows], label=Y[rows])
-            self.position += 1
-            return True
-
-        def reset(self):
-            self.position = 0
+    def batches():
+        return RowBatches(400, str(tmp_path / "cache"), data=X, label=Y)
     whole = dxb.train(params, DMatrix(X, Y), 4)
-    assert dxb.train(params, DMatrix(Batches()), 4).save_raw() == whole.save_raw()
-    assert dxb.train(params, dxb.ExtMemQuantileDMatrix(Batches()), 4).save_raw() == \
+    assert dxb.train(params, DMatrix(batches()), 4).save_raw() == whole.save_raw()
+    assert dxb.train(params, dxb.ExtMemQuantileDMatrix(batches()), 4).save_raw() == \
         expected.save_raw()
 
 

@@ -11,6 +11,7 @@ import pytest
 import daskboost as dxb
 from daskboost import DMatrix, DaskBoostRegressor, cv
 from daskboost.survival import DISTRIBUTIONS, aft_gradient, aft_loss
+from row_batches import RowBatches
 
 FAST = {"max_depth": 3, "learning_rate": 0.3, "objective": "survival:aft"}
 
@@ -114,24 +115,9 @@ def test_every_way_to_give_the_bounds_is_the_same_model(cluster, tmp_path):
         result = dxb.dask.train(client, FAST, dxb.dask.DaskDMatrix(
             client, dX, label_lower_bound=dl, label_upper_bound=du), 5)
     assert result["booster"].save_raw() == expected.save_raw()
-
-    class Batches(dxb.DataIter):
-        def __init__(self):
-            self.position = 0
-            super().__init__(cache_prefix=str(tmp_path / "cache"))
-
-        def next(self, input_data):
-            if self.position == 3:
-                return False
-            rows = slice(500 * self.position, 500 * (self.position + 1))
-            input_data(data=X[rows], label_lower_bound=lower[rows],
-                       label_upper_bound=upper[rows])
-            self.position += 1
-            return True
-
-        def reset(self):
-            self.position = 0
-    assert dxb.train(FAST, DMatrix(Batches()), 5).save_raw() == expected.save_raw()
+    batches = RowBatches(500, str(tmp_path / "cache"), data=X, label_lower_bound=lower,
+                         label_upper_bound=upper)
+    assert dxb.train(FAST, DMatrix(batches), 5).save_raw() == expected.save_raw()
 
 
 def test_early_stopping_cv_and_model_files(tmp_path):
