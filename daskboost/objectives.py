@@ -442,6 +442,14 @@ def gradient_dtype(weight):
     return np.float32 if weight is None else np.float64
 
 
+def _as_index(value):
+    """``value`` as an int when it is an integer (numpy's too, not a float), else None."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def _as_float_array(a):
     a = np.asarray(a)
     if a.dtype != np.float32 and a.dtype != np.float64:
@@ -604,10 +612,7 @@ class Objective:
 
     def _check_num_target(self, num_target):
         """``num_target`` (the columns of y) checked against the objective."""
-        try:
-            targets = operator.index(num_target)
-        except TypeError:
-            targets = None
+        targets = _as_index(num_target)
         if targets is None or targets < 1:
             raise ValueError(f"num_target={num_target!r} must be an integer >= 1 (the "
                              "number of columns of y)")
@@ -1429,10 +1434,7 @@ class _Softmax(Objective):
     _kernel = staticmethod(_softmax_kernel)
 
     def _configure(self, *, num_class, **_):
-        try:
-            k = operator.index(num_class)
-        except TypeError:
-            k = None
+        k = _as_index(num_class)
         if k is None or k < 2:
             raise ValueError(f"num_class={num_class!r} must be an integer >= 2 for "
                              f"objective='{self.name}'")
