@@ -275,7 +275,7 @@ class PartitionState:
     """
 
     codes: np.ndarray            # (n_rows, n_features) uint8/uint16 bin codes
-    label: np.ndarray            # (n_rows,) float32
+    label: np.ndarray            # (n_rows,) float32; (T, n_rows): T targets, or bounds
     weight: np.ndarray           # (n_rows,) float32 or None
     margin: np.ndarray           # (K, n_rows) float64 current prediction (margin space)
     grad: np.ndarray = None      # (K, n_rows) float32 of the current round's trees
