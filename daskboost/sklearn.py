@@ -701,8 +701,20 @@ class DaskBoostRegressor(_DaskBoostModel):
                                     iteration_range, base_margin, validate_features)
 
     def score(self, X, y, sample_weight=None):
-        """R^2 of the predictions (in-memory data)."""
+        """R^2 of the predictions (in-memory data); several targets: the mean of their
+        R^2.  ``survival:aft`` (y: each row's lower and upper bound): minus the mean
+        ``aft-nloglik``, so that higher is better, as a scorer's."""
         self._check_fitted()
+        objective = self._booster.get_objective()
+        if getattr(objective, "label_columns", None) is not None:
+            intervals = np.asarray(_target_input(y, numeric=True), dtype=np.float64)
+            if intervals.ndim != 2 or intervals.shape[1] != objective.label_columns:
+                raise ValueError(f"y has shape {intervals.shape}; objective="
+                                 f"'{objective.name}' scores each row's interval, (n_rows, "
+                                 f"{objective.label_columns})")
+            margin = np.asarray(self.predict(X, output_margin=True), dtype=np.float64)
+            losses = objective.loss(intervals.T, margin[None, :])
+            return -float(np.average(losses, weights=sample_weight))
         if self._booster.n_outputs > self._booster.n_targets:
             levels = list(self._booster.objective_params.get("quantile_alpha", ()))
             raise ValueError(f"score is the R^2 of one prediction per row; this model predicts "

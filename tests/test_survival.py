@@ -105,6 +105,16 @@ def test_every_way_to_give_the_bounds_is_the_same_model(cluster, tmp_path):
     assert estimator.get_booster().save_raw() == expected.save_raw()
     predicted = estimator.predict(X)
     np.testing.assert_allclose(predicted, np.exp(estimator.predict(X, output_margin=True)))
+    weight = np.linspace(0.5, 2.0, len(X))
+    result = {}
+    dxb.train({**FAST, "eval_metric": "aft-nloglik"}, DMatrix(X, label_lower_bound=lower,
+              label_upper_bound=upper), 5,
+              evals=[(DMatrix(X, weight=weight, label_lower_bound=lower,
+                              label_upper_bound=upper), "all")], evals_result=result)
+    # score: minus the mean aft-nloglik (higher is better, for scikit-learn's searches;
+    # the metric reads the bounds as the fit holds them, in float32)
+    assert estimator.score(X, np.column_stack([lower, upper]), sample_weight=weight) == \
+        pytest.approx(-result["all"]["aft-nloglik"][-1], rel=1e-7)
     # dask collections, on the threaded scheduler and on a cluster, in memory and out of core
     dX, dl, du = (da.from_array(a, chunks=500) for a in (X, lower, upper))
     dask_matrix = DMatrix(dX, label_lower_bound=dl, label_upper_bound=du)
