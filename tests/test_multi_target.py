@@ -211,6 +211,18 @@ def test_multi_label_classifier_is_xgboosts():
     np.testing.assert_array_equal(ours.predict_proba(dX).compute(), proba)
 
 
+def test_partial_fit_of_several_targets_and_labels():
+    X, Y, _ = discrete(seed=17)
+    for model, y in ((DaskBoostRegressor(n_estimators=2, **FAST), Y),
+                     (DaskBoostClassifier(n_estimators=2, **FAST), labels_of(Y).astype(int))):
+        model.partial_fit(X[:450], y[:450]).partial_fit(X[450:], y[450:])
+        whole = type(model)(n_estimators=2, **FAST).fit(X[:450], y[:450])
+        assert model.get_booster().n_rounds == 4 and model.get_booster().n_targets == 3
+        assert [t.to_dict() for t in model.get_booster().trees[:6]] == \
+            [t.to_dict() for t in whole.get_booster().trees]
+        assert model.predict(X).shape == (len(X), 3)
+
+
 def test_saved_and_loaded_both_formats(tmp_path):
     xgb = pytest.importorskip("xgboost")
     X, Y, _ = discrete(seed=11)
