@@ -274,6 +274,13 @@ def _softmax_logloss(labels, margin, max_loss):
     return loss
 
 
+def _weighted_mean(total):
+    """``sum w l / sum w`` from the partial ``[sum w l, sum w]`` (the sum when no
+    weight)."""
+    loss_sum, weight_sum = float(total[0]), float(total[1])
+    return loss_sum if weight_sum == 0 else loss_sum / weight_sum
+
+
 def _weighted_sums(loss, weight):
     if weight is None:
         return np.array([loss.sum(), float(loss.shape[0])])
@@ -325,8 +332,7 @@ class _MeanLoss(Metric):
         return losses / y.shape[0]
 
     def finalize(self, total):
-        loss_sum, weight_sum = float(total[0]), float(total[1])
-        return loss_sum if weight_sum == 0 else loss_sum / weight_sum
+        return _weighted_mean(total)
 
 
 class _RootMeanLoss(_MeanLoss):
@@ -496,8 +502,7 @@ class Quantile(Metric):
         return sums
 
     def finalize(self, total):
-        loss_sum, weight_sum = float(total[0]), float(total[1])
-        return loss_sum if weight_sum == 0 else loss_sum / weight_sum
+        return _weighted_mean(total)
 
 
 # ---------------------------------------------------------------------------------------
@@ -529,8 +534,7 @@ class _IntervalMetric(Metric):
         return self._values(y, m[0], objective)
 
     def finalize(self, total):
-        loss_sum, weight_sum = float(total[0]), float(total[1])
-        return loss_sum if weight_sum == 0 else loss_sum / weight_sum
+        return _weighted_mean(total)
 
 
 class AFTNLogLik(_IntervalMetric):
@@ -579,8 +583,7 @@ class _MultiClassLoss(Metric):
         return _weighted_sums(self.row_loss(labels, m), weight)
 
     def finalize(self, total):
-        loss_sum, weight_sum = float(total[0]), float(total[1])
-        return loss_sum if weight_sum == 0 else loss_sum / weight_sum
+        return _weighted_mean(total)
 
 
 class MultiLogLoss(_MultiClassLoss):
