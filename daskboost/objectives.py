@@ -725,8 +725,9 @@ class Objective:
         return grad, hess
 
     def _kernel_on(self, m, y, weight, grad, hess):
-        """The gradient kernel on margins ``m`` of labels ``y`` (1-D), into ``grad``,
-        ``hess``, each row weighted by its weight times its ``_row_factors``."""
+        """The gradient kernel on margins ``m`` of labels ``y`` (one target's; a loss's
+        ``label_columns``), into ``grad``, ``hess``, each row weighted by its weight
+        times its ``_row_factors``."""
         factors = self._row_factors(y)
         if factors is not None:
             weight = factors if weight is None else factors * weight
