@@ -211,6 +211,22 @@ def test_multi_label_classifier_is_xgboosts():
     np.testing.assert_array_equal(ours.predict_proba(dX).compute(), proba)
 
 
+def test_contributions_and_scikit_learn_tools():
+    from sklearn.model_selection import cross_val_score
+    X, Y, _ = discrete(seed=18)
+    booster = dxb.train(FAST, DMatrix(X, Y), 4)
+    margins = booster.predict(DMatrix(X), output_margin=True)
+    contributions = booster.predict(DMatrix(X), pred_contribs=True)
+    assert contributions.shape == (len(X), 3, 5)           # (rows, targets, features + bias)
+    np.testing.assert_allclose(contributions.sum(axis=-1), margins, rtol=1e-9, atol=1e-9)
+    # scikit-learn's cross-validation takes both estimators on a y of several columns
+    r2 = cross_val_score(DaskBoostRegressor(n_estimators=4, **FAST), X, Y, cv=3)
+    subset = cross_val_score(DaskBoostClassifier(n_estimators=4, **FAST), X,
+                             labels_of(Y).astype(int), cv=3)
+    assert r2.shape == subset.shape == (3,)
+    assert np.all(r2 > 0.5) and np.all((subset > 0.2) & (subset <= 1.0))
+
+
 def test_partial_fit_of_several_targets_and_labels():
     X, Y, _ = discrete(seed=17)
     for model, y in ((DaskBoostRegressor(n_estimators=2, **FAST), Y),

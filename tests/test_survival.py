@@ -105,6 +105,8 @@ def test_every_way_to_give_the_bounds_is_the_same_model(cluster, tmp_path):
     assert estimator.get_booster().save_raw() == expected.save_raw()
     predicted = estimator.predict(X)
     np.testing.assert_allclose(predicted, np.exp(estimator.predict(X, output_margin=True)))
+    contributions = estimator.predict(X, pred_contribs=True)
+    np.testing.assert_allclose(contributions.sum(axis=1), np.log(predicted), rtol=1e-6)
     weight = np.linspace(0.5, 2.0, len(X))
     result = {}
     dxb.train({**FAST, "eval_metric": "aft-nloglik"}, DMatrix(X, label_lower_bound=lower,
