@@ -443,13 +443,15 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
                MARGIN_COLUMN: named["base_margin"], QID_COLUMN: named["qid"]}
     columns = {name: _as_dask_frame(v, name) for name, v in columns.items() if v is not None}
     meta = X._meta.copy()
-    selections = {}
+    selections, selects = {}, {}
     for name, frame in columns.items():
         several = name in _MULTI_COLUMN and (name == MARGIN_COLUMN or len(frame.columns) > 1)
         selections[name] = [f"{name}{j}" if several else name
                             for j in range(len(frame.columns))]
         for column, source in zip(selections[name], frame.columns):
             meta[column] = frame._meta[source].to_numpy()
+        # (what a partition's task takes: its columns as a frame, or its one column)
+        selects[name] = selections[name] if several else name
     combined = dd.map_partitions(_combine_partition, X, *columns.values(),
                                  names=list(selections.values()), align_dataframes=False,
                                  meta=meta, enforce_metadata=False)
@@ -466,9 +468,8 @@ def _partition_dask_frame(X, named, feature_names, n_features, numeric=False):
         graph[x_keys[-1]] = task(x_keys[-1], _select_columns, ref(key), x_columns)
         for name in columns:
             keys[name].append((f"{token}-{name}", i))
-            several = name == MARGIN_COLUMN or len(selections[name]) > 1
-            select = selections[name] if several else name
-            graph[keys[name][-1]] = task(keys[name][-1], _select_columns, ref(key), select)
+            graph[keys[name][-1]] = task(keys[name][-1], _select_columns, ref(key),
+                                         selects[name])
     return PartitionedInput(graph, x_keys, keys.get(LABEL_COLUMN), keys.get(WEIGHT_COLUMN),
                             keys.get(MARGIN_COLUMN), feature_names, n_features,
                             q_keys=keys.get(QID_COLUMN))
@@ -726,6 +727,30 @@ def _target_columns(block):
     if np.isnan(values).any():
         raise ValueError("y contains missing values (NaN / NA / None)")
     return values
+
+
+def interval_labels(lower, upper):
+    """Each row's ``[lower, upper]`` bounds as one label of two columns: numpy
+    ``(n, 2)`` in memory, a dask array or DataFrame (partitioned as the bounds) for dask
+    collections."""
+    if is_dask_collection(lower) or is_dask_collection(upper):
+        if not (is_dask_collection(lower) and is_dask_collection(upper)):
+            raise TypeError("label_lower_bound and label_upper_bound must both be dask "
+                            "collections, or both in memory")
+        if hasattr(lower, "chunks") and hasattr(upper, "chunks"):
+            import dask.array as da
+            return da.stack([lower.astype(np.float64), upper.astype(np.float64)], axis=1)
+        if hasattr(lower, "to_frame") and hasattr(upper, "to_frame"):
+            import dask.dataframe as dd
+            return dd.concat([lower.rename("lower").to_frame(),
+                              upper.rename("upper").to_frame()], axis=1)
+        raise TypeError("label_lower_bound and label_upper_bound must be collections of "
+                        "one kind (dask arrays, or dask Series)")
+    bounds = [np.asarray(b, dtype=np.float64).reshape(-1) for b in (lower, upper)]
+    if bounds[0].shape != bounds[1].shape:
+        raise ValueError(f"label_lower_bound has {bounds[0].shape[0]} rows, "
+                         f"label_upper_bound {bounds[1].shape[0]}")
+    return np.column_stack(bounds)
 
 
 def weight_block(block):

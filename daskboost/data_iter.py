@@ -30,7 +30,7 @@ import weakref
 import numpy as np
 import pandas as pd
 
-from .data import is_dask_collection
+from .data import interval_labels, is_dask_collection
 from .sparse import is_sparse
 
 __all__ = ["DataIter", "read_batches", "remove_with"]
@@ -86,8 +86,7 @@ class _Batches:
             if any(b is None for b in bounds):
                 raise ValueError(f"{where}: give both label_lower_bound and "
                                  "label_upper_bound (each row's interval of event times)")
-            label = np.column_stack([np.asarray(b, dtype=np.float64).reshape(-1)
-                                     for b in bounds])
+            label = interval_labels(*bounds)
         unknown = sorted(set(others) - set(_REFUSED) - set(_BOUNDS))
         if unknown:
             raise TypeError(f"{where}: input_data() got an unexpected keyword {unknown[0]!r}")

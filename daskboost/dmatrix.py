@@ -23,7 +23,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from .data import check_unique_names, is_dask_collection, table_as_frame
+from .data import check_unique_names, interval_labels, is_dask_collection, table_as_frame
 from .data_iter import DataIter, read_batches, remove_with
 from .dmatrix_files import frame_values, read_matrix_file, write_matrix_file
 from .local_threads import check_n_jobs
@@ -230,8 +230,8 @@ class DMatrix:
         """xgboost's ``set_float_info``: set ``"label"``, ``"weight"``, ``"base_margin"``,
         ``"label_lower_bound"`` or ``"label_upper_bound"``."""
         field = _float_field(field, "set_float_info")
-        if field in _SURVIVAL_FIELDS:
-            self._set_bounds(**{field.replace("label_", "").replace("_bound", ""): data})
+        if field in _SURVIVAL_FIELDS:  # (lower, upper)
+            self._set_bounds(*(data if name == field else None for name in _SURVIVAL_FIELDS))
         else:
             setattr(self, field, data)
 
@@ -353,30 +353,6 @@ class DMatrix:
 
 _SURVIVAL_FIELDS = ("label_lower_bound", "label_upper_bound")
 _FLOAT_FIELDS = ("label", "weight", "base_margin") + _SURVIVAL_FIELDS
-
-
-def interval_labels(lower, upper):
-    """Each row's ``[lower, upper]`` bounds as one label of two columns: numpy
-    ``(n, 2)`` in memory, a dask array or DataFrame (partitioned as the bounds) for dask
-    collections."""
-    if is_dask_collection(lower) or is_dask_collection(upper):
-        if not (is_dask_collection(lower) and is_dask_collection(upper)):
-            raise TypeError("label_lower_bound and label_upper_bound must both be dask "
-                            "collections, or both in memory")
-        if hasattr(lower, "chunks") and hasattr(upper, "chunks"):
-            import dask.array as da
-            return da.stack([lower.astype(np.float64), upper.astype(np.float64)], axis=1)
-        if hasattr(lower, "to_frame") and hasattr(upper, "to_frame"):
-            import dask.dataframe as dd
-            return dd.concat([lower.rename("lower").to_frame(),
-                              upper.rename("upper").to_frame()], axis=1)
-        raise TypeError("label_lower_bound and label_upper_bound must be collections of "
-                        "one kind (dask arrays, or dask Series)")
-    bounds = [np.asarray(b, dtype=np.float64).reshape(-1) for b in (lower, upper)]
-    if bounds[0].shape != bounds[1].shape:
-        raise ValueError(f"label_lower_bound has {bounds[0].shape[0]} rows, "
-                         f"label_upper_bound {bounds[1].shape[0]}")
-    return np.column_stack(bounds)
 
 
 def _float_field(field, caller):
